@@ -1,0 +1,166 @@
+package api
+
+import (
+	"net/http"
+	"net/mail"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sikahq/sika"
+	"github.com/sikahq/sika/store"
+)
+
+type registerRequest struct {
+	Email        string `json:"email"`
+	Password     string `json:"password"`
+	FullName     string `json:"full_name"`
+	BusinessName string `json:"business_name"`
+	Country      string `json:"country"`
+}
+
+// sessionResponse is what login and registration answer.
+type sessionResponse struct {
+	AccessToken string                    `json:"access_token"`
+	TokenType   string                    `json:"token_type"`
+	ExpiresAt   time.Time                 `json:"expires_at"`
+	Member      sika.Member               `json:"member"`
+	Merchants   []sika.MerchantMembership `json:"merchants"`
+}
+
+// validEmail accepts a plain address (no display name).
+func validEmail(s string) bool {
+	a, err := mail.ParseAddress(s)
+	return err == nil && a.Address == s && len(s) <= 254
+}
+
+// requireText records an error when a required text field is blank or too long.
+func requireText(v *sika.Validation, field, value string, maxLen int) {
+	switch {
+	case strings.TrimSpace(value) == "":
+		v.Add(field, sika.MsgRequired)
+	case len([]rune(value)) > maxLen:
+		v.Add(field, "Ensure this field has no more than "+strconv.Itoa(maxLen)+" characters.")
+	}
+}
+
+// validCountryCode checks the shape of an ISO 3166 alpha-2 code.
+func validCountryCode(v *sika.Validation, field, value string) {
+	if len(value) != 2 {
+		v.Add(field, "Must be exactly 2 characters.")
+	}
+}
+
+func (s *Server) register(w http.ResponseWriter, r *http.Request) error {
+	var req registerRequest
+	if err := decodeBody(r, &req); err != nil {
+		return err
+	}
+	var v sika.Validation
+	req.Email = strings.TrimSpace(req.Email)
+	if req.Email == "" {
+		v.Add("email", sika.MsgRequired)
+	} else if !validEmail(req.Email) {
+		v.Add("email", sika.MsgInvalidEmail)
+	}
+	if req.Password == "" {
+		v.Add("password", sika.MsgRequired)
+	} else if err := sika.CheckPasswordPolicy(req.Password); err != nil {
+		v.Add("password", err.Error())
+	}
+	requireText(&v, "full_name", req.FullName, 200)
+	requireText(&v, "business_name", req.BusinessName, 200)
+	req.Country = strings.ToUpper(strings.TrimSpace(req.Country))
+	validCountryCode(&v, "country", req.Country)
+	if err := v.Err(); err != nil {
+		return err
+	}
+	hash, err := sika.HashPassword(req.Password)
+	if err != nil {
+		return err
+	}
+	member, _, err := s.store.RegisterMember(r.Context(), req.Email, hash, strings.TrimSpace(req.FullName), false,
+		&store.NewMerchant{Name: strings.TrimSpace(req.BusinessName), Country: req.Country})
+	if err != nil {
+		return err
+	}
+	return s.writeSession(w, r, http.StatusCreated, member)
+}
+
+type loginRequest struct {
+	Email    string `json:"email"`
+	Password string `json:"password"`
+}
+
+func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
+	var req loginRequest
+	if err := decodeBody(r, &req); err != nil {
+		return err
+	}
+	var v sika.Validation
+	if strings.TrimSpace(req.Email) == "" {
+		v.Add("email", sika.MsgRequired)
+	}
+	if req.Password == "" {
+		v.Add("password", sika.MsgRequired)
+	}
+	if err := v.Err(); err != nil {
+		return err
+	}
+	member, hash, err := s.store.MemberByEmail(r.Context(), req.Email)
+	if err != nil && sika.ErrorCode(err) != sika.CodeNotFound {
+		return err
+	}
+	if !sika.PasswordMatches(hash, req.Password) {
+		return sika.Errorf(sika.CodeInvalidCredentials, "Wrong email or password.")
+	}
+	return s.writeSession(w, r, http.StatusOK, member)
+}
+
+func (s *Server) writeSession(w http.ResponseWriter, r *http.Request, status int, member sika.Member) error {
+	token, exp, err := s.issueToken(member)
+	if err != nil {
+		return err
+	}
+	merchants, err := s.store.MemberMerchants(r.Context(), member.ID)
+	if err != nil {
+		return err
+	}
+	writeData(w, status, sessionResponse{AccessToken: token, TokenType: "Bearer", ExpiresAt: exp, Member: member, Merchants: merchants})
+	return nil
+}
+
+func (s *Server) listMemberMerchants(w http.ResponseWriter, r *http.Request) error {
+	merchants, err := s.store.MemberMerchants(r.Context(), principalFrom(r.Context()).Member.ID)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, merchants)
+	return nil
+}
+
+type createMerchantRequest struct {
+	BusinessName string `json:"business_name"`
+	Country      string `json:"country"`
+}
+
+func (s *Server) createMerchant(w http.ResponseWriter, r *http.Request) error {
+	var req createMerchantRequest
+	if err := decodeBody(r, &req); err != nil {
+		return err
+	}
+	var v sika.Validation
+	requireText(&v, "business_name", req.BusinessName, 200)
+	req.Country = strings.ToUpper(strings.TrimSpace(req.Country))
+	validCountryCode(&v, "country", req.Country)
+	if err := v.Err(); err != nil {
+		return err
+	}
+	member := principalFrom(r.Context()).Member
+	m, err := s.store.CreateMerchant(r.Context(), member.ID, store.NewMerchant{Name: strings.TrimSpace(req.BusinessName), Country: req.Country})
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusCreated, sika.MerchantMembership{Merchant: m, Role: sika.RoleOwner})
+	return nil
+}

@@ -1,0 +1,145 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/google/uuid"
+
+	"github.com/sikahq/sika"
+)
+
+// listCountries is public and, by the spec, a bare JSON array without the envelope.
+func (s *Server) listCountries(w http.ResponseWriter, r *http.Request) error {
+	countries, err := s.store.ListCountries(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, countries)
+	return nil
+}
+
+func (s *Server) getCountry(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathUUID(r, "id", "Country")
+	if err != nil {
+		return err
+	}
+	c, err := s.store.CountryByID(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, c)
+	return nil
+}
+
+func (s *Server) listNetworks(w http.ResponseWriter, r *http.Request) error {
+	p, err := parsePage(r)
+	if err != nil {
+		return err
+	}
+	items, count, err := s.store.ListNetworks(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, s.newPage(r, p, count, items))
+	return nil
+}
+
+func (s *Server) getNetwork(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathUUID(r, "id", "Network")
+	if err != nil {
+		return err
+	}
+	n, err := s.store.NetworkByID(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, n)
+	return nil
+}
+
+// exchangeRateJSON renders a rate as a decimal string.
+type exchangeRateJSON struct {
+	sika.ExchangeRate
+	Rate string `json:"rate"`
+}
+
+func (s *Server) listExchangeRates(w http.ResponseWriter, r *http.Request) error {
+	p, err := parsePage(r)
+	if err != nil {
+		return err
+	}
+	items, count, err := s.store.ListExchangeRates(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	out := make([]exchangeRateJSON, len(items))
+	for i, x := range items {
+		out[i] = exchangeRateJSON{ExchangeRate: x, Rate: x.Rate.String()}
+	}
+	writeData(w, http.StatusOK, s.newPage(r, p, count, out))
+	return nil
+}
+
+// feeRuleJSON is a price as merchants see it: the fee they are charged, never the operator's
+// cost inside it.
+type feeRuleJSON struct {
+	Percentage string  `json:"percentage"`
+	Fixed      string  `json:"fixed"`
+	MinFee     *string `json:"min_fee"`
+	MaxFee     *string `json:"max_fee"`
+}
+
+// networkRateJSON is one line of GET /pricing/my-rates/.
+type networkRateJSON struct {
+	Network         uuid.UUID    `json:"network"`
+	NetworkCode     string       `json:"network_code"`
+	NetworkName     string       `json:"network_name"`
+	Country         string       `json:"country"`
+	Currency        string       `json:"currency"`
+	IsActive        bool         `json:"is_active"`
+	Collection      *feeRuleJSON `json:"collection"`
+	Payout          *feeRuleJSON `json:"payout"`
+	OTPRequired     bool         `json:"otp_required"`
+	OTPInstructions string       `json:"otp_instructions"`
+	OTPKind         sika.OTPKind `json:"otp_kind"`
+	Custom          bool         `json:"custom"`
+}
+
+func feeRule(p *sika.Pricing) *feeRuleJSON {
+	if p == nil {
+		return nil
+	}
+	out := &feeRuleJSON{Percentage: p.Fee.Percentage.StringFixed(2), Fixed: sika.FormatAmount(p.Fee.Fixed)}
+	if p.Fee.MinFee != nil {
+		v := sika.FormatAmount(*p.Fee.MinFee)
+		out.MinFee = &v
+	}
+	if p.Fee.MaxFee != nil {
+		v := sika.FormatAmount(*p.Fee.MaxFee)
+		out.MaxFee = &v
+	}
+	return out
+}
+
+// myRates lists the caller's effective price per network, with whether the network needs a
+// pre-payment OTP (sent in `otp` of the softpay request) and how the customer obtains it.
+func (s *Server) myRates(w http.ResponseWriter, r *http.Request) error {
+	merchant, env := tenant(r.Context())
+	rates, err := s.store.EffectiveRates(r.Context(), merchant, env)
+	if err != nil {
+		return err
+	}
+	out := make([]networkRateJSON, len(rates))
+	for i, x := range rates {
+		out[i] = networkRateJSON{
+			Network: x.Network.ID, NetworkCode: x.Network.Code, NetworkName: x.Network.Name,
+			Country: x.Country.ISOCode, Currency: x.Country.DefaultCurrency, IsActive: x.Network.IsActive,
+			Collection: feeRule(x.Inbound), Payout: feeRule(x.Outbound),
+			OTPRequired: x.Network.OTPKind == sika.OTPPrePayment, OTPInstructions: x.Network.OTPInstructions,
+			OTPKind: x.Network.OTPKind,
+			Custom:  (x.Inbound != nil && x.Inbound.Custom) || (x.Outbound != nil && x.Outbound.Custom),
+		}
+	}
+	writeData(w, http.StatusOK, out)
+	return nil
+}

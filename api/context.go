@@ -1,0 +1,72 @@
+package api
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/google/uuid"
+
+	"github.com/sikahq/sika"
+)
+
+type ctxKey int
+
+const (
+	ctxLogger ctxKey = iota
+	ctxPrincipal
+	ctxBody
+	ctxRequestInfo
+)
+
+// requestInfo is filled by inner middleware for the access log of the outer one.
+type requestInfo struct {
+	route    string
+	merchant uuid.UUID
+}
+
+func logFrom(ctx context.Context) *slog.Logger {
+	if l, ok := ctx.Value(ctxLogger).(*slog.Logger); ok {
+		return l
+	}
+	return slog.Default()
+}
+
+// PrincipalKind says how a caller authenticated.
+type PrincipalKind int
+
+// Kinds of callers.
+const (
+	PrincipalAPIKey PrincipalKind = iota + 1
+	PrincipalDashboard
+)
+
+// Principal is the authenticated caller and the tenancy it acts in.
+type Principal struct {
+	Kind PrincipalKind
+	// Member is the dashboard member (nil for an API key).
+	Member *sika.Member
+	// Merchant and Environment are the tenancy of the call (zero for member-only routes).
+	Merchant    *sika.Merchant
+	Environment sika.Environment
+	// Scope is the key's scope; a dashboard session may do everything its member may.
+	Scope    sika.Scope
+	APIKeyID uuid.UUID
+}
+
+func principalFrom(ctx context.Context) *Principal {
+	p, _ := ctx.Value(ctxPrincipal).(*Principal)
+	return p
+}
+
+// tenant returns the merchant id and environment of the call; routes that use it are
+// mounted behind merchant authentication, so both are always set there.
+func tenant(ctx context.Context) (uuid.UUID, sika.Environment) {
+	p := principalFrom(ctx)
+	return p.Merchant.ID, p.Environment
+}
+
+// bodyFrom returns the request body already read by the idempotency layer.
+func bodyFrom(ctx context.Context) ([]byte, bool) {
+	b, ok := ctx.Value(ctxBody).([]byte)
+	return b, ok
+}

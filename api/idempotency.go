@@ -1,0 +1,126 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"net/http"
+
+	"github.com/sikahq/sika"
+	"github.com/sikahq/sika/store"
+)
+
+// maxIdempotencyKeyLen is the longest Idempotency-Key accepted (spec: 255 characters).
+const maxIdempotencyKeyLen = 255
+
+// captureWriter passes a response through while keeping a copy for the idempotency store.
+type captureWriter struct {
+	http.ResponseWriter
+	status int
+	body   bytes.Buffer
+}
+
+func (w *captureWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *captureWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	w.body.Write(b)
+	return w.ResponseWriter.Write(b)
+}
+
+// idempotent is the Idempotency-Key layer of contract §6 that money-moving routes plug into.
+// Without the header each call is a new request. With it, the first request claims the key
+// atomically and its response is stored; a replay with the same method, path and body gets that
+// response byte for byte with `Idempotent-Replayed: true`; another body or route is 409
+// idempotency_key_reused; a replay while the first still runs is 409 idempotency_key_in_use.
+// A 5xx (or a panic) releases the key so that the client may retry with it.
+//
+// A claim whose process died mid-request is taken over once its lease has passed; handlers
+// whose effect is not idempotent by itself must dedupe on the key too (the record they write
+// carries it), which is why the key is kept in the request body context.
+func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, h handlerFunc) error {
+	key := r.Header.Get("Idempotency-Key")
+	if key == "" && len(r.Header.Values("Idempotency-Key")) == 0 {
+		return h(w, r)
+	}
+	if len(key) == 0 || len(key) > maxIdempotencyKeyLen {
+		return sika.FieldError("Idempotency-Key", "Must be between 1 and 255 characters.")
+	}
+	body, err := readBody(r, maxJSONBody)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	merchant, env := tenant(ctx)
+	req := store.IdempotencyRequest{
+		Merchant: merchant, Environment: env, Key: key,
+		Method: r.Method, Path: r.URL.Path, Hash: requestHash(r.Method, r.URL.Path, body),
+	}
+	outcome, stored, err := s.store.ClaimIdempotencyKey(ctx, req, s.cfg.IdempotencyLease, s.cfg.IdempotencyTTL)
+	if err != nil {
+		return err
+	}
+	switch outcome {
+	case store.ClaimMismatch:
+		return sika.Errorf(sika.CodeIdempotencyKeyReused, "This Idempotency-Key was already used with another request body or route.")
+	case store.ClaimInUse:
+		return sika.Errorf(sika.CodeIdempotencyKeyInUse, "A request with this Idempotency-Key is still being processed; retry shortly.")
+	case store.ClaimReplay:
+		if stored.ContentType != "" {
+			w.Header().Set("Content-Type", stored.ContentType)
+		}
+		w.Header().Set("Idempotent-Replayed", "true")
+		w.WriteHeader(stored.Status)
+		_, _ = w.Write(stored.Body)
+		return nil
+	}
+
+	completed := false
+	defer func() {
+		if !completed {
+			if err := s.store.ReleaseIdempotencyKey(context.WithoutCancel(ctx), req); err != nil {
+				logFrom(ctx).Error("release idempotency key", "err", err)
+			}
+		}
+	}()
+	rec := &captureWriter{ResponseWriter: w}
+	r = r.WithContext(context.WithValue(ctx, ctxBody, body))
+	if err := h(rec, r); err != nil {
+		writeError(rec, r, err)
+	}
+	if rec.status >= 500 {
+		return nil
+	}
+	resp := store.StoredResponse{Status: rec.status, ContentType: rec.Header().Get("Content-Type"), Body: rec.body.Bytes()}
+	if err := s.store.CompleteIdempotencyKey(context.WithoutCancel(ctx), req, resp); err != nil {
+		logFrom(ctx).Error("store idempotent response", "err", err)
+		return nil
+	}
+	completed = true
+	return nil
+}
+
+// requestHash identifies a request for idempotency: method, path and the body, canonicalised
+// when it is JSON so that key order and spacing do not make two equal requests differ.
+func requestHash(method, path string, body []byte) []byte {
+	h := sha256.New()
+	h.Write([]byte(method + "\n" + path + "\n"))
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err == nil && !dec.More() {
+		if canon, err := json.Marshal(v); err == nil {
+			body = canon
+		}
+	}
+	h.Write(body)
+	return h.Sum(nil)
+}

@@ -1,0 +1,92 @@
+package api
+
+import (
+	"net/http"
+	"net/netip"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/sikahq/sika"
+)
+
+type addIPRequest struct {
+	IPAddress   string `json:"ip_address"`
+	Description string `json:"description"`
+}
+
+func (s *Server) listIPWhitelist(w http.ResponseWriter, r *http.Request) error {
+	p, err := parsePage(r)
+	if err != nil {
+		return err
+	}
+	merchant, env := tenant(r.Context())
+	items, count, err := s.store.ListIPWhitelist(r.Context(), merchant, env, p)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, s.newPage(r, p, count, items))
+	return nil
+}
+
+// parseIPOrPrefix accepts a single address (v4 or v6) or a CIDR range.
+func parseIPOrPrefix(s string) (netip.Prefix, bool) {
+	s = strings.TrimSpace(s)
+	if strings.Contains(s, "/") {
+		p, err := netip.ParsePrefix(s)
+		return p.Masked(), err == nil
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, false
+	}
+	a = a.Unmap()
+	return netip.PrefixFrom(a, a.BitLen()), true
+}
+
+func (s *Server) addIPWhitelistEntry(w http.ResponseWriter, r *http.Request) error {
+	var req addIPRequest
+	if err := decodeBody(r, &req); err != nil {
+		return err
+	}
+	var v sika.Validation
+	prefix, ok := parseIPOrPrefix(req.IPAddress)
+	switch {
+	case strings.TrimSpace(req.IPAddress) == "":
+		v.Add("ip_address", sika.MsgRequired)
+	case !ok:
+		v.Add("ip_address", "Enter a valid IPv4 or IPv6 address or CIDR range.")
+	}
+	if len([]rune(req.Description)) > 200 {
+		v.Add("description", "Ensure this field has no more than 200 characters.")
+	}
+	if err := v.Err(); err != nil {
+		return err
+	}
+	merchant, env := tenant(r.Context())
+	entry, err := s.store.AddIPWhitelistEntry(r.Context(), merchant, env, prefix, strings.TrimSpace(req.Description))
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusCreated, entry)
+	return nil
+}
+
+// deleted is the body of a successful DELETE.
+type deleted struct {
+	ID      uuid.UUID `json:"id"`
+	Deleted bool      `json:"deleted"`
+}
+
+func (s *Server) deleteIPWhitelistEntry(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathUUID(r, "id", "IP whitelist entry")
+	if err != nil {
+		return err
+	}
+	merchant, env := tenant(r.Context())
+	if err := s.store.DeleteIPWhitelistEntry(r.Context(), merchant, env, id); err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, deleted{ID: id, Deleted: true})
+	return nil
+}

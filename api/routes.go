@@ -1,0 +1,57 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/gorilla/mux"
+)
+
+// routes mounts every route of the service. Each merchant route is listed in the OpenAPI
+// document; a test walks this router and the document and fails when either lacks the other.
+func (s *Server) routes() *mux.Router {
+	root := mux.NewRouter()
+	root.NotFoundHandler = s.observe(http.HandlerFunc(s.notFound))
+	root.MethodNotAllowedHandler = s.observe(http.HandlerFunc(s.methodNotAllowed))
+	root.Use(s.observe)
+
+	root.HandleFunc("/healthz", s.healthz).Methods(http.MethodGet)
+	root.HandleFunc("/readyz", s.readyz).Methods(http.MethodGet)
+	root.Handle("/metrics", s.metricsHandler()).Methods(http.MethodGet)
+	for _, prefix := range []string{"", basePath} {
+		root.HandleFunc(prefix+"/openapi.json", s.openAPIDocument).Methods(http.MethodGet)
+		root.HandleFunc(prefix+"/docs/", s.docsPage).Methods(http.MethodGet)
+	}
+	root.Handle("/docs", http.RedirectHandler("/docs/", http.StatusMovedPermanently)).Methods(http.MethodGet)
+
+	v1 := root.PathPrefix(basePath).Subrouter()
+	public := routeOpts{access: accessPublic}
+	member := routeOpts{access: accessMember}
+	merchant := routeOpts{access: accessMerchant}
+	dashboard := routeOpts{access: accessDashboard}
+
+	// Accounts and sessions.
+	s.handle(v1, http.MethodPost, "/auth/register/", s.register, routeOpts{throttleByIP: true})
+	s.handle(v1, http.MethodPost, "/auth/login/", s.login, routeOpts{throttleByIP: true})
+	s.handle(v1, http.MethodGet, "/auth/merchants/", s.listMemberMerchants, member)
+	s.handle(v1, http.MethodPost, "/auth/merchants/", s.createMerchant, member)
+
+	// Dashboard-only management of the merchant account.
+	s.handle(v1, http.MethodGet, "/api-keys/", s.listAPIKeys, dashboard)
+	s.handle(v1, http.MethodPost, "/api-keys/", s.createAPIKey, dashboard)
+	s.handle(v1, http.MethodPost, "/api-keys/{id}/revoke/", s.revokeAPIKey, dashboard)
+	s.handle(v1, http.MethodGet, "/ip-whitelist/", s.listIPWhitelist, dashboard)
+	s.handle(v1, http.MethodPost, "/ip-whitelist/", s.addIPWhitelistEntry, dashboard)
+	s.handle(v1, http.MethodDelete, "/ip-whitelist/{id}/", s.deleteIPWhitelistEntry, dashboard)
+	s.handle(v1, http.MethodGet, "/merchant-settings/", s.getMerchantSettings, dashboard)
+	s.handle(v1, http.MethodPatch, "/merchant-settings/", s.patchMerchantSettings, dashboard)
+
+	// Reference catalogue and pricing.
+	s.handle(v1, http.MethodGet, "/countries/", s.listCountries, public)
+	s.handle(v1, http.MethodGet, "/countries/{id}/", s.getCountry, merchant)
+	s.handle(v1, http.MethodGet, "/networks/", s.listNetworks, merchant)
+	s.handle(v1, http.MethodGet, "/networks/{id}/", s.getNetwork, merchant)
+	s.handle(v1, http.MethodGet, "/exchange-rates/", s.listExchangeRates, merchant)
+	s.handle(v1, http.MethodGet, "/pricing/my-rates/", s.myRates, merchant)
+
+	return root
+}

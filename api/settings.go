@@ -1,0 +1,54 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/sikahq/sika"
+	"github.com/sikahq/sika/store"
+)
+
+func (s *Server) getMerchantSettings(w http.ResponseWriter, r *http.Request) error {
+	merchant, env := tenant(r.Context())
+	st, err := s.store.MerchantSettings(r.Context(), merchant, env)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, st)
+	return nil
+}
+
+type settingsPatchRequest struct {
+	FeeChargeMode       json.RawMessage `json:"fee_charge_mode"`
+	AllowClientOverride *bool           `json:"allow_client_override"`
+}
+
+func (s *Server) patchMerchantSettings(w http.ResponseWriter, r *http.Request) error {
+	var req settingsPatchRequest
+	if err := decodeBody(r, &req); err != nil {
+		return err
+	}
+	var v sika.Validation
+	var patch store.SettingsPatch
+	if req.FeeChargeMode != nil {
+		var mode string
+		if err := json.Unmarshal(req.FeeChargeMode, &mode); err != nil || !sika.FeeChargeMode(strings.ToUpper(mode)).Valid() {
+			v.Add("fee_charge_mode", `Must be "ADD_ON" or "DEDUCTED".`)
+		} else {
+			m := sika.FeeChargeMode(strings.ToUpper(mode))
+			patch.FeeChargeMode = &m
+		}
+	}
+	patch.AllowClientOverride = req.AllowClientOverride
+	if err := v.Err(); err != nil {
+		return err
+	}
+	merchant, env := tenant(r.Context())
+	st, err := s.store.UpdateMerchantSettings(r.Context(), merchant, env, patch)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, st)
+	return nil
+}

@@ -1,0 +1,76 @@
+package sika
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"math/big"
+	"strings"
+)
+
+// API key prefixes name the environment a key works in.
+const (
+	APIKeyPrefixTest = "sk_test_"
+	APIKeyPrefixLive = "sk_live_"
+)
+
+const (
+	base62        = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	apiKeyRandLen = 43 // 43 base62 characters carry more than 256 bits
+	// apiKeyDisplayLen is how much of a key is kept in clear to recognise it in a list.
+	apiKeyDisplayLen = 12
+)
+
+// NewAPIKeySecret returns a fresh secret key for env, its display prefix and its SHA-256 hash.
+func NewAPIKeySecret(env Environment) (secret, display string, hash [32]byte, err error) {
+	prefix := APIKeyPrefixTest
+	if env == EnvironmentLive {
+		prefix = APIKeyPrefixLive
+	}
+	random, err := RandomBase62(apiKeyRandLen)
+	if err != nil {
+		return "", "", hash, err
+	}
+	secret = prefix + random
+	return secret, secret[:apiKeyDisplayLen], HashAPIKey(secret), nil
+}
+
+// RandomBase62 returns n characters drawn uniformly from [0-9A-Za-z] by crypto/rand.
+func RandomBase62(n int) (string, error) {
+	var b strings.Builder
+	max := big.NewInt(int64(len(base62)))
+	for range n {
+		i, err := rand.Int(rand.Reader, max)
+		if err != nil {
+			return "", err
+		}
+		b.WriteByte(base62[i.Int64()])
+	}
+	return b.String(), nil
+}
+
+// HashAPIKey is how a key is looked up: the SHA-256 of the whole secret.
+func HashAPIKey(secret string) [32]byte { return sha256.Sum256([]byte(secret)) }
+
+// APIKeyEnvironment returns the environment a secret claims by its prefix, and false when the
+// string does not look like one of our keys at all.
+func APIKeyEnvironment(secret string) (Environment, bool) {
+	var env Environment
+	var rest string
+	switch {
+	case strings.HasPrefix(secret, APIKeyPrefixTest):
+		env, rest = EnvironmentTest, secret[len(APIKeyPrefixTest):]
+	case strings.HasPrefix(secret, APIKeyPrefixLive):
+		env, rest = EnvironmentLive, secret[len(APIKeyPrefixLive):]
+	default:
+		return "", false
+	}
+	if len(rest) < 32 || len(rest) > 128 {
+		return "", false
+	}
+	for i := 0; i < len(rest); i++ {
+		if !strings.ContainsRune(base62, rune(rest[i])) {
+			return "", false
+		}
+	}
+	return env, true
+}

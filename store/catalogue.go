@@ -1,0 +1,189 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/shopspring/decimal"
+
+	"github.com/sikahq/sika"
+)
+
+const countryColumns = `id, iso_code, name, default_currency, calling_code, national_number_lengths, created_at, updated_at`
+
+func scanCountry(row pgx.Row) (sika.Country, error) {
+	var c sika.Country
+	err := row.Scan(&c.ID, &c.ISOCode, &c.Name, &c.DefaultCurrency, &c.CallingCode, &c.NationalNumberLengths, &c.CreatedAt, &c.UpdatedAt)
+	return c, err
+}
+
+// ListCountries returns every country, by ISO code.
+func (s *Store) ListCountries(ctx context.Context) ([]sika.Country, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+countryColumns+` FROM countries ORDER BY iso_code`)
+	if err != nil {
+		return nil, fmt.Errorf("list countries: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (sika.Country, error) { return scanCountry(r) })
+	if err != nil {
+		return nil, fmt.Errorf("scan countries: %w", err)
+	}
+	return out, nil
+}
+
+// CountryByID returns a country, or not_found.
+func (s *Store) CountryByID(ctx context.Context, id uuid.UUID) (sika.Country, error) {
+	return s.country(ctx, `id = $1`, id)
+}
+
+// CountryByISO returns a country by its ISO 3166 alpha-2 code, or not_found.
+func (s *Store) CountryByISO(ctx context.Context, iso string) (sika.Country, error) {
+	return s.country(ctx, `iso_code = $1`, strings.ToUpper(iso))
+}
+
+func (s *Store) country(ctx context.Context, where string, arg any) (sika.Country, error) {
+	c, err := scanCountry(s.pool.QueryRow(ctx, `SELECT `+countryColumns+` FROM countries WHERE `+where, arg))
+	if isNoRows(err) {
+		return c, sika.NotFound("Country")
+	}
+	if err != nil {
+		return c, fmt.Errorf("select country: %w", err)
+	}
+	return c, nil
+}
+
+const networkColumns = `id, country_id, code, name, is_active, otp_kind, otp_instructions, redirect, created_at, updated_at`
+
+func scanNetwork(row pgx.Row) (sika.Network, error) {
+	var n sika.Network
+	err := row.Scan(&n.ID, &n.Country, &n.Code, &n.Name, &n.IsActive, &n.OTPKind, &n.OTPInstructions, &n.Redirect, &n.CreatedAt, &n.UpdatedAt)
+	return n, err
+}
+
+// ListNetworks returns a page of networks ordered by code.
+func (s *Store) ListNetworks(ctx context.Context, page PageRequest) ([]sika.Network, int, error) {
+	items, n, err := queryPage(ctx, s, networkColumns, `FROM networks`, `code, id`, nil, page, scanNetwork)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list networks: %w", err)
+	}
+	return items, n, nil
+}
+
+// NetworkByID returns a network, or not_found.
+func (s *Store) NetworkByID(ctx context.Context, id uuid.UUID) (sika.Network, error) {
+	return s.network(ctx, `id = $1`, id)
+}
+
+// NetworkByCode returns a network by its code (MTN_BJ), or not_found.
+func (s *Store) NetworkByCode(ctx context.Context, code string) (sika.Network, error) {
+	return s.network(ctx, `code = $1`, strings.ToUpper(code))
+}
+
+func (s *Store) network(ctx context.Context, where string, arg any) (sika.Network, error) {
+	n, err := scanNetwork(s.pool.QueryRow(ctx, `SELECT `+networkColumns+` FROM networks WHERE `+where, arg))
+	if isNoRows(err) {
+		return n, sika.NotFound("Network")
+	}
+	if err != nil {
+		return n, fmt.Errorf("select network: %w", err)
+	}
+	return n, nil
+}
+
+const exchangeRateColumns = `id, from_currency, to_currency, rate, auto_update, created_at, updated_at`
+
+func scanExchangeRate(row pgx.Row) (sika.ExchangeRate, error) {
+	var r sika.ExchangeRate
+	err := row.Scan(&r.ID, &r.FromCurrency, &r.ToCurrency, &r.Rate, &r.AutoUpdate, &r.CreatedAt, &r.UpdatedAt)
+	return r, err
+}
+
+// ListExchangeRates returns a page of rates ordered by currency pair.
+func (s *Store) ListExchangeRates(ctx context.Context, page PageRequest) ([]sika.ExchangeRate, int, error) {
+	items, n, err := queryPage(ctx, s, exchangeRateColumns, `FROM exchange_rates`, `from_currency, to_currency`, nil, page, scanExchangeRate)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list exchange rates: %w", err)
+	}
+	return items, n, nil
+}
+
+// ExchangeRate returns the current rate from one currency to another (1 for the same
+// currency), or not_found when the pair is not priced.
+func (s *Store) ExchangeRate(ctx context.Context, from, to string) (decimal.Decimal, error) {
+	if strings.EqualFold(from, to) {
+		return decimal.NewFromInt(1), nil
+	}
+	var rate decimal.Decimal
+	err := s.pool.QueryRow(ctx, `SELECT rate FROM exchange_rates WHERE from_currency = $1 AND to_currency = $2`,
+		strings.ToUpper(from), strings.ToUpper(to)).Scan(&rate)
+	if isNoRows(err) {
+		return rate, sika.NotFound("Exchange rate")
+	}
+	if err != nil {
+		return rate, fmt.Errorf("select exchange rate: %w", err)
+	}
+	return rate, nil
+}
+
+// NetworkRate is one line of a merchant's price list: a network with its effective pricing in
+// both directions.
+type NetworkRate struct {
+	Network  sika.Network
+	Country  sika.Country
+	Inbound  *sika.Pricing
+	Outbound *sika.Pricing
+}
+
+// EffectiveRates returns, for every network, the merchant's own price in this environment
+// where it has one and the default price otherwise.
+func (s *Store) EffectiveRates(ctx context.Context, merchantID uuid.UUID, env sika.Environment) ([]NetworkRate, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT n.id, n.country_id, n.code, n.name, n.is_active, n.otp_kind, n.otp_instructions, n.redirect, n.created_at, n.updated_at,
+		       c.id, c.iso_code, c.name, c.default_currency, c.calling_code, c.national_number_lengths, c.created_at, c.updated_at,
+		       p.direction, p.fee_percent, p.fee_fixed, p.min_fee, p.max_fee, p.gateway_fee_percent, p.gateway_fee_fixed,
+		       p.merchant_id IS NOT NULL
+		FROM networks n
+		JOIN countries c ON c.id = n.country_id
+		LEFT JOIN LATERAL (
+			SELECT DISTINCT ON (direction) * FROM pricing
+			WHERE network_id = n.id AND (merchant_id IS NULL OR (merchant_id = $1 AND environment = $2))
+			ORDER BY direction, merchant_id NULLS LAST
+		) p ON true
+		ORDER BY c.iso_code, n.code, p.direction`, merchantID, env)
+	if err != nil {
+		return nil, fmt.Errorf("list effective rates: %w", err)
+	}
+	defer rows.Close()
+	var out []NetworkRate
+	for rows.Next() {
+		var n sika.Network
+		var c sika.Country
+		var dir *sika.Direction
+		var p sika.Pricing
+		var fp, ff, gp, gf *decimal.Decimal
+		var custom *bool
+		if err := rows.Scan(&n.ID, &n.Country, &n.Code, &n.Name, &n.IsActive, &n.OTPKind, &n.OTPInstructions, &n.Redirect, &n.CreatedAt, &n.UpdatedAt,
+			&c.ID, &c.ISOCode, &c.Name, &c.DefaultCurrency, &c.CallingCode, &c.NationalNumberLengths, &c.CreatedAt, &c.UpdatedAt,
+			&dir, &fp, &ff, &p.Fee.MinFee, &p.Fee.MaxFee, &gp, &gf, &custom); err != nil {
+			return nil, fmt.Errorf("scan effective rate: %w", err)
+		}
+		if len(out) == 0 || out[len(out)-1].Network.ID != n.ID {
+			out = append(out, NetworkRate{Network: n, Country: c})
+		}
+		if dir == nil {
+			continue
+		}
+		p.Network, p.Direction, p.Custom = n.ID, *dir, *custom
+		p.Fee.Percentage, p.Fee.Fixed = *fp, *ff
+		p.GatewayCost.Percentage, p.GatewayCost.Fixed = *gp, *gf
+		line := &out[len(out)-1]
+		if p.Direction == sika.DirectionInbound {
+			line.Inbound = &p
+		} else {
+			line.Outbound = &p
+		}
+	}
+	return out, rows.Err()
+}

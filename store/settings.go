@@ -1,0 +1,50 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"github.com/sikahq/sika"
+)
+
+// MerchantSettings returns a merchant's settings in one environment.
+func (s *Store) MerchantSettings(ctx context.Context, merchantID uuid.UUID, env sika.Environment) (sika.MerchantSettings, error) {
+	st := sika.MerchantSettings{Merchant: merchantID, Environment: env}
+	err := s.pool.QueryRow(ctx, `SELECT fee_charge_mode, allow_client_override, updated_at
+		FROM merchant_settings WHERE merchant_id = $1 AND environment = $2`, merchantID, env).
+		Scan(&st.FeeChargeMode, &st.AllowClientOverride, &st.UpdatedAt)
+	if isNoRows(err) {
+		return st, sika.NotFound("Merchant settings")
+	}
+	if err != nil {
+		return st, fmt.Errorf("select merchant settings: %w", err)
+	}
+	return st, nil
+}
+
+// SettingsPatch holds the fields a PATCH may change; nil leaves a field as it is.
+type SettingsPatch struct {
+	FeeChargeMode       *sika.FeeChargeMode
+	AllowClientOverride *bool
+}
+
+// UpdateMerchantSettings applies a patch and returns the new settings.
+func (s *Store) UpdateMerchantSettings(ctx context.Context, merchantID uuid.UUID, env sika.Environment, p SettingsPatch) (sika.MerchantSettings, error) {
+	st := sika.MerchantSettings{Merchant: merchantID, Environment: env}
+	err := s.pool.QueryRow(ctx, `UPDATE merchant_settings SET
+			fee_charge_mode = coalesce($3, fee_charge_mode),
+			allow_client_override = coalesce($4, allow_client_override),
+			updated_at = now()
+		WHERE merchant_id = $1 AND environment = $2
+		RETURNING fee_charge_mode, allow_client_override, updated_at`, merchantID, env, p.FeeChargeMode, p.AllowClientOverride).
+		Scan(&st.FeeChargeMode, &st.AllowClientOverride, &st.UpdatedAt)
+	if isNoRows(err) {
+		return st, sika.NotFound("Merchant settings")
+	}
+	if err != nil {
+		return st, fmt.Errorf("update merchant settings: %w", err)
+	}
+	return st, nil
+}
