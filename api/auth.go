@@ -40,7 +40,7 @@ const tokenIssuer = "sika"
 
 // issueToken signs a dashboard session token for a member.
 func (s *Server) issueToken(m sika.Member) (string, time.Time, error) {
-	now := s.cfg.Now()
+	now := s.cfg.Now().UTC()
 	exp := now.Add(s.cfg.TokenTTL).Truncate(time.Second)
 	claims := sessionClaims{Staff: m.IsStaff, RegisteredClaims: jwt.RegisteredClaims{
 		Issuer: tokenIssuer, Subject: m.ID.String(), ID: uuid.NewString(),

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
 
 	"github.com/sikahq/sika"
 )
@@ -109,7 +110,7 @@ func feeRule(p *sika.Pricing) *feeRuleJSON {
 	if p == nil {
 		return nil
 	}
-	out := &feeRuleJSON{Percentage: p.Fee.Percentage.StringFixed(2), Fixed: sika.FormatAmount(p.Fee.Fixed)}
+	out := &feeRuleJSON{Percentage: percentString(p.Fee.Percentage), Fixed: sika.FormatAmount(p.Fee.Fixed)}
 	if p.Fee.MinFee != nil {
 		v := sika.FormatAmount(*p.Fee.MinFee)
 		out.MinFee = &v
@@ -142,4 +143,12 @@ func (s *Server) myRates(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeData(w, http.StatusOK, out)
 	return nil
+}
+
+// percentString shows a percentage with two decimals, or four when it has them.
+func percentString(d decimal.Decimal) string {
+	if d.Equal(d.Round(2)) {
+		return d.StringFixed(2)
+	}
+	return d.StringFixed(4)
 }

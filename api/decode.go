@@ -55,10 +55,13 @@ func decodeJSONObject(body []byte, dst any) error {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(body, &raw); err != nil {
 		var typeErr *json.UnmarshalTypeError
-		if errors.As(err, &typeErr) || bytes.HasPrefix(bytes.TrimSpace(body), []byte("null")) {
+		if errors.As(err, &typeErr) {
 			return sika.FieldError("non_field_errors", "Expected a JSON object.")
 		}
 		return sika.Errorf(sika.CodeInvalidJSON, "The request body is not valid JSON.")
+	}
+	if raw == nil { // the body was the JSON literal null
+		return sika.FieldError("non_field_errors", "Expected a JSON object.")
 	}
 	v := reflect.ValueOf(dst).Elem()
 	t := v.Type()

@@ -25,10 +25,10 @@ type routeOpts struct {
 	throttleByIP bool
 }
 
-// handle mounts a handler behind the middleware chain: authentication, rate limit, merchant
-// standing, scope, then the idempotency layer.
+// handle mounts a handler at basePath+path behind the middleware chain: authentication, rate
+// limit, merchant standing, scope, then the idempotency layer.
 func (s *Server) handle(r *mux.Router, method, path string, h handlerFunc, o routeOpts) {
-	r.Handle(path, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	r.Handle(basePath+path, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		routeName(req)
 		if err := s.guard(w, req, h, o); err != nil {
 			writeError(w, req, err)

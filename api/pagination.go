@@ -134,7 +134,7 @@ func (s *Server) encodeCursor(c Cursor) string {
 // (400), never a 500.
 func (s *Server) decodeCursor(raw string) (Cursor, error) {
 	bad := sika.FieldError("cursor", "Invalid cursor.")
-	buf, err := base64.RawURLEncoding.DecodeString(raw)
+	buf, err := base64.RawURLEncoding.Strict().DecodeString(raw)
 	if err != nil || len(buf) != 25+cursorMACLen || buf[0] > 1 {
 		return Cursor{}, bad
 	}

@@ -23,35 +23,35 @@ func (s *Server) routes() *mux.Router {
 	}
 	root.Handle("/docs", http.RedirectHandler("/docs/", http.StatusMovedPermanently)).Methods(http.MethodGet)
 
-	v1 := root.PathPrefix(basePath).Subrouter()
-	public := routeOpts{access: accessPublic}
+	// Merchant routes are mounted on the root router with their full /api/v1 path (a mux
+	// subrouter would answer a wrong method with 404 instead of 405).
 	member := routeOpts{access: accessMember}
 	merchant := routeOpts{access: accessMerchant}
 	dashboard := routeOpts{access: accessDashboard}
 
 	// Accounts and sessions.
-	s.handle(v1, http.MethodPost, "/auth/register/", s.register, routeOpts{throttleByIP: true})
-	s.handle(v1, http.MethodPost, "/auth/login/", s.login, routeOpts{throttleByIP: true})
-	s.handle(v1, http.MethodGet, "/auth/merchants/", s.listMemberMerchants, member)
-	s.handle(v1, http.MethodPost, "/auth/merchants/", s.createMerchant, member)
+	s.handle(root, http.MethodPost, "/auth/register/", s.register, routeOpts{throttleByIP: true})
+	s.handle(root, http.MethodPost, "/auth/login/", s.login, routeOpts{throttleByIP: true})
+	s.handle(root, http.MethodGet, "/auth/merchants/", s.listMemberMerchants, member)
+	s.handle(root, http.MethodPost, "/auth/merchants/", s.createMerchant, member)
 
 	// Dashboard-only management of the merchant account.
-	s.handle(v1, http.MethodGet, "/api-keys/", s.listAPIKeys, dashboard)
-	s.handle(v1, http.MethodPost, "/api-keys/", s.createAPIKey, dashboard)
-	s.handle(v1, http.MethodPost, "/api-keys/{id}/revoke/", s.revokeAPIKey, dashboard)
-	s.handle(v1, http.MethodGet, "/ip-whitelist/", s.listIPWhitelist, dashboard)
-	s.handle(v1, http.MethodPost, "/ip-whitelist/", s.addIPWhitelistEntry, dashboard)
-	s.handle(v1, http.MethodDelete, "/ip-whitelist/{id}/", s.deleteIPWhitelistEntry, dashboard)
-	s.handle(v1, http.MethodGet, "/merchant-settings/", s.getMerchantSettings, dashboard)
-	s.handle(v1, http.MethodPatch, "/merchant-settings/", s.patchMerchantSettings, dashboard)
+	s.handle(root, http.MethodGet, "/api-keys/", s.listAPIKeys, dashboard)
+	s.handle(root, http.MethodPost, "/api-keys/", s.createAPIKey, dashboard)
+	s.handle(root, http.MethodPost, "/api-keys/{id}/revoke/", s.revokeAPIKey, dashboard)
+	s.handle(root, http.MethodGet, "/ip-whitelist/", s.listIPWhitelist, dashboard)
+	s.handle(root, http.MethodPost, "/ip-whitelist/", s.addIPWhitelistEntry, dashboard)
+	s.handle(root, http.MethodDelete, "/ip-whitelist/{id}/", s.deleteIPWhitelistEntry, dashboard)
+	s.handle(root, http.MethodGet, "/merchant-settings/", s.getMerchantSettings, dashboard)
+	s.handle(root, http.MethodPatch, "/merchant-settings/", s.patchMerchantSettings, dashboard)
 
 	// Reference catalogue and pricing.
-	s.handle(v1, http.MethodGet, "/countries/", s.listCountries, public)
-	s.handle(v1, http.MethodGet, "/countries/{id}/", s.getCountry, merchant)
-	s.handle(v1, http.MethodGet, "/networks/", s.listNetworks, merchant)
-	s.handle(v1, http.MethodGet, "/networks/{id}/", s.getNetwork, merchant)
-	s.handle(v1, http.MethodGet, "/exchange-rates/", s.listExchangeRates, merchant)
-	s.handle(v1, http.MethodGet, "/pricing/my-rates/", s.myRates, merchant)
+	s.handle(root, http.MethodGet, "/countries/", s.listCountries, routeOpts{throttleByIP: true})
+	s.handle(root, http.MethodGet, "/countries/{id}/", s.getCountry, merchant)
+	s.handle(root, http.MethodGet, "/networks/", s.listNetworks, merchant)
+	s.handle(root, http.MethodGet, "/networks/{id}/", s.getNetwork, merchant)
+	s.handle(root, http.MethodGet, "/exchange-rates/", s.listExchangeRates, merchant)
+	s.handle(root, http.MethodGet, "/pricing/my-rates/", s.myRates, merchant)
 
 	return root
 }

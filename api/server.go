@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"path"
 	"strings"
 	"time"
 
@@ -95,9 +96,11 @@ func NewServer(cfg Config, st *store.Store) *Server {
 }
 
 // ServeHTTP serves a request. Paths under /api/v1 are served with or without their trailing
-// slash (no redirect: a 301 turns a POST into a GET in many clients).
+// slash (no redirect: a 301 turns a POST into a GET in many clients); a file name such as
+// openapi.json keeps its form.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if strings.HasPrefix(r.URL.Path, basePath) && !strings.HasSuffix(r.URL.Path, "/") {
+	if strings.HasPrefix(r.URL.Path, basePath) && !strings.HasSuffix(r.URL.Path, "/") &&
+		!strings.Contains(path.Base(r.URL.Path), ".") {
 		r.URL.Path += "/"
 		r.URL.RawPath = ""
 	}

@@ -43,7 +43,7 @@ func (s *Store) CreateAPIKey(ctx context.Context, merchantID uuid.UUID, env sika
 // busy key does not turn every request into a row update.
 func (s *Store) TouchAPIKey(ctx context.Context, id uuid.UUID, at time.Time) error {
 	_, err := s.pool.Exec(ctx, `UPDATE api_keys SET last_used_at = $2
-		WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < $2 - interval '1 minute')`, id, at)
+		WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < $2::timestamptz - interval '1 minute')`, id, at)
 	if err != nil {
 		return fmt.Errorf("touch api key: %w", err)
 	}

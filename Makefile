@@ -1,0 +1,38 @@
+# Sika: the two set-up commands are `make run` and `make test` (see README.md).
+
+TEMPORAL_CLI_VERSION := v1.5.1
+GO ?= go
+BIN := $(CURDIR)/bin
+
+.PHONY: run test test-short build deps temporal-cli vet fmt clean
+
+## run: the whole service on its embedded default (Postgres, Temporal dev server + UI, API, worker)
+run: build temporal-cli
+	$(BIN)/sika dev
+
+## build: the sika binary in ./bin
+build:
+	$(GO) build -o $(BIN)/sika ./cmd/sika
+
+## temporal-cli: the Temporal CLI (dev server + UI), built from its Go module when missing
+temporal-cli: $(BIN)/temporal
+
+$(BIN)/temporal:
+	@echo "building the Temporal CLI $(TEMPORAL_CLI_VERSION) into ./bin (first time only; takes a few minutes)"
+	GOBIN=$(BIN) $(GO) install github.com/temporalio/cli/cmd/temporal@$(TEMPORAL_CLI_VERSION)
+
+## deps: Debian packages the tests need (postgresql server, redis-server), when missing
+deps:
+	@bash scripts/install-deps.sh
+
+## test: unit and integration tests against a private Postgres and Temporal dev server
+test: deps build temporal-cli
+	$(BIN)/sika stack -- $(GO) test -count=1 -p 2 -timeout 12m ./...
+
+## vet: static checks
+vet:
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l .)" || (echo "gofmt needed:"; gofmt -l .; exit 1)
+
+clean:
+	rm -rf $(BIN)

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+
+	"github.com/sikahq/sika"
+	"github.com/sikahq/sika/store"
+)
+
+func runAdmin(ctx context.Context, cfg Config, args []string) error {
+	if len(args) == 0 || args[0] != "bootstrap" {
+		return errors.New("usage: sika admin bootstrap [--email EMAIL] [--name NAME]")
+	}
+	fs := flag.NewFlagSet("admin bootstrap", flag.ContinueOnError)
+	email := fs.String("email", "admin@sika.local", "email of the staff member")
+	name := fs.String("name", "Sika Admin", "full name of the staff member")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	logger := cfg.logger("text")
+	st, err := openStore(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	password, created, err := bootstrapMember(ctx, st, *email, *name, true, "")
+	if err != nil {
+		return err
+	}
+	verb := "created"
+	if !created {
+		verb = "already existed; password reset"
+	}
+	fmt.Printf("staff member %s\nemail:    %s\npassword: %s\n", verb, *email, password)
+	return nil
+}
+
+// bootstrapMember makes sure a member with this email exists and can log in with a password it
+// returns. keep is a password to keep when it is still the member's (so that `sika dev` prints
+// the same credentials on every run); otherwise a new random password is set.
+func bootstrapMember(ctx context.Context, st *store.Store, email, name string, staff bool, keep string) (password string, created bool, err error) {
+	member, hash, err := st.MemberByEmail(ctx, email)
+	exists := err == nil
+	if err != nil && sika.ErrorCode(err) != sika.CodeNotFound {
+		return "", false, err
+	}
+	if exists && keep != "" && member.IsStaff == staff && sika.PasswordMatches(hash, keep) {
+		return keep, false, nil
+	}
+	if password, err = newPassword(); err != nil {
+		return "", false, err
+	}
+	newHash, err := sika.HashPassword(password)
+	if err != nil {
+		return "", false, fmt.Errorf("hash password: %w", err)
+	}
+	if exists {
+		return password, false, st.SetMemberPassword(ctx, member.ID, newHash, staff)
+	}
+	if _, _, err := st.RegisterMember(ctx, email, newHash, name, staff, nil); err != nil {
+		return "", false, fmt.Errorf("create member %s: %w", email, err)
+	}
+	return password, true, nil
+}
+
+// newPassword returns a random password of 20 base62 characters (about 119 bits).
+func newPassword() (string, error) {
+	p, err := sika.RandomBase62(20)
+	if err != nil {
+		return "", fmt.Errorf("generate password: %w", err)
+	}
+	return p, nil
+}

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is every setting of the service. It is read from environment variables here and
+// nowhere else; each variable is documented in the README with its default.
+type Config struct {
+	// DatabaseURL is the Postgres URL (DATABASE_URL). `sika dev` starts a private Postgres
+	// when it is empty; the other commands need it.
+	DatabaseURL string
+	// TemporalAddress is host:port of the Temporal frontend (TEMPORAL_ADDRESS). `sika dev`
+	// starts the Temporal dev server when it is empty.
+	TemporalAddress string
+	// TemporalNamespace is the Temporal namespace (TEMPORAL_NAMESPACE, default "default").
+	TemporalNamespace string
+	// RedisURL makes the rate limit shared by every API replica (REDIS_URL; empty: in-process).
+	RedisURL string
+	// HTTPAddr is where the API listens (SIKA_HTTP_ADDR, default 127.0.0.1:8080).
+	HTTPAddr string
+	// PublicURL is how merchants and customers reach the API (SIKA_PUBLIC_URL, default
+	// http://<SIKA_HTTP_ADDR>).
+	PublicURL string
+	// JWTSecret signs dashboard sessions (SIKA_JWT_SECRET; `sika dev` generates one and keeps
+	// it in .sika/; `sika api` refuses to start without one of at least 32 bytes).
+	JWTSecret string
+	// RateLimitPerMinute is the default request rate per merchant (SIKA_RATE_LIMIT_PER_MINUTE,
+	// default 300).
+	RateLimitPerMinute int
+	// PublicRateLimitPerMinute bounds login and registration per client IP
+	// (SIKA_PUBLIC_RATE_LIMIT_PER_MINUTE, default 60).
+	PublicRateLimitPerMinute int
+	// IdempotencyTTL is how long Idempotency-Keys are kept (SIKA_IDEMPOTENCY_TTL, default 24h).
+	IdempotencyTTL time.Duration
+	// TrustedProxies are CIDR ranges whose X-Forwarded-For is believed (SIKA_TRUSTED_PROXIES,
+	// comma-separated, default none).
+	TrustedProxies []netip.Prefix
+	// StateDir holds `sika dev` state: Postgres data, Temporal database, dev.json
+	// (SIKA_STATE_DIR, default .sika).
+	StateDir string
+	// LogLevel is debug, info, warn or error (SIKA_LOG_LEVEL, default info).
+	LogLevel slog.Level
+	// LogFormat is json or text (SIKA_LOG_FORMAT, default text for dev, json otherwise).
+	LogFormat string
+}
+
+// loadConfig reads the environment. It fails on a value that is present but malformed, never
+// silently falling back to a default.
+func loadConfig(getenv func(string) string) (Config, error) {
+	c := Config{
+		DatabaseURL:       getenv("DATABASE_URL"),
+		TemporalAddress:   getenv("TEMPORAL_ADDRESS"),
+		TemporalNamespace: orDefault(getenv("TEMPORAL_NAMESPACE"), "default"),
+		RedisURL:          getenv("REDIS_URL"),
+		HTTPAddr:          orDefault(getenv("SIKA_HTTP_ADDR"), "127.0.0.1:8080"),
+		PublicURL:         strings.TrimRight(getenv("SIKA_PUBLIC_URL"), "/"),
+		JWTSecret:         getenv("SIKA_JWT_SECRET"),
+		StateDir:          orDefault(getenv("SIKA_STATE_DIR"), ".sika"),
+		LogFormat:         getenv("SIKA_LOG_FORMAT"),
+	}
+	if c.PublicURL == "" {
+		c.PublicURL = "http://" + c.HTTPAddr
+	}
+	var errs []string
+	intVar := func(name string, def int, dst *int) {
+		*dst = def
+		if v := getenv(name); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				errs = append(errs, fmt.Sprintf("%s=%q is not a positive integer", name, v))
+				return
+			}
+			*dst = n
+		}
+	}
+	intVar("SIKA_RATE_LIMIT_PER_MINUTE", 300, &c.RateLimitPerMinute)
+	intVar("SIKA_PUBLIC_RATE_LIMIT_PER_MINUTE", 60, &c.PublicRateLimitPerMinute)
+	c.IdempotencyTTL = 24 * time.Hour
+	if v := getenv("SIKA_IDEMPOTENCY_TTL"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Minute {
+			errs = append(errs, fmt.Sprintf("SIKA_IDEMPOTENCY_TTL=%q is not a duration of at least 1m", v))
+		}
+		c.IdempotencyTTL = d
+	}
+	for _, part := range strings.Split(getenv("SIKA_TRUSTED_PROXIES"), ",") {
+		if part = strings.TrimSpace(part); part == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(part)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("SIKA_TRUSTED_PROXIES: %q is not a CIDR range", part))
+			continue
+		}
+		c.TrustedProxies = append(c.TrustedProxies, p)
+	}
+	if v := getenv("SIKA_LOG_LEVEL"); v != "" {
+		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
+			errs = append(errs, fmt.Sprintf("SIKA_LOG_LEVEL=%q is not debug, info, warn or error", v))
+		}
+	}
+	if c.LogFormat != "" && c.LogFormat != "json" && c.LogFormat != "text" {
+		errs = append(errs, fmt.Sprintf("SIKA_LOG_FORMAT=%q is not json or text", c.LogFormat))
+	}
+	if len(errs) > 0 {
+		return c, fmt.Errorf("configuration: %s", strings.Join(errs, "; "))
+	}
+	return c, nil
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+// logger builds the process logger; text by default in development, JSON otherwise.
+func (c Config) logger(defaultFormat string) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: c.LogLevel}
+	format := orDefault(c.LogFormat, defaultFormat)
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, opts))
+}

@@ -1,0 +1,79 @@
+// Command sika is the one binary of the service:
+//
+//	sika dev                 the whole service on its embedded default (Postgres, Temporal, API, worker)
+//	sika api                 the HTTP API
+//	sika worker              the Temporal worker
+//	sika migrate             apply the database migrations
+//	sika admin bootstrap     create (or reset) a staff member and print its credentials
+//	sika stack -- CMD ARGS   run CMD with a throw-away Postgres and Temporal (used by make test)
+//
+// Configuration comes only from environment variables (see config.go and the README).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `usage: sika <command>
+
+commands:
+  dev                 run the whole service on its embedded default (make run)
+  api                 serve the HTTP API
+  worker              run the Temporal worker
+  migrate             apply database migrations
+  admin bootstrap     create or reset a staff member: [--email EMAIL] [--name NAME]
+  stack -- CMD ...    run CMD with a private Postgres and Temporal (make test)
+`
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		var exit exitCode
+		if errors.As(err, &exit) {
+			os.Exit(int(exit))
+		}
+		fmt.Fprintln(os.Stderr, "sika:", err)
+		os.Exit(1)
+	}
+}
+
+// exitCode carries a child's exit status through run.
+type exitCode int
+
+func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+func run(args []string) error {
+	if len(args) == 0 {
+		fmt.Fprint(os.Stderr, usage)
+		return exitCode(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cfg, err := loadConfig(os.Getenv)
+	if err != nil {
+		return err
+	}
+	switch args[0] {
+	case "dev":
+		return runDev(ctx, cfg)
+	case "api":
+		return runAPICommand(ctx, cfg)
+	case "worker":
+		return runWorkerCommand(ctx, cfg)
+	case "migrate":
+		return runMigrate(ctx, cfg)
+	case "admin":
+		return runAdmin(ctx, cfg, args[1:])
+	case "stack":
+		return runStack(ctx, cfg, args[1:])
+	case "help", "-h", "--help":
+		fmt.Print(usage)
+		return nil
+	}
+	fmt.Fprint(os.Stderr, usage)
+	return fmt.Errorf("unknown command %q", args[0])
+}

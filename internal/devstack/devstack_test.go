@@ -1,0 +1,277 @@
+package devstack
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+)
+
+func testLogger() *slog.Logger {
+	level := slog.LevelWarn
+	if testing.Verbose() {
+		level = slog.LevelInfo
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+}
+
+func testContext(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// timed runs f and logs how long it took.
+func timed[T any](t *testing.T, what string, f func() (T, error)) T {
+	t.Helper()
+	start := time.Now()
+	v, err := f()
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	t.Logf("%s took %s", what, time.Since(start).Round(time.Millisecond))
+	return v
+}
+
+func startPostgresT(t *testing.T, what string, opts PostgresOptions) *Postgres {
+	t.Helper()
+	pg := timed(t, what, func() (*Postgres, error) { return StartPostgres(testContext(t), opts) })
+	t.Cleanup(func() { _ = pg.Stop() })
+	return pg
+}
+
+// connect opens a connection closed at the end of the test.
+func connect(t *testing.T, dsn string) (*pgx.Conn, context.Context) {
+	t.Helper()
+	ctx := testContext(t)
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatalf("connect %s: %v", dsn, err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn, ctx
+}
+
+func queryInt(t *testing.T, dsn, sql string) int {
+	t.Helper()
+	conn, ctx := connect(t, dsn)
+	var n int
+	if err := conn.QueryRow(ctx, sql).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return n
+}
+
+func execSQL(t *testing.T, dsn string, sqls ...string) {
+	t.Helper()
+	conn, ctx := connect(t, dsn)
+	for _, sql := range sqls {
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+}
+
+func TestPostgresDataSurvivesRestart(t *testing.T) {
+	ctx := testContext(t)
+	opts := PostgresOptions{DataDir: filepath.Join(t.TempDir(), "pg"), Logger: testLogger()}
+	pg := startPostgresT(t, "first start (with initdb)", opts)
+
+	for range 2 { // idempotent
+		if err := pg.CreateDatabase(ctx, "app"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	execSQL(t, pg.URL("app"), "CREATE TABLE t (n int)", "INSERT INTO t VALUES (41), (1)")
+	if _, err := StartPostgres(ctx, opts); err == nil || !strings.Contains(err.Error(), "in use") {
+		t.Fatalf("a second server on the same data dir: got %v, want an 'in use' error", err)
+	}
+	if got := queryInt(t, pg.URL("postgres"), "SELECT (current_setting('fsync') = 'on')::int"); got != 1 {
+		t.Errorf("fsync = %d on a non-ephemeral server", got)
+	}
+	port := pg.Port()
+	timed(t, "stop", func() (any, error) { return nil, pg.Stop() })
+	if err := pg.Stop(); err != nil {
+		t.Errorf("second Stop: %v", err)
+	}
+
+	pg = startPostgresT(t, "second start (reusing the data dir)", opts)
+	if pg.Port() != port {
+		t.Errorf("port changed from %d to %d across restarts", port, pg.Port())
+	}
+	if got := queryInt(t, pg.URL("app"), "SELECT sum(n) FROM t"); got != 42 {
+		t.Errorf("sum after restart = %d, want 42", got)
+	}
+	for range 2 { // idempotent
+		if err := pg.DropDatabase(ctx, "app"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := queryInt(t, pg.URL("postgres"), "SELECT count(*)::int FROM pg_database WHERE datname = 'app'"); got != 0 {
+		t.Errorf("database app still there after DropDatabase")
+	}
+}
+
+func TestPostgresLeftoversOfAKilledRun(t *testing.T) {
+	opts := PostgresOptions{DataDir: filepath.Join(t.TempDir(), "pg"), Ephemeral: true, Logger: testLogger()}
+	orphan := startPostgresT(t, "start", opts)
+	if got := queryInt(t, orphan.URL("postgres"), "SELECT (current_setting('fsync') = 'on')::int"); got != 0 {
+		t.Errorf("fsync = %d on an ephemeral server", got)
+	}
+	// As if our process had been killed: the lock goes, the server stays.
+	_ = orphan.instance.Close()
+
+	pg := startPostgresT(t, "start over a live postmaster", opts)
+	select {
+	case <-orphan.proc.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the left-over postmaster was not stopped")
+	}
+	queryInt(t, pg.URL("postgres"), "SELECT 1")
+	if err := pg.Stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A postmaster.pid naming a live process that is not a postgres.
+	pidFile := filepath.Join(opts.DataDir, "postmaster.pid")
+	if err := os.WriteFile(pidFile, []byte(strconv.Itoa(os.Getpid())+"\n"+opts.DataDir+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pg = startPostgresT(t, "start over a stale postmaster.pid", opts)
+	queryInt(t, pg.URL("postgres"), "SELECT 1")
+}
+
+func temporalCLI(t *testing.T) string {
+	t.Helper()
+	return timed(t, "EnsureTemporalCLI", func() (string, error) { return EnsureTemporalCLI(testContext(t), "", testLogger()) })
+}
+
+func startTemporalT(t *testing.T, what string, opts TemporalOptions) *Temporal {
+	t.Helper()
+	tmp := timed(t, what, func() (*Temporal, error) { return StartTemporal(testContext(t), opts) })
+	t.Cleanup(func() { _ = tmp.Stop() })
+	return tmp
+}
+
+func dialTemporal(t *testing.T, address, namespace string) client.Client {
+	t.Helper()
+	c, err := client.DialContext(testContext(t), client.Options{
+		HostPort:  address,
+		Namespace: namespace,
+		Logger:    sdklog.NewStructuredLogger(testLogger()),
+	})
+	if err != nil {
+		t.Fatalf("dial temporal at %s: %v", address, err)
+	}
+	t.Cleanup(c.Close)
+	if _, err := c.CheckHealth(testContext(t), &client.CheckHealthRequest{}); err != nil {
+		t.Fatalf("CheckHealth: %v", err)
+	}
+	return c
+}
+
+func TestTemporalInMemory(t *testing.T) {
+	tmp := startTemporalT(t, "start temporal in memory", TemporalOptions{CLIPath: temporalCLI(t), Logger: testLogger()})
+	if tmp.UIURL() != "" {
+		t.Errorf("UIURL = %q without UI", tmp.UIURL())
+	}
+	if !strings.HasPrefix(tmp.Address(), "127.0.0.1:") {
+		t.Errorf("Address = %q, want 127.0.0.1:<port>", tmp.Address())
+	}
+	c := dialTemporal(t, tmp.Address(), "default")
+	c.Close()
+	timed(t, "stop temporal", func() (any, error) { return nil, tmp.Stop() })
+	if err := tmp.Stop(); err != nil {
+		t.Errorf("second Stop: %v", err)
+	}
+	if processName(tmp.pid) != "" {
+		t.Errorf("temporal (pid %d) still running after Stop", tmp.pid)
+	}
+}
+
+func TestTemporalPersistentWithUI(t *testing.T) {
+	ctx := testContext(t)
+	opts := TemporalOptions{
+		CLIPath:   temporalCLI(t),
+		DBFile:    filepath.Join(t.TempDir(), "temporal.db"),
+		UI:        true,
+		Namespace: "sika",
+		Logger:    testLogger(),
+	}
+	tmp := startTemporalT(t, "start temporal with a db file and UI", opts)
+	resp, err := http.Get(tmp.UIURL())
+	if err != nil {
+		t.Fatalf("GET %s: %v", tmp.UIURL(), err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("GET %s: %s", tmp.UIURL(), resp.Status)
+	}
+	c := dialTemporal(t, tmp.Address(), "sika")
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "survives-restart", TaskQueue: "nobody"}, "SomeWorkflow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	address, ui := tmp.Address(), tmp.UIURL()
+	if err := tmp.Stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	tmp = startTemporalT(t, "restart temporal on the db file", opts)
+	if tmp.Address() != address || tmp.UIURL() != ui {
+		t.Errorf("URLs changed across restarts: %s %s, then %s %s", address, ui, tmp.Address(), tmp.UIURL())
+	}
+	c = dialTemporal(t, tmp.Address(), "sika")
+	if _, err := c.DescribeWorkflowExecution(ctx, "survives-restart", run.GetRunID()); err != nil {
+		t.Errorf("the workflow started before the restart: %v", err)
+	}
+	if _, err := os.Stat(strings.TrimSuffix(opts.DBFile, ".db") + ".log"); err != nil {
+		t.Errorf("no temporal log file: %v", err)
+	}
+}
+
+func TestStackEphemeral(t *testing.T) {
+	s := timed(t, "start an ephemeral stack", func() (*Stack, error) {
+		return StartStack(testContext(t), StackOptions{Ephemeral: true, Logger: testLogger()})
+	})
+	t.Cleanup(func() { _ = s.Stop() })
+	env := s.Environ()
+	if len(env) != 2 || !strings.HasPrefix(env[0], EnvTestDatabaseURL+"=postgres://") {
+		t.Errorf("Environ = %q", env)
+	}
+	queryInt(t, s.Postgres.URL("postgres"), "SELECT 1")
+	dialTemporal(t, s.Temporal.Address(), "default").Close()
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(s.stateDir); !os.IsNotExist(err) {
+		t.Errorf("state dir %s left behind: %v", s.stateDir, err)
+	}
+}
+
+func TestTemporalThatCannotStartFailsFast(t *testing.T) {
+	dir := t.TempDir() // a directory is no SQLite file
+	start := time.Now()
+	_, err := StartTemporal(testContext(t), TemporalOptions{CLIPath: temporalCLI(t), DBFile: dir, Logger: testLogger()})
+	if err == nil {
+		t.Fatal("StartTemporal on a directory as database file: no error")
+	}
+	t.Logf("error after %s: %v", time.Since(start).Round(time.Millisecond), err)
+	if !errors.Is(err, errTemporalExited) {
+		t.Errorf("error does not say that the server exited: %v", err)
+	}
+	if time.Since(start) > 20*time.Second {
+		t.Errorf("took %s to notice", time.Since(start))
+	}
+}

@@ -1,0 +1,44 @@
+package workflows
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/sikahq/sika/activities"
+)
+
+// Register puts every workflow and the activities on a worker.
+func Register(w worker.Registry, a *activities.Activities) {
+	w.RegisterWorkflow(PurgeIdempotencyKeys)
+	w.RegisterActivity(a)
+}
+
+// EnsureSchedules creates the service's Temporal schedules when they do not exist yet; two
+// workers starting together are fine (the second sees AlreadyExists).
+func EnsureSchedules(ctx context.Context, c client.Client) error {
+	_, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{
+		ID:      IdempotencyPurgeScheduleID,
+		Spec:    client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: time.Hour}}},
+		Overlap: enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
+		Action: &client.ScheduleWorkflowAction{
+			ID:                 IdempotencyPurgeScheduleID,
+			Workflow:           PurgeIdempotencyKeys,
+			TaskQueue:          TaskQueue,
+			WorkflowRunTimeout: 30 * time.Minute,
+			RetryPolicy:        &temporal.RetryPolicy{MaximumAttempts: 1},
+		},
+	})
+	var exists *serviceerror.AlreadyExists
+	if err != nil && !errors.Is(err, temporal.ErrScheduleAlreadyRunning) && !errors.As(err, &exists) {
+		return fmt.Errorf("create schedule %s: %w", IdempotencyPurgeScheduleID, err)
+	}
+	return nil
+}
