@@ -49,6 +49,10 @@ type Config struct {
 	LogLevel slog.Level
 	// LogFormat is json or text (SIKA_LOG_FORMAT, default text for dev, json otherwise).
 	LogFormat string
+
+	// httpAddrSet and publicURLSet remember whether the operator chose them: `sika dev` may
+	// move to a free port only when nobody asked for a particular one.
+	httpAddrSet, publicURLSet bool
 }
 
 // loadConfig reads the environment. It fails on a value that is present but malformed, never
@@ -65,6 +69,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		StateDir:          orDefault(getenv("SIKA_STATE_DIR"), ".sika"),
 		LogFormat:         getenv("SIKA_LOG_FORMAT"),
 	}
+	c.httpAddrSet, c.publicURLSet = getenv("SIKA_HTTP_ADDR") != "", c.PublicURL != ""
 	if c.PublicURL == "" {
 		c.PublicURL = "http://" + c.HTTPAddr
 	}

@@ -153,21 +153,18 @@ func runDev(ctx context.Context, cfg Config) (err error) {
 }
 
 // devListener listens on SIKA_HTTP_ADDR; when that is the default and busy, it takes a free
-// loopback port instead so that `make run` works next to another service.
+// loopback port instead so that `make run` works next to another service. The public URL
+// follows the port actually taken unless SIKA_PUBLIC_URL was set.
 func devListener(cfg *Config) (net.Listener, error) {
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
-	if err == nil {
-		return ln, nil
+	if err != nil && !cfg.httpAddrSet {
+		ln, err = net.Listen("tcp", "127.0.0.1:0")
 	}
-	if os.Getenv("SIKA_HTTP_ADDR") != "" {
-		return nil, fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
-	}
-	ln, err2 := net.Listen("tcp", "127.0.0.1:0")
-	if err2 != nil {
+	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
 	}
 	cfg.HTTPAddr = ln.Addr().String()
-	if os.Getenv("SIKA_PUBLIC_URL") == "" {
+	if !cfg.publicURLSet {
 		cfg.PublicURL = "http://" + cfg.HTTPAddr
 	}
 	return ln, nil
