@@ -42,9 +42,12 @@ type Network struct {
 	OTPKind         OTPKind   `json:"-"`
 	OTPInstructions string    `json:"-"`
 	// Redirect networks are paid in an app the customer opens from a link (Wave).
-	Redirect  bool      `json:"-"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	Redirect bool `json:"-"`
+	// MinAmount and MaxAmount bound one collection or payout, in the country's currency.
+	MinAmount decimal.Decimal `json:"-"`
+	MaxAmount decimal.Decimal `json:"-"`
+	CreatedAt time.Time       `json:"created_at"`
+	UpdatedAt time.Time       `json:"updated_at"`
 }
 
 // ExchangeRate converts one unit of FromCurrency into Rate units of ToCurrency.

@@ -135,7 +135,7 @@ func (ts *testServer) call(t *testing.T, method, path string, body any, headers 
 	out.Body, err = io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
-		if !strings.HasPrefix(req.URL.Path, "/api/v1/test/") {
+		if ts.validator != nil && !strings.HasPrefix(req.URL.Path, "/api/v1/test/") {
 			ts.validator.check(t, req, resp.StatusCode, resp.Header, out.Body)
 		}
 		if req.URL.Path != "/api/v1/countries/" && req.URL.Path != "/api/v1/countries" {

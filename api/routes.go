@@ -4,6 +4,8 @@ import (
 	"net/http"
 
 	"github.com/gorilla/mux"
+
+	"github.com/sikahq/sika"
 )
 
 // routes mounts every route of the service. Each merchant route is listed in the OpenAPI
@@ -22,6 +24,7 @@ func (s *Server) routes() *mux.Router {
 		root.HandleFunc(prefix+"/docs/", s.docsPage).Methods(http.MethodGet)
 	}
 	root.Handle("/docs", http.RedirectHandler("/docs/", http.StatusMovedPermanently)).Methods(http.MethodGet)
+	root.HandleFunc("/gateway-callbacks/{gateway}/", s.gatewayCallback).Methods(http.MethodPost)
 
 	// Merchant routes are mounted on the root router with their full /api/v1 path (a mux
 	// subrouter would answer a wrong method with 404 instead of 405).
@@ -52,6 +55,21 @@ func (s *Server) routes() *mux.Router {
 	s.handle(root, http.MethodGet, "/networks/{id}/", s.getNetwork, merchant)
 	s.handle(root, http.MethodGet, "/exchange-rates/", s.listExchangeRates, merchant)
 	s.handle(root, http.MethodGet, "/pricing/my-rates/", s.myRates, merchant)
+
+	// Collections.
+	payin := routeOpts{access: accessMerchant, scope: sika.ScopePayin, idempotent: true}
+	s.handle(root, http.MethodPost, "/payments/softpay/", s.softpay, payin)
+	s.handle(root, http.MethodPost, "/payments/softpay/initialize/", s.softpay, payin)
+	s.handle(root, http.MethodPost, "/payments/{id}/confirm-otp/", s.confirmOTP, payin)
+	s.handle(root, http.MethodPost, "/payments/{id}/retry/", s.retryPayment, payin)
+	s.handle(root, http.MethodGet, "/payments/{id}/verify/", s.verifyPayment, routeOpts{access: accessMerchant, scope: sika.ScopePayin})
+
+	// Transactions and wallets (read-only).
+	s.handle(root, http.MethodGet, "/transactions/{id}/", s.getTransaction, merchant)
+	s.handle(root, http.MethodGet, "/merchant-balances/", s.listBalances, merchant)
+	s.handle(root, http.MethodGet, "/merchant-balances/{id}/", s.getBalance, merchant)
+	s.handle(root, http.MethodGet, "/merchant-ledger-entries/", s.listLedgerEntries, merchant)
+	s.handle(root, http.MethodGet, "/merchant-ledger-entries/{id}/", s.getLedgerEntry, merchant)
 
 	return root
 }

@@ -16,8 +16,10 @@ import (
 
 	"github.com/gorilla/mux"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.temporal.io/sdk/client"
 
 	"github.com/sikahq/sika/api/ratelimit"
+	"github.com/sikahq/sika/gateway"
 	"github.com/sikahq/sika/store"
 )
 
@@ -45,6 +47,11 @@ type Config struct {
 	TrustedProxies []netip.Prefix
 	// ReadinessChecks are run by /readyz (Postgres, Temporal).
 	ReadinessChecks map[string]func(context.Context) error
+	// Temporal starts workflows and talks to running ones (updates, signals).
+	Temporal client.Client
+	// Gateways reaches the operators (verify re-checks at the gateway; callbacks are parsed by
+	// the gateway that sent them).
+	Gateways *gateway.Router
 	// Logger receives access and error logs.
 	Logger *slog.Logger
 	// Now is the clock (tests may replace it).

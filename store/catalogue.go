@@ -54,11 +54,11 @@ func (s *Store) country(ctx context.Context, where string, arg any) (sika.Countr
 	return c, nil
 }
 
-const networkColumns = `id, country_id, code, name, is_active, otp_kind, otp_instructions, redirect, created_at, updated_at`
+const networkColumns = `id, country_id, code, name, is_active, otp_kind, otp_instructions, redirect, min_amount, max_amount, created_at, updated_at`
 
 func scanNetwork(row pgx.Row) (sika.Network, error) {
 	var n sika.Network
-	err := row.Scan(&n.ID, &n.Country, &n.Code, &n.Name, &n.IsActive, &n.OTPKind, &n.OTPInstructions, &n.Redirect, &n.CreatedAt, &n.UpdatedAt)
+	err := row.Scan(&n.ID, &n.Country, &n.Code, &n.Name, &n.IsActive, &n.OTPKind, &n.OTPInstructions, &n.Redirect, &n.MinAmount, &n.MaxAmount, &n.CreatedAt, &n.UpdatedAt)
 	return n, err
 }
 
@@ -140,7 +140,7 @@ type NetworkRate struct {
 // where it has one and the default price otherwise.
 func (s *Store) EffectiveRates(ctx context.Context, merchantID uuid.UUID, env sika.Environment) ([]NetworkRate, error) {
 	rows, err := s.pool.Query(ctx, `
-		SELECT n.id, n.country_id, n.code, n.name, n.is_active, n.otp_kind, n.otp_instructions, n.redirect, n.created_at, n.updated_at,
+		SELECT n.id, n.country_id, n.code, n.name, n.is_active, n.otp_kind, n.otp_instructions, n.redirect, n.min_amount, n.max_amount, n.created_at, n.updated_at,
 		       c.id, c.iso_code, c.name, c.default_currency, c.calling_code, c.national_number_lengths, c.created_at, c.updated_at,
 		       p.direction, p.fee_percent, p.fee_fixed, p.min_fee, p.max_fee, p.gateway_fee_percent, p.gateway_fee_fixed,
 		       p.merchant_id IS NOT NULL
@@ -164,7 +164,7 @@ func (s *Store) EffectiveRates(ctx context.Context, merchantID uuid.UUID, env si
 		var p sika.Pricing
 		var fp, ff, gp, gf *decimal.Decimal
 		var custom *bool
-		if err := rows.Scan(&n.ID, &n.Country, &n.Code, &n.Name, &n.IsActive, &n.OTPKind, &n.OTPInstructions, &n.Redirect, &n.CreatedAt, &n.UpdatedAt,
+		if err := rows.Scan(&n.ID, &n.Country, &n.Code, &n.Name, &n.IsActive, &n.OTPKind, &n.OTPInstructions, &n.Redirect, &n.MinAmount, &n.MaxAmount, &n.CreatedAt, &n.UpdatedAt,
 			&c.ID, &c.ISOCode, &c.Name, &c.DefaultCurrency, &c.CallingCode, &c.NationalNumberLengths, &c.CreatedAt, &c.UpdatedAt,
 			&dir, &fp, &ff, &p.Fee.MinFee, &p.Fee.MaxFee, &gp, &gf, &custom); err != nil {
 			return nil, fmt.Errorf("scan effective rate: %w", err)
@@ -186,4 +186,21 @@ func (s *Store) EffectiveRates(ctx context.Context, merchantID uuid.UUID, env si
 		}
 	}
 	return out, rows.Err()
+}
+
+// EffectivePricing returns the price of one network and direction for a merchant: its own row in
+// the environment when it has one, the default otherwise.
+func (s *Store) EffectivePricing(ctx context.Context, merchantID uuid.UUID, env sika.Environment, networkID uuid.UUID, dir sika.Direction) (sika.Pricing, error) {
+	p := sika.Pricing{Network: networkID, Direction: dir}
+	err := s.pool.QueryRow(ctx, `SELECT fee_percent, fee_fixed, min_fee, max_fee, gateway_fee_percent, gateway_fee_fixed, merchant_id IS NOT NULL
+		FROM pricing WHERE network_id = $1 AND direction = $2 AND (merchant_id IS NULL OR (merchant_id = $3 AND environment = $4))
+		ORDER BY merchant_id NULLS LAST LIMIT 1`, networkID, dir, merchantID, env).
+		Scan(&p.Fee.Percentage, &p.Fee.Fixed, &p.Fee.MinFee, &p.Fee.MaxFee, &p.GatewayCost.Percentage, &p.GatewayCost.Fixed, &p.Custom)
+	if isNoRows(err) {
+		return p, sika.Errorf(sika.CodeNetworkUnavailable, "This network has no price for this direction yet.")
+	}
+	if err != nil {
+		return p, fmt.Errorf("select pricing: %w", err)
+	}
+	return p, nil
 }

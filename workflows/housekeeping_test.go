@@ -25,6 +25,7 @@ var st *store.Store
 
 func TestMain(m *testing.M) {
 	os.Exit(testenv.Run(m, func(env *testenv.Env) error {
+		TaskQueue = "test-" + env.DatabaseName // packages share the Temporal server
 		var err error
 		if st, err = store.Open(context.Background(), env.DatabaseURL); err != nil {
 			return err

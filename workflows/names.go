@@ -3,8 +3,30 @@
 // schedules, signals, updates and queries are the exported constants and helpers of this file.
 package workflows
 
-// TaskQueue is the one task queue the worker polls.
-const TaskQueue = "sika"
+import "github.com/google/uuid"
+
+// TaskQueue is the one task queue the worker polls and workflows are started on. It is set
+// once at startup (SIKA_TASK_QUEUE, default "sika"); each test package sets its own so that
+// packages sharing one Temporal server never run each other's workflows.
+var TaskQueue = "sika"
 
 // IdempotencyPurgeScheduleID is the Temporal schedule that purges expired Idempotency-Keys.
 const IdempotencyPurgeScheduleID = "housekeeping:idempotency-keys"
+
+// PaymentWorkflowID is the id of a collection's workflow: one per transaction; a retry starts a
+// new run under the same id.
+func PaymentWorkflowID(txID uuid.UUID) string { return "payment:" + txID.String() }
+
+// Payment workflow message names.
+const (
+	// SignalGatewayCallback carries a gateway's callback (GatewayCallback) to the payment.
+	SignalGatewayCallback = "gateway-callback"
+	// UpdateConfirmOTP carries a post-push OTP (string) and answers the resulting outcome.
+	UpdateConfirmOTP = "confirm-otp"
+	// UpdateGatewayStatus carries a status read by /verify/ (activities.CollectionOutcome) and
+	// answers once the payment has taken it into account.
+	UpdateGatewayStatus = "gateway-status"
+	// UpdateAwaitInitiation answers the customer's next action once the first gateway accepted
+	// the collection (redirect networks need its URL in the softpay response).
+	UpdateAwaitInitiation = "await-initiation"
+)

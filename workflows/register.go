@@ -18,6 +18,7 @@ import (
 // Register puts every workflow and the activities on a worker.
 func Register(w worker.Registry, a *activities.Activities) {
 	w.RegisterWorkflow(PurgeIdempotencyKeys)
+	w.RegisterWorkflow(Payment)
 	w.RegisterActivity(a)
 }
 

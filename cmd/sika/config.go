@@ -21,6 +21,22 @@ type Config struct {
 	TemporalAddress string
 	// TemporalNamespace is the Temporal namespace (TEMPORAL_NAMESPACE, default "default").
 	TemporalNamespace string
+	// TaskQueue is the Temporal task queue of the service (SIKA_TASK_QUEUE, default "sika").
+	TaskQueue string
+	// SandboxURL is the base URL of the sandbox operator that TEST payments go to
+	// (SIKA_SANDBOX_URL; `sika dev` starts the sandbox itself when it is empty).
+	SandboxURL string
+	// SandboxSecret is the master secret the sandbox gateways' API keys and callback secrets
+	// derive from (SIKA_SANDBOX_SECRET; `sika dev` generates one and keeps it in .sika/).
+	SandboxSecret string
+	// SandboxAddr is where `sika sandbox` listens (SIKA_SANDBOX_ADDR, default 127.0.0.1:8090).
+	SandboxAddr string
+	// PushLifetime bounds how long a collection waits for the customer before it fails
+	// `expired` (SIKA_PUSH_LIFETIME, default 5m).
+	PushLifetime time.Duration
+	// OutboxSweepInterval is how often the worker starts workflows a crash left in the outbox
+	// (SIKA_OUTBOX_SWEEP_INTERVAL, default 5s).
+	OutboxSweepInterval time.Duration
 	// RedisURL makes the rate limit shared by every API replica (REDIS_URL; empty: in-process).
 	RedisURL string
 	// HTTPAddr is where the API listens (SIKA_HTTP_ADDR, default 127.0.0.1:8080).
@@ -63,6 +79,10 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		TemporalAddress:   getenv("TEMPORAL_ADDRESS"),
 		TemporalNamespace: orDefault(getenv("TEMPORAL_NAMESPACE"), "default"),
 		RedisURL:          getenv("REDIS_URL"),
+		TaskQueue:         orDefault(getenv("SIKA_TASK_QUEUE"), "sika"),
+		SandboxURL:        strings.TrimRight(getenv("SIKA_SANDBOX_URL"), "/"),
+		SandboxSecret:     getenv("SIKA_SANDBOX_SECRET"),
+		SandboxAddr:       orDefault(getenv("SIKA_SANDBOX_ADDR"), "127.0.0.1:8090"),
 		HTTPAddr:          orDefault(getenv("SIKA_HTTP_ADDR"), "127.0.0.1:8080"),
 		PublicURL:         strings.TrimRight(getenv("SIKA_PUBLIC_URL"), "/"),
 		JWTSecret:         getenv("SIKA_JWT_SECRET"),
@@ -87,14 +107,20 @@ func loadConfig(getenv func(string) string) (Config, error) {
 	}
 	intVar("SIKA_RATE_LIMIT_PER_MINUTE", 300, &c.RateLimitPerMinute)
 	intVar("SIKA_PUBLIC_RATE_LIMIT_PER_MINUTE", 60, &c.PublicRateLimitPerMinute)
-	c.IdempotencyTTL = 24 * time.Hour
-	if v := getenv("SIKA_IDEMPOTENCY_TTL"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < time.Minute {
-			errs = append(errs, fmt.Sprintf("SIKA_IDEMPOTENCY_TTL=%q is not a duration of at least 1m", v))
+	durationVar := func(name string, def, least time.Duration, dst *time.Duration) {
+		*dst = def
+		if v := getenv(name); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < least {
+				errs = append(errs, fmt.Sprintf("%s=%q is not a duration of at least %s", name, v, least))
+				return
+			}
+			*dst = d
 		}
-		c.IdempotencyTTL = d
 	}
+	durationVar("SIKA_IDEMPOTENCY_TTL", 24*time.Hour, time.Minute, &c.IdempotencyTTL)
+	durationVar("SIKA_PUSH_LIFETIME", 5*time.Minute, 5*time.Second, &c.PushLifetime)
+	durationVar("SIKA_OUTBOX_SWEEP_INTERVAL", 5*time.Second, 100*time.Millisecond, &c.OutboxSweepInterval)
 	for _, part := range strings.Split(getenv("SIKA_TRUSTED_PROXIES"), ",") {
 		if part = strings.TrimSpace(part); part == "" {
 			continue

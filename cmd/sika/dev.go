@@ -21,6 +21,7 @@ import (
 type devInfo struct {
 	BaseURL       string         `json:"base_url"`
 	TemporalUIURL string         `json:"temporal_ui_url"`
+	SandboxURL    string         `json:"sandbox_url"`
 	Admin         devCredentials `json:"admin"`
 	Merchant      devMerchant    `json:"merchant"`
 }
@@ -64,6 +65,11 @@ func runDev(ctx context.Context, cfg Config) (err error) {
 	}
 	if cfg.JWTSecret == "" {
 		if cfg.JWTSecret, err = devSecret(filepath.Join(stateDir, "jwt_secret")); err != nil {
+			return err
+		}
+	}
+	if cfg.SandboxSecret == "" {
+		if cfg.SandboxSecret, err = devSecret(filepath.Join(stateDir, "sandbox_secret")); err != nil {
 			return err
 		}
 	}
@@ -128,17 +134,27 @@ func runDev(ctx context.Context, cfg Config) (err error) {
 	}
 	info.BaseURL = cfg.PublicURL + "/api/v1"
 	info.TemporalUIURL = temporalUI
+
+	var wg sync.WaitGroup
+	errc := make(chan error, 3)
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if cfg.SandboxURL == "" {
+		sbln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return fmt.Errorf("listen for the sandbox: %w", err)
+		}
+		cfg.SandboxURL = "http://" + sbln.Addr().String()
+		wg.Add(1)
+		go func() { defer wg.Done(); errc <- serveSandbox(runCtx, cfg, sbln, logger) }()
+	}
+	info.SandboxURL = cfg.SandboxURL
 	if err := writeDevInfo(infoPath, info); err != nil {
 		return err
 	}
-
-	var wg sync.WaitGroup
-	errc := make(chan error, 2)
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	wg.Add(2)
 	go func() { defer wg.Done(); errc <- serveAPI(runCtx, cfg, st, tc, ln, logger) }()
-	go func() { defer wg.Done(); errc <- runWorker(runCtx, st, tc, logger) }()
+	go func() { defer wg.Done(); errc <- runWorker(runCtx, cfg, st, tc, logger) }()
 	printDevInfo(info, infoPath)
 
 	select {
@@ -285,6 +301,7 @@ Sika is running.
   API            %s
   API docs       %s
   Temporal UI    %s
+  Sandbox        %s   (TEST operator: outcome by the number's last 3 digits)
 
   Staff login    %s / %s
   Merchant login %s / %s   (merchant %s)
@@ -296,7 +313,7 @@ Sika is running.
   Try:  curl -H "Authorization: Bearer %s" %s/networks/
 
 These are also in %s. Press Ctrl-C to stop everything.
-`, info.BaseURL, info.BaseURL+"/docs/", orDefault(info.TemporalUIURL, "(external Temporal)"),
+`, info.BaseURL, info.BaseURL+"/docs/", orDefault(info.TemporalUIURL, "(external Temporal)"), info.SandboxURL,
 		info.Admin.Email, info.Admin.Password, info.Merchant.Email, info.Merchant.Password, info.Merchant.ID,
 		info.Merchant.APIKeys.TestBoth, info.Merchant.APIKeys.TestPayin, info.Merchant.APIKeys.TestPayout,
 		info.Merchant.APIKeys.LiveBoth, info.Merchant.APIKeys.TestBoth, info.BaseURL, path)

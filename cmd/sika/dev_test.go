@@ -14,10 +14,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sikahq/sika/internal/testenv"
+	"github.com/sikahq/sika/workflows"
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(testenv.Run(m, nil))
+	os.Exit(testenv.Run(m, func(env *testenv.Env) error {
+		workflows.TaskQueue = "test-" + env.DatabaseName // packages share the Temporal server
+		return nil
+	}))
 }
 
 // startDev runs `sika dev` in-process against the test Postgres and Temporal, waits for its

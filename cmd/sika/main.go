@@ -4,6 +4,7 @@
 //	sika api                 the HTTP API
 //	sika worker              the Temporal worker
 //	sika migrate             apply the database migrations
+//	sika sandbox             the sandbox operator that TEST payments go to
 //	sika admin bootstrap     create (or reset) a staff member and print its credentials
 //	sika stack -- CMD ARGS   run CMD with a throw-away Postgres and Temporal (used by make test)
 //
@@ -17,6 +18,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/sikahq/sika/workflows"
 )
 
 const usage = `usage: sika <command>
@@ -26,6 +29,7 @@ commands:
   api                 serve the HTTP API
   worker              run the Temporal worker
   migrate             apply database migrations
+  sandbox             serve the sandbox operator (TEST gateways)
   admin bootstrap     create or reset a staff member: [--email EMAIL] [--name NAME]
   stack -- CMD ...    run CMD with a private Postgres and Temporal (make test)
 `
@@ -57,6 +61,7 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
+	workflows.TaskQueue = cfg.TaskQueue
 	switch args[0] {
 	case "dev":
 		return runDev(ctx, cfg)
@@ -66,6 +71,8 @@ func run(args []string) error {
 		return runWorkerCommand(ctx, cfg)
 	case "migrate":
 		return runMigrate(ctx, cfg)
+	case "sandbox":
+		return runSandboxCommand(ctx, cfg)
 	case "admin":
 		return runAdmin(ctx, cfg, args[1:])
 	case "stack":

@@ -69,6 +69,10 @@ func serveAPI(ctx context.Context, cfg Config, st *store.Store, tc client.Client
 	if err != nil {
 		return fmt.Errorf("rate limiter: %w", err)
 	}
+	gateways, err := newGatewayRouter(cfg)
+	if err != nil {
+		return err
+	}
 	srv := api.NewServer(api.Config{
 		PublicURL:                cfg.PublicURL,
 		JWTSecret:                []byte(cfg.JWTSecret),
@@ -77,6 +81,8 @@ func serveAPI(ctx context.Context, cfg Config, st *store.Store, tc client.Client
 		Limiter:                  limiter,
 		IdempotencyTTL:           cfg.IdempotencyTTL,
 		TrustedProxies:           cfg.TrustedProxies,
+		Temporal:                 tc,
+		Gateways:                 gateways,
 		Logger:                   logger,
 		ReadinessChecks: map[string]func(context.Context) error{
 			"postgres": st.Ping,
@@ -108,18 +114,24 @@ func serveAPI(ctx context.Context, cfg Config, st *store.Store, tc client.Client
 	return nil
 }
 
-// runWorker polls the task queue until ctx ends.
-func runWorker(ctx context.Context, st *store.Store, tc client.Client, logger *slog.Logger) error {
+// runWorker polls the task queue and sweeps the outbox until ctx ends.
+func runWorker(ctx context.Context, cfg Config, st *store.Store, tc client.Client, logger *slog.Logger) error {
+	gateways, err := newGatewayRouter(cfg)
+	if err != nil {
+		return err
+	}
 	if err := workflows.EnsureSchedules(ctx, tc); err != nil {
 		return err
 	}
 	w := worker.New(tc, workflows.TaskQueue, worker.Options{})
-	workflows.Register(w, &activities.Activities{Store: st})
+	workflows.Register(w, &activities.Activities{
+		Store: st, Gateways: gateways, CallbackBaseURL: cfg.PublicURL, PushLifetime: cfg.PushLifetime,
+	})
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
 	logger.Info("worker polling", "task_queue", workflows.TaskQueue)
-	<-ctx.Done()
+	workflows.SweepOutbox(ctx, st, tc, cfg.OutboxSweepInterval, logger)
 	w.Stop()
 	return nil
 }
@@ -158,7 +170,7 @@ func runWorkerCommand(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer tc.Close()
-	return runWorker(ctx, st, tc, logger)
+	return runWorker(ctx, cfg, st, tc, logger)
 }
 
 func runMigrate(ctx context.Context, cfg Config) error {

@@ -1,0 +1,287 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"go.temporal.io/sdk/activity"
+
+	"github.com/sikahq/sika"
+	"github.com/sikahq/sika/gateway"
+	"github.com/sikahq/sika/store"
+)
+
+// PaymentInput starts one run of a payment.
+type PaymentInput struct {
+	TransactionID uuid.UUID
+	// Run is the transaction's run this workflow run acts on (1, then +1 per retry).
+	Run int
+}
+
+// PaymentPlan is what a payment run will do.
+type PaymentPlan struct {
+	// Proceed is false when the transaction is no longer PENDING in this run (a duplicate start
+	// from the outbox, or a run replaced by a retry): the run ends without touching anything.
+	Proceed      bool
+	Gateways     []gateway.Candidate
+	OTPKind      sika.OTPKind
+	Redirect     bool
+	PushLifetime time.Duration
+}
+
+// PreparePayment reads the transaction and orders its gateways.
+func (a *Activities) PreparePayment(ctx context.Context, in PaymentInput) (PaymentPlan, error) {
+	t, err := a.Store.Transaction(ctx, in.TransactionID)
+	if err != nil {
+		return PaymentPlan{}, fmt.Errorf("prepare payment: %w", err)
+	}
+	if t.Status != sika.StatusPending || t.Run != in.Run {
+		return PaymentPlan{}, nil
+	}
+	network, err := a.Store.NetworkByID(ctx, t.NetworkID)
+	if err != nil {
+		return PaymentPlan{}, fmt.Errorf("prepare payment: %w", err)
+	}
+	routes, err := a.Store.GatewayRoutes(ctx, t.NetworkID, t.Environment)
+	if err != nil {
+		return PaymentPlan{}, fmt.Errorf("prepare payment: %w", err)
+	}
+	cands := make([]gateway.Candidate, len(routes))
+	for i, r := range routes {
+		cands[i] = gateway.Candidate{Gateway: r.Gateway, Priority: r.Priority}
+	}
+	return PaymentPlan{
+		Proceed: true, Gateways: a.Gateways.Order(cands), OTPKind: network.OTPKind,
+		Redirect: network.Redirect, PushLifetime: a.pushLifetime(),
+	}, nil
+}
+
+// AttemptID is the deterministic id of a payment's attempt: the same run and sequence give the
+// same id, which is also the reference the gateway dedupes on.
+func AttemptID(txID uuid.UUID, run, sequence int) uuid.UUID {
+	return uuid.NewSHA1(txID, fmt.Appendf(nil, "attempt:%d:%d", run, sequence))
+}
+
+// OutcomeKind is what a gateway call means for the workflow.
+type OutcomeKind string
+
+// Outcome kinds.
+const (
+	OutcomePending     OutcomeKind = "PENDING"     // accepted; wait for the customer
+	OutcomeSuccess     OutcomeKind = "SUCCESS"     // money moved
+	OutcomeFailed      OutcomeKind = "FAILED"      // refused: final, no fallback
+	OutcomeUnavailable OutcomeKind = "UNAVAILABLE" // not accepted: try the next gateway
+	OutcomeAmbiguous   OutcomeKind = "AMBIGUOUS"   // may be accepted: ask this gateway
+	OutcomeNotFound    OutcomeKind = "NOT_FOUND"   // the gateway never received it
+	OutcomeUnknown     OutcomeKind = "UNKNOWN"     // the gateway could not be asked now
+)
+
+// CollectionOutcome is the result of a gateway call about one attempt.
+type CollectionOutcome struct {
+	Kind             OutcomeKind
+	AttemptID        uuid.UUID
+	Gateway          string
+	GatewayReference string
+	FailureCode      string
+	FailureMessage   string
+	NextAction       gateway.NextAction
+}
+
+// StartCollectionInput names the attempt to start.
+type StartCollectionInput struct {
+	TransactionID uuid.UUID
+	Run           int
+	Sequence      int
+	Candidate     gateway.Candidate
+}
+
+// StartCollection records the attempt (once) and asks its gateway to debit the customer with
+// the attempt id as reference. Running it again (a retried activity, a restarted worker, a
+// re-send after an ambiguous answer) sends the same reference, which the gateway dedupes.
+func (a *Activities) StartCollection(ctx context.Context, in StartCollectionInput) (CollectionOutcome, error) {
+	t, err := a.Store.Transaction(ctx, in.TransactionID)
+	if err != nil {
+		return CollectionOutcome{}, fmt.Errorf("start collection: %w", err)
+	}
+	attempt, err := a.Store.EnsureAttempt(ctx, t, sika.TransactionAttempt{
+		ID: AttemptID(t.ID, in.Run, in.Sequence), Run: in.Run, Sequence: in.Sequence,
+		Gateway: in.Candidate.Gateway, Priority: in.Candidate.Priority,
+	})
+	if err != nil {
+		return CollectionOutcome{}, fmt.Errorf("start collection: %w", err)
+	}
+	out := CollectionOutcome{AttemptID: attempt.ID, Gateway: attempt.Gateway, GatewayReference: attempt.GatewayReference}
+	switch attempt.Status {
+	case sika.AttemptSuccess:
+		out.Kind = OutcomeSuccess
+		return out, nil
+	case sika.AttemptFailed:
+		out.Kind, out.FailureCode, out.FailureMessage = OutcomeFailed, attempt.FailureCode, attempt.FailureMessage
+		if attempt.FailureCode == gateway.FailureGatewayUnavailable {
+			out.Kind = OutcomeUnavailable
+		}
+		return out, nil
+	}
+	gw, err := a.Gateways.Gateway(attempt.Gateway)
+	if err != nil {
+		return a.unavailable(ctx, out, err)
+	}
+	otp, err := a.Store.TransactionOTP(ctx, t.ID)
+	if err != nil {
+		return CollectionOutcome{}, err
+	}
+	res, err := gw.Collect(ctx, gateway.CollectRequest{
+		Reference: attempt.ID.String(), Amount: t.DebitedAmount.Decimal, Currency: t.Currency, Country: t.Country,
+		Network: t.Network, Phone: t.CustomerPhone, OTP: otp, CustomerName: t.CustomerName,
+		Description: t.Description, CallbackURL: a.callbackURL(attempt.Gateway),
+	})
+	a.Gateways.Observe(attempt.Gateway, err)
+	if err != nil {
+		logger := activity.GetLogger(ctx)
+		switch gateway.KindOf(err) {
+		case gateway.KindUnavailable, gateway.KindAuth:
+			logger.Warn("gateway unavailable", "gateway", attempt.Gateway, "attempt", attempt.ID, "err", err)
+			return a.unavailable(ctx, out, err)
+		case gateway.KindDeclined, gateway.KindInvalid:
+			out.Kind, out.FailureCode, out.FailureMessage = OutcomeFailed, gateway.CodeOf(err), declineMessage(err)
+			return out, a.forgetOTP(ctx, t.ID, otp)
+		default:
+			logger.Warn("ambiguous gateway answer", "gateway", attempt.Gateway, "attempt", attempt.ID, "err", err)
+			out.Kind = OutcomeAmbiguous
+			return out, a.forgetOTP(ctx, t.ID, otp)
+		}
+	}
+	out.GatewayReference, out.NextAction = res.GatewayReference, res.NextAction
+	switch res.Status {
+	case gateway.StatusSuccess:
+		out.Kind = OutcomeSuccess
+	case gateway.StatusFailed:
+		out.Kind, out.FailureCode, out.FailureMessage = OutcomeFailed, res.FailureCode, res.FailureMessage
+	default:
+		out.Kind = OutcomePending
+		if err := a.Store.UpdateAttempt(ctx, store.AttemptUpdate{ID: attempt.ID, Status: sika.AttemptPending, GatewayReference: res.GatewayReference}); err != nil {
+			return CollectionOutcome{}, err
+		}
+	}
+	return out, a.forgetOTP(ctx, t.ID, otp)
+}
+
+// unavailable closes an attempt the gateway did not accept, so the workflow may try the next.
+func (a *Activities) unavailable(ctx context.Context, out CollectionOutcome, cause error) (CollectionOutcome, error) {
+	out.Kind, out.FailureCode, out.FailureMessage = OutcomeUnavailable, gateway.FailureGatewayUnavailable, "The gateway did not accept the request."
+	err := a.Store.UpdateAttempt(ctx, store.AttemptUpdate{ID: out.AttemptID, Status: sika.AttemptFailed,
+		FailureCode: out.FailureCode, FailureMessage: out.FailureMessage})
+	if err != nil {
+		return CollectionOutcome{}, errors.Join(err, cause)
+	}
+	return out, nil
+}
+
+// forgetOTP drops a pre-payment OTP once a gateway has seen it: it is single-use.
+func (a *Activities) forgetOTP(ctx context.Context, txID uuid.UUID, otp string) error {
+	if otp == "" {
+		return nil
+	}
+	return a.Store.ClearOTP(ctx, txID)
+}
+
+func declineMessage(err error) string {
+	var ge *gateway.Error
+	if errors.As(err, &ge) && ge.Message != "" {
+		return ge.Message
+	}
+	return "The operator refused the payment."
+}
+
+// CheckCollection reads an attempt's state at its gateway. A gateway that cannot be asked now
+// answers OutcomeUnknown: the workflow asks again later.
+func (a *Activities) CheckCollection(ctx context.Context, attemptID uuid.UUID) (CollectionOutcome, error) {
+	attempt, err := a.Store.Attempt(ctx, attemptID)
+	if err != nil {
+		return CollectionOutcome{}, fmt.Errorf("check collection: %w", err)
+	}
+	out := CollectionOutcome{AttemptID: attempt.ID, Gateway: attempt.Gateway, GatewayReference: attempt.GatewayReference}
+	gw, err := a.Gateways.Gateway(attempt.Gateway)
+	if err != nil {
+		out.Kind = OutcomeUnknown
+		return out, nil
+	}
+	st, err := gw.CollectionStatus(ctx, attempt.ID.String())
+	if err != nil {
+		activity.GetLogger(ctx).Warn("collection status unavailable", "gateway", attempt.Gateway, "attempt", attempt.ID, "err", err)
+		out.Kind = OutcomeUnknown
+		return out, nil
+	}
+	return outcomeOf(out, st), nil
+}
+
+// outcomeOf turns a gateway status into an outcome.
+func outcomeOf(out CollectionOutcome, st gateway.OperationStatus) CollectionOutcome {
+	if st.GatewayReference != "" {
+		out.GatewayReference = st.GatewayReference
+	}
+	switch st.Status {
+	case gateway.StatusSuccess:
+		out.Kind = OutcomeSuccess
+	case gateway.StatusFailed:
+		out.Kind, out.FailureCode, out.FailureMessage = OutcomeFailed, st.FailureCode, st.FailureMessage
+	case gateway.StatusNotFound:
+		out.Kind = OutcomeNotFound
+	default:
+		out.Kind = OutcomePending
+	}
+	return out
+}
+
+// ConfirmOTPInput carries a post-push OTP to its attempt.
+type ConfirmOTPInput struct {
+	AttemptID uuid.UUID
+	OTP       string
+}
+
+// ConfirmCollectionOTP sends a post-push OTP to the attempt's gateway. A wrong code is
+// OutcomeFailed with code invalid_otp when the gateway gave up on the push, and Rejected when
+// the customer may try again.
+func (a *Activities) ConfirmCollectionOTP(ctx context.Context, in ConfirmOTPInput) (OTPConfirmation, error) {
+	attempt, err := a.Store.Attempt(ctx, in.AttemptID)
+	if err != nil {
+		return OTPConfirmation{}, fmt.Errorf("confirm otp: %w", err)
+	}
+	gw, err := a.Gateways.Gateway(attempt.Gateway)
+	if err != nil {
+		return OTPConfirmation{}, err
+	}
+	out := CollectionOutcome{AttemptID: attempt.ID, Gateway: attempt.Gateway, GatewayReference: attempt.GatewayReference}
+	st, err := gw.ConfirmOTP(ctx, attempt.ID.String(), in.OTP)
+	if err != nil {
+		if gateway.KindOf(err) == gateway.KindDeclined || gateway.KindOf(err) == gateway.KindInvalid {
+			// The code was refused; whether the push is still alive is the gateway's to say.
+			check, cerr := a.CheckCollection(ctx, in.AttemptID)
+			if cerr != nil {
+				return OTPConfirmation{}, cerr
+			}
+			return OTPConfirmation{Rejected: true, Outcome: check}, nil
+		}
+		return OTPConfirmation{}, fmt.Errorf("confirm otp at %s: %w", attempt.Gateway, err)
+	}
+	return OTPConfirmation{Outcome: outcomeOf(out, st)}, nil
+}
+
+// OTPConfirmation is the answer to a post-push OTP.
+type OTPConfirmation struct {
+	// Rejected is true when the gateway refused the code.
+	Rejected bool
+	Outcome  CollectionOutcome
+}
+
+// CompletePayment records the end of a payment run (see store.CompletePayment): idempotent.
+func (a *Activities) CompletePayment(ctx context.Context, c store.Completion) (sika.TransactionStatus, error) {
+	t, _, err := a.Store.CompletePayment(ctx, c)
+	if err != nil {
+		return "", fmt.Errorf("complete payment: %w", err)
+	}
+	return t.Status, nil
+}

@@ -1,0 +1,71 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/gorilla/mux"
+	"go.temporal.io/api/serviceerror"
+
+	"github.com/sikahq/sika"
+	"github.com/sikahq/sika/gateway"
+	"github.com/sikahq/sika/workflows"
+)
+
+// maxCallbackBody bounds what a gateway may post.
+const maxCallbackBody = 64 << 10
+
+// gatewayCallback receives an operator's report, authenticated by the gateway that claims to
+// have sent it, and hands it to the payment's workflow. It answers 200 for anything it
+// authenticated, including duplicates and reports on finished payments: the workflow ignores
+// what it no longer needs, and an operator that sees errors only sends more.
+func (s *Server) gatewayCallback(w http.ResponseWriter, r *http.Request) {
+	routeName(r)
+	name := mux.Vars(r)["gateway"]
+	gw, err := s.cfg.Gateways.Gateway(name)
+	if err != nil {
+		writeError(w, r, sika.NotFound("Gateway"))
+		return
+	}
+	body, err := readBody(r, maxCallbackBody)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	cb, err := gw.ParseCallback(r.Header, body)
+	if err != nil {
+		logFrom(r.Context()).Warn("gateway callback refused", "gateway", name, "err", err)
+		writeError(w, r, sika.Errorf(sika.CodeInvalidCredentials, "The callback signature is not valid."))
+		return
+	}
+	attemptID, err := uuid.Parse(cb.Reference)
+	if err != nil {
+		writeError(w, r, sika.NotFound("Attempt"))
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 10*time.Second)
+	defer cancel()
+	attempt, err := s.store.Attempt(ctx, attemptID)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if cb.Kind == gateway.CallbackCollection {
+		err = s.cfg.Temporal.SignalWorkflow(ctx, workflows.PaymentWorkflowID(attempt.Transaction), "", workflows.SignalGatewayCallback,
+			workflows.GatewayCallback{AttemptID: attempt.ID, Status: cb.Status, GatewayReference: cb.GatewayReference,
+				FailureCode: cb.FailureCode, FailureMessage: cb.FailureMessage, Trusted: cb.Trusted})
+	}
+	var notFound *serviceerror.NotFound
+	switch {
+	case err == nil:
+	case errors.As(err, &notFound):
+		logFrom(r.Context()).Info("callback for a finished payment", "gateway", name, "attempt", attempt.ID, "status", cb.Status)
+	default:
+		writeError(w, r, err)
+		return
+	}
+	writeData(w, http.StatusOK, map[string]bool{"received": true})
+}

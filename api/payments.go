@@ -1,0 +1,463 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/sikahq/sika"
+	"github.com/sikahq/sika/activities"
+	"github.com/sikahq/sika/gateway"
+	"github.com/sikahq/sika/store"
+	"github.com/sikahq/sika/workflows"
+)
+
+type softpayRequest struct {
+	Amount          string          `json:"amount"`
+	Currency        string          `json:"currency"`
+	Country         string          `json:"country"`
+	Network         string          `json:"network"`
+	CustomerPhone   string          `json:"customer_phone"`
+	CustomerName    string          `json:"customer_name"`
+	CustomerEmail   string          `json:"customer_email"`
+	Description     string          `json:"description"`
+	OTP             string          `json:"otp"`
+	FeeChargeMode   *string         `json:"fee_charge_mode"`
+	Metadata        json.RawMessage `json:"metadata"`
+	CheckoutSession *string         `json:"checkout_session"`
+}
+
+// paymentResponse is a transaction with the customer's next action.
+type paymentResponse struct {
+	sika.Transaction
+	NextAction gateway.NextAction `json:"next_action"`
+}
+
+// collection is a validated, priced softpay request.
+type collection struct {
+	country  sika.Country
+	network  sika.Network
+	phone    string
+	otp      string
+	tx       sika.Transaction
+	redirect bool
+}
+
+// softpay initiates a push payment: validation, pricing and conversion, then in one Postgres
+// transaction the record, its status log and the outbox row, then the payment workflow.
+func (s *Server) softpay(w http.ResponseWriter, r *http.Request) error {
+	var req softpayRequest
+	if err := decodeBody(r, &req); err != nil {
+		return err
+	}
+	c, err := s.prepareCollection(r.Context(), req)
+	if err != nil {
+		return err
+	}
+	t, outboxID, created, err := s.store.CreateTransaction(r.Context(), store.NewTransaction{
+		Transaction: c.tx, OTP: c.otp, IdempotencyKey: r.Header.Get("Idempotency-Key"), Reason: "Payment requested",
+	}, workflows.PaymentStart(activities.PaymentInput{TransactionID: c.tx.ID, Run: 1}))
+	if err != nil {
+		return err
+	}
+	if created {
+		s.startPayment(r.Context(), t, outboxID)
+	}
+	next := s.nextAction(r.Context(), t, c.network)
+	writeData(w, http.StatusCreated, paymentResponse{Transaction: t, NextAction: next})
+	return nil
+}
+
+// prepareCollection validates a softpay request and prices it.
+func (s *Server) prepareCollection(ctx context.Context, req softpayRequest) (collection, error) {
+	var c collection
+	var v sika.Validation
+	merchant, env := tenant(ctx)
+	req.Currency = strings.ToUpper(strings.TrimSpace(req.Currency))
+	req.Country = strings.ToUpper(strings.TrimSpace(req.Country))
+	req.Network = strings.ToUpper(strings.TrimSpace(req.Network))
+	if len(req.Currency) != 3 {
+		v.Add("currency", "Must be exactly 3 characters.")
+	}
+	amount, err := sika.ParseAmount(req.Amount, req.Currency)
+	if err != nil {
+		v.Add("amount", err.Error())
+	}
+	if req.Country == "" {
+		v.Add("country", sika.MsgRequired)
+	} else if c.country, err = s.store.CountryByISO(ctx, req.Country); sika.ErrorCode(err) == sika.CodeNotFound {
+		v.Add("country", "Unknown country.")
+	} else if err != nil {
+		return c, err
+	}
+	if req.Network == "" {
+		v.Add("network", sika.MsgRequired)
+	} else if c.network, err = s.store.NetworkByCode(ctx, req.Network); sika.ErrorCode(err) == sika.CodeNotFound {
+		v.Add("network", "Unknown network.")
+	} else if err != nil {
+		return c, err
+	}
+	requireText(&v, "customer_name", req.CustomerName, 200)
+	if req.CustomerEmail != "" && !validEmail(req.CustomerEmail) {
+		v.Add("customer_email", sika.MsgInvalidEmail)
+	}
+	if len([]rune(req.Description)) > 500 {
+		v.Add("description", "Ensure this field has no more than 500 characters.")
+	}
+	metadata, merr := normaliseMetadata(req.Metadata)
+	if merr != nil {
+		v.Add("metadata", merr.Error())
+	}
+	var mode sika.FeeChargeMode
+	if req.FeeChargeMode != nil && *req.FeeChargeMode != "" {
+		if mode = sika.FeeChargeMode(strings.ToUpper(*req.FeeChargeMode)); !mode.Valid() {
+			v.Add("fee_charge_mode", `Must be "ADD_ON" or "DEDUCTED".`)
+		}
+	}
+	if c.country.ID != uuid.Nil {
+		if req.CustomerPhone == "" {
+			v.Add("customer_phone", sika.MsgRequired)
+		} else if c.phone, err = sika.NormalizePhone(c.country, req.CustomerPhone); err != nil {
+			v.Add("customer_phone", err.Error())
+		}
+	}
+	if err := v.Err(); err != nil {
+		return c, err
+	}
+	if c.network.Country != c.country.ID {
+		return c, sika.Errorf(sika.CodeNetworkCountry, "Network %s does not operate in %s.", c.network.Code, c.country.ISOCode)
+	}
+	if err := s.checkNetworkOpen(ctx, c.network, env); err != nil {
+		return c, err
+	}
+	if c.network.OTPKind == sika.OTPPrePayment {
+		if c.otp = strings.TrimSpace(req.OTP); c.otp == "" {
+			return c, sika.Errorf(sika.CodeOTPRequired, "%s needs a pre-payment OTP: %s", c.network.Code, c.network.OTPInstructions)
+		}
+	}
+
+	// The customer pays in the country's currency; another currency is converted at the
+	// current rate (spec rule 3).
+	currency := c.country.DefaultCurrency
+	c.tx = sika.Transaction{Currency: currency}
+	if req.Currency != currency {
+		rate, err := s.store.ExchangeRate(ctx, req.Currency, currency)
+		if sika.ErrorCode(err) == sika.CodeNotFound {
+			return c, sika.FieldError("currency", "No exchange rate from "+req.Currency+" to "+currency+".")
+		}
+		if err != nil {
+			return c, err
+		}
+		original := sika.NewAmount(amount)
+		c.tx.OriginalAmount, c.tx.OriginalCurrency, c.tx.ExchangeRate = &original, &req.Currency, &rate
+		amount = sika.ConvertAmount(amount, rate, currency)
+	}
+	if amount.LessThan(c.network.MinAmount) || amount.GreaterThan(c.network.MaxAmount) {
+		return c, sika.Errorf(sika.CodeAmountOutOfRange, "%s accepts amounts from %s to %s %s.", c.network.Code,
+			sika.FormatAmount(c.network.MinAmount), sika.FormatAmount(c.network.MaxAmount), currency)
+	}
+	settings, err := s.store.MerchantSettings(ctx, merchant, env)
+	if err != nil {
+		return c, err
+	}
+	pricing, err := s.store.EffectivePricing(ctx, merchant, env, c.network.ID, sika.DirectionInbound)
+	if err != nil {
+		return c, err
+	}
+	fees, err := sika.ComputeFees(sika.DirectionInbound, amount, currency, pricing, settings.EffectiveFeeChargeMode(mode))
+	if err != nil {
+		return c, err
+	}
+	id, err := uuid.NewV7()
+	if err != nil {
+		return c, err
+	}
+	ref, err := sika.NewReference("PAY", s.cfg.Now())
+	if err != nil {
+		return c, err
+	}
+	t := &c.tx
+	t.ID, t.Reference, t.Merchant, t.Environment, t.Type = id, ref, merchant, env, sika.TypePayment
+	t.RequestedAmount, t.ClientFee, t.DebitedAmount = sika.NewAmount(fees.RequestedAmount), sika.NewAmount(fees.ClientFee), sika.NewAmount(fees.DebitedAmount)
+	t.GatewayFee, t.PlatformFee, t.NetAmount = sika.NewAmount(fees.GatewayFee), sika.NewAmount(fees.PlatformFee), sika.NewAmount(fees.NetAmount)
+	t.FeeChargeMode, t.Country, t.NetworkID, t.Network = fees.Mode, c.country.ISOCode, c.network.ID, c.network.Code
+	t.CustomerName, t.CustomerEmail, t.CustomerPhone = strings.TrimSpace(req.CustomerName), strings.TrimSpace(req.CustomerEmail), c.phone
+	t.Description, t.Metadata = strings.TrimSpace(req.Description), metadata
+	return c, nil
+}
+
+// checkNetworkOpen refuses a network that is switched off or has no gateway in the environment.
+func (s *Server) checkNetworkOpen(ctx context.Context, n sika.Network, env sika.Environment) error {
+	if !n.IsActive {
+		return sika.Errorf(sika.CodeNetworkUnavailable, "%s is currently unavailable.", n.Code)
+	}
+	routes, err := s.store.GatewayRoutes(ctx, n.ID, env)
+	if err != nil {
+		return err
+	}
+	if len(routes) == 0 {
+		return sika.Errorf(sika.CodeNetworkUnavailable, "%s is not available in %s yet.", n.Code, env)
+	}
+	return nil
+}
+
+// normaliseMetadata accepts a JSON object (or nothing) of at most 8 KiB.
+func normaliseMetadata(raw json.RawMessage) (json.RawMessage, error) {
+	trimmed := strings.TrimSpace(string(raw))
+	if trimmed == "" || trimmed == "null" {
+		return json.RawMessage("{}"), nil
+	}
+	if !strings.HasPrefix(trimmed, "{") {
+		return nil, errors.New("Expected an object.")
+	}
+	if len(trimmed) > 8<<10 {
+		return nil, errors.New("Ensure metadata is at most 8 KiB.")
+	}
+	return json.RawMessage(trimmed), nil
+}
+
+// startPayment starts the workflow of a committed payment and clears its outbox row; when
+// Temporal cannot be reached the row stays and the sweeper starts it.
+func (s *Server) startPayment(ctx context.Context, t sika.Transaction, outboxID int64) {
+	ctx = context.WithoutCancel(ctx)
+	if err := workflows.StartPayment(ctx, s.cfg.Temporal, activities.PaymentInput{TransactionID: t.ID, Run: t.Run}); err != nil {
+		logFrom(ctx).Warn("payment workflow not started; the outbox sweeper will", "transaction", t.ID, "err", err)
+		return
+	}
+	if err := s.store.DeleteOutbox(ctx, outboxID); err != nil {
+		logFrom(ctx).Warn("delete outbox row", "transaction", t.ID, "err", err)
+	}
+}
+
+// nextAction tells the merchant what the customer does next. Redirect networks need the URL
+// the gateway returned, so the request waits (briefly) for the workflow's first gateway call.
+func (s *Server) nextAction(ctx context.Context, t sika.Transaction, n sika.Network) gateway.NextAction {
+	switch {
+	case t.Status != sika.StatusPending:
+		return gateway.NextAction{Type: gateway.NextUSSDPush}
+	case n.OTPKind == sika.OTPPostPush:
+		return gateway.NextAction{Type: gateway.NextOTPConfirmation}
+	case !n.Redirect:
+		return gateway.NextAction{Type: gateway.NextUSSDPush}
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+	defer cancel()
+	var next gateway.NextAction
+	h, err := s.cfg.Temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: workflows.PaymentWorkflowID(t.ID), UpdateName: workflows.UpdateAwaitInitiation,
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err == nil {
+		err = h.Get(ctx, &next)
+	}
+	if err != nil || next.Type == "" {
+		logFrom(ctx).Warn("redirect url not known yet", "transaction", t.ID, "err", err)
+		return gateway.NextAction{Type: gateway.NextRedirect}
+	}
+	return next
+}
+
+// paymentFor loads an inbound payment of the caller.
+func (s *Server) paymentFor(r *http.Request) (sika.Transaction, error) {
+	id, err := pathUUID(r, "id", "Payment")
+	if err != nil {
+		return sika.Transaction{}, err
+	}
+	merchant, env := tenant(r.Context())
+	t, err := s.store.TransactionByID(r.Context(), merchant, env, id)
+	if err != nil {
+		return t, err
+	}
+	if t.FlowDirection != sika.DirectionInbound {
+		return t, sika.NotFound("Payment")
+	}
+	return t, nil
+}
+
+type confirmOTPRequest struct {
+	OTP string `json:"otp"`
+}
+
+// confirmOTP sends the code a customer received after the push to the payment's workflow.
+func (s *Server) confirmOTP(w http.ResponseWriter, r *http.Request) error {
+	var req confirmOTPRequest
+	if err := decodeBody(r, &req); err != nil {
+		return err
+	}
+	if req.OTP = strings.TrimSpace(req.OTP); req.OTP == "" {
+		return sika.FieldError("otp", sika.MsgRequired)
+	}
+	t, err := s.paymentFor(r)
+	if err != nil {
+		return err
+	}
+	if t.Status != sika.StatusPending {
+		return sika.Errorf(sika.CodeNotPending, "Payment is %s, not PENDING.", t.Status)
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
+	defer cancel()
+	var result workflows.PaymentResult
+	h, err := s.cfg.Temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: workflows.PaymentWorkflowID(t.ID), UpdateName: workflows.UpdateConfirmOTP,
+		Args: []any{req.OTP}, WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err == nil {
+		err = h.Get(ctx, &result)
+	}
+	var appErr *temporal.ApplicationError
+	switch {
+	case errors.As(err, &appErr) && appErr.Type() == workflows.ErrInvalidOTP:
+		return sika.FieldError("otp", "The code is not valid.")
+	case errors.As(err, &appErr) && appErr.Type() == workflows.ErrNoOTPExpected:
+		return sika.FieldError("otp", "This payment does not take an OTP confirmation.")
+	case err != nil:
+		if current, rerr := s.store.TransactionByID(r.Context(), t.Merchant, t.Environment, t.ID); rerr == nil && current.Status != sika.StatusPending {
+			return sika.Errorf(sika.CodeNotPending, "Payment is %s, not PENDING.", current.Status)
+		}
+		return err
+	}
+	return s.writeTransaction(w, r, t.ID, http.StatusOK)
+}
+
+type retryRequest struct {
+	Network       string `json:"network"`
+	CustomerPhone string `json:"customer_phone"`
+}
+
+// retry replays a FAILED inbound payment on the same transaction, as a new run.
+func (s *Server) retryPayment(w http.ResponseWriter, r *http.Request) error {
+	var req retryRequest
+	if err := decodeBody(r, &req); err != nil {
+		return err
+	}
+	t, err := s.paymentFor(r)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	country, err := s.store.CountryByISO(ctx, t.Country)
+	if err != nil {
+		return err
+	}
+	var network *sika.Network
+	var v sika.Validation
+	if code := strings.ToUpper(strings.TrimSpace(req.Network)); code != "" {
+		n, err := s.store.NetworkByCode(ctx, code)
+		switch {
+		case sika.ErrorCode(err) == sika.CodeNotFound:
+			v.Add("network", "Unknown network.")
+		case err != nil:
+			return err
+		case n.Country != country.ID:
+			return sika.Errorf(sika.CodeNetworkCountry, "Network %s does not operate in %s.", n.Code, country.ISOCode)
+		case n.OTPKind == sika.OTPPrePayment:
+			return sika.Errorf(sika.CodeOTPRequired, "%s needs a new pre-payment OTP: start a new payment.", n.Code)
+		default:
+			network = &n
+		}
+	}
+	phone := ""
+	if req.CustomerPhone != "" {
+		if phone, err = sika.NormalizePhone(country, req.CustomerPhone); err != nil {
+			v.Add("customer_phone", err.Error())
+		}
+	}
+	if err := v.Err(); err != nil {
+		return err
+	}
+	current, err := s.store.NetworkByID(ctx, t.NetworkID)
+	if err != nil {
+		return err
+	}
+	if network == nil {
+		network = &current
+	}
+	if t.Status == sika.StatusFailed && network.OTPKind == sika.OTPPrePayment {
+		return sika.Errorf(sika.CodeOTPRequired, "%s needs a new pre-payment OTP: start a new payment.", network.Code)
+	}
+	if err := s.checkNetworkOpen(ctx, *network, t.Environment); err != nil {
+		return err
+	}
+	t, outboxID, err := s.store.RetryPayment(ctx, t.Merchant, t.Environment, t.ID, network, phone, func(t sika.Transaction) store.WorkflowStart {
+		return workflows.PaymentStart(activities.PaymentInput{TransactionID: t.ID, Run: t.Run})
+	})
+	if err != nil {
+		return err
+	}
+	s.startPayment(ctx, t, outboxID)
+	writeData(w, http.StatusOK, paymentResponse{Transaction: t, NextAction: s.nextAction(ctx, t, *network)})
+	return nil
+}
+
+// verifyPayment always asks the gateway for the real state of the payment's latest attempt; a
+// final answer that the record does not show yet is handed to the workflow, which records it.
+func (s *Server) verifyPayment(w http.ResponseWriter, r *http.Request) error {
+	t, err := s.paymentFor(r)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	attempt, err := s.store.LatestAttempt(ctx, t.ID)
+	if sika.ErrorCode(err) == sika.CodeNotFound {
+		return s.writeTransaction(w, r, t.ID, http.StatusOK) // not sent to any gateway yet
+	}
+	if err != nil {
+		return err
+	}
+	gw, err := s.cfg.Gateways.Gateway(attempt.Gateway)
+	if err != nil {
+		return err
+	}
+	st, err := gw.CollectionStatus(ctx, attempt.ID.String())
+	if err != nil {
+		return sika.Errorf(sika.CodeServiceUnavailable, "The gateway could not be reached to verify the payment; retry shortly.")
+	}
+	if st.Status.Final() && t.Status == sika.StatusPending {
+		out := activities.CollectionOutcome{AttemptID: attempt.ID, Gateway: attempt.Gateway, GatewayReference: st.GatewayReference,
+			FailureCode: st.FailureCode, FailureMessage: st.FailureMessage, Kind: activities.OutcomeFailed}
+		if st.Status == gateway.StatusSuccess {
+			out.Kind = activities.OutcomeSuccess
+		}
+		uctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		defer cancel()
+		h, err := s.cfg.Temporal.UpdateWorkflow(uctx, client.UpdateWorkflowOptions{
+			WorkflowID: workflows.PaymentWorkflowID(t.ID), UpdateName: workflows.UpdateGatewayStatus,
+			Args: []any{out}, WaitForStage: client.WorkflowUpdateStageCompleted,
+		})
+		if err == nil {
+			err = h.Get(uctx, nil)
+		}
+		if err != nil {
+			logFrom(ctx).Warn("verify: workflow did not take the gateway status", "transaction", t.ID, "err", err)
+		}
+	} else if st.Status.Final() && string(st.Status) != string(t.Status) {
+		logFrom(ctx).Error("verify: gateway and record disagree", "transaction", t.ID, "record", t.Status, "gateway", st.Status)
+	}
+	return s.writeTransaction(w, r, t.ID, http.StatusOK)
+}
+
+// writeTransaction answers a transaction's detail.
+func (s *Server) writeTransaction(w http.ResponseWriter, r *http.Request, id uuid.UUID, status int) error {
+	merchant, env := tenant(r.Context())
+	d, err := s.store.TransactionDetail(r.Context(), merchant, env, id)
+	if err != nil {
+		return err
+	}
+	writeData(w, status, d)
+	return nil
+}
+
+func (s *Server) getTransaction(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathUUID(r, "id", "Transaction")
+	if err != nil {
+		return err
+	}
+	return s.writeTransaction(w, r, id, http.StatusOK)
+}

@@ -1,0 +1,117 @@
+package api
+
+import (
+	"log/slog"
+	"os"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/sikahq/sika/activities"
+	"github.com/sikahq/sika/gateway"
+	"github.com/sikahq/sika/gateway/sandbox"
+	"github.com/sikahq/sika/internal/testenv"
+	"github.com/sikahq/sika/workflows"
+)
+
+// paymentStack is the whole collection path of this test package, started once: the sandbox
+// operator on loopback, the API (which receives the callbacks), the real Temporal dev server and
+// a worker running the real workflows and activities against the package's Postgres.
+type paymentStack struct {
+	*testServer
+	sandbox  *sandbox.Server
+	temporal client.Client
+	worker   worker.Worker
+	acts     *activities.Activities
+	secret   string
+	sbURL    string
+}
+
+func (ps *paymentStack) sandboxURL() string { return ps.sbURL }
+
+const (
+	stackTick         = 50 * time.Millisecond
+	stackPushLifetime = 4 * time.Second
+)
+
+var (
+	stackOnce sync.Once
+	stack     *paymentStack
+	stackErr  error
+)
+
+// payments returns the package's payment stack, starting it on first use.
+func payments(t *testing.T) *paymentStack {
+	t.Helper()
+	stackOnce.Do(func() { stack, stackErr = startPaymentStack() })
+	require.NoError(t, stackErr)
+	return stack
+}
+
+func startPaymentStack() (*paymentStack, error) {
+	env := testenv.Current()
+	addr, err := env.TemporalAddress()
+	if err != nil {
+		return nil, err
+	}
+	workflows.TaskQueue = "test-" + env.DatabaseName
+	tc, err := client.Dial(client.Options{HostPort: addr, Logger: quietTemporal()})
+	if err != nil {
+		return nil, err
+	}
+	ps := &paymentStack{temporal: tc, secret: "sandbox master secret for the api tests"}
+	ps.sandbox = sandbox.NewServer(sandbox.Config{
+		Gateways: sandbox.DefaultGateways(ps.secret), Tick: stackTick, PushTTL: time.Minute,
+		HoldTimeout: 10 * time.Second, Logger: slog.New(slog.DiscardHandler),
+	})
+	sb := httptest.NewServer(ps.sandbox)
+	ps.sbURL = sb.URL
+	var gws []gateway.Gateway
+	for _, g := range sandbox.DefaultGateways(ps.secret) {
+		gws = append(gws, sandbox.NewClient(sandbox.ClientConfig{
+			Name: g.Name, BaseURL: sb.URL, APIKey: g.APIKey, CallbackSecret: g.CallbackSecret, Timeout: time.Second,
+		}))
+	}
+	router := gateway.NewRouter(gateway.HealthPolicy{}, gws...)
+
+	hs := httptest.NewUnstartedServer(nil)
+	cfg := Config{
+		PublicURL: "http://" + hs.Listener.Addr().String(), JWTSecret: []byte("test secret of at least thirty-two bytes"),
+		RateLimitPerMinute: 100000, Logger: testLogger(), Temporal: tc, Gateways: router,
+	}
+	srv := NewServer(cfg, testStore)
+	hs.Config.Handler = srv
+	hs.Start()
+	ps.testServer = &testServer{Server: srv, url: hs.URL}
+
+	ps.acts = &activities.Activities{Store: testStore, Gateways: router, CallbackBaseURL: hs.URL, PushLifetime: stackPushLifetime}
+	ps.worker = worker.New(tc, workflows.TaskQueue, worker.Options{})
+	workflows.Register(ps.worker, ps.acts)
+	if err := ps.worker.Start(); err != nil {
+		return nil, err
+	}
+	return ps, nil
+}
+
+// quietTemporal keeps the SDK's logs out of test output.
+func quietTemporal() *slogTemporal { return &slogTemporal{} }
+
+type slogTemporal struct{}
+
+func (*slogTemporal) Debug(string, ...any) {}
+func (*slogTemporal) Info(string, ...any)  {}
+func (*slogTemporal) Warn(string, ...any)  {}
+func (*slogTemporal) Error(string, ...any) {}
+
+// testLogger discards logs unless SIKA_TEST_LOG is set.
+func testLogger() *slog.Logger {
+	if os.Getenv("SIKA_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	return slog.New(slog.DiscardHandler)
+}

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/sikahq/sika/gateway"
+	"github.com/sikahq/sika/gateway/sandbox"
+)
+
+// newGatewayRouter builds the gateways this process can reach: the sandbox gateways for TEST.
+func newGatewayRouter(cfg Config) (*gateway.Router, error) {
+	if cfg.SandboxURL == "" || cfg.SandboxSecret == "" {
+		return nil, errors.New("SIKA_SANDBOX_URL and SIKA_SANDBOX_SECRET must be set (TEST payments go to the sandbox)")
+	}
+	var gws []gateway.Gateway
+	for _, g := range sandbox.DefaultGateways(cfg.SandboxSecret) {
+		gws = append(gws, sandbox.NewClient(sandbox.ClientConfig{
+			Name: g.Name, BaseURL: cfg.SandboxURL, APIKey: g.APIKey, CallbackSecret: g.CallbackSecret,
+		}))
+	}
+	return gateway.NewRouter(gateway.HealthPolicy{}, gws...), nil
+}
+
+// serveSandbox runs the sandbox operator on a listener until ctx ends.
+func serveSandbox(ctx context.Context, cfg Config, ln net.Listener, logger *slog.Logger) error {
+	sb := sandbox.NewServer(sandbox.Config{Gateways: sandbox.DefaultGateways(cfg.SandboxSecret), Logger: logger.With("component", "sandbox")})
+	defer sb.Close()
+	srv := &http.Server{Handler: sb, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	logger.Info("sandbox listening", "addr", ln.Addr().String())
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve sandbox: %w", err)
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(shutdownCtx)
+	return nil
+}
+
+func runSandboxCommand(ctx context.Context, cfg Config) error {
+	logger := cfg.logger("json")
+	if len(cfg.SandboxSecret) < 16 {
+		return errors.New("SIKA_SANDBOX_SECRET must be set to at least 16 bytes (the service uses the same one)")
+	}
+	ln, err := net.Listen("tcp", cfg.SandboxAddr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.SandboxAddr, err)
+	}
+	return serveSandbox(ctx, cfg, ln, logger)
+}

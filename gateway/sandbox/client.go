@@ -1,0 +1,271 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/sikahq/sika/gateway"
+)
+
+// ClientConfig configures a Client for one sandbox gateway.
+type ClientConfig struct {
+	Name string // the gateway's name, e.g. "sandbox-a"
+	// BaseURL is the sandbox server's root, e.g. http://127.0.0.1:8089; a URL that already
+	// ends in /gw/{Name} is accepted too.
+	BaseURL        string
+	APIKey         string
+	CallbackSecret string
+	HTTPClient     *http.Client     // default: a plain client; Timeout bounds each call
+	Timeout        time.Duration    // per call, default 10s
+	Now            func() time.Time // clock for callback timestamps, default time.Now
+}
+
+// Client is the gateway.Gateway adapter of one sandbox gateway.
+type Client struct {
+	cfg  ClientConfig
+	base string // …/gw/{name}/v1
+}
+
+var _ gateway.Gateway = (*Client)(nil)
+
+// NewClient returns the adapter for the gateway cfg names.
+func NewClient(cfg ClientConfig) *Client {
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{}
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 10 * time.Second
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	gw := "/gw/" + url.PathEscape(cfg.Name)
+	root := strings.TrimSuffix(strings.TrimRight(cfg.BaseURL, "/"), gw)
+	return &Client{cfg: cfg, base: root + gw + "/v1"}
+}
+
+// Name returns the gateway's name.
+func (c *Client) Name() string { return c.cfg.Name }
+
+// Collect asks the sandbox to debit req.Phone. An operation that already exists under
+// req.Reference is answered with its current state, never pushed twice.
+func (c *Client) Collect(ctx context.Context, req gateway.CollectRequest) (gateway.CollectResult, error) {
+	body := initiationRequest{
+		Reference:    req.Reference,
+		Amount:       req.Amount.StringFixed(2),
+		Currency:     req.Currency,
+		Country:      req.Country,
+		Network:      req.Network,
+		MSISDN:       req.Phone,
+		OTP:          req.OTP,
+		CustomerName: req.CustomerName,
+		Description:  req.Description,
+		CallbackURL:  req.CallbackURL,
+	}
+	var resp statusBody
+	if err := c.call(ctx, http.MethodPost, "/collections", body, &resp); err != nil {
+		return gateway.CollectResult{}, err
+	}
+	result := gateway.CollectResult{
+		GatewayReference: resp.GatewayReference,
+		Status:           resp.Status,
+		FailureCode:      resp.FailureCode,
+		FailureMessage:   resp.FailureMessage,
+	}
+	if resp.NextAction != nil {
+		result.NextAction = *resp.NextAction
+	}
+	return result, nil
+}
+
+// ConfirmOTP sends the code a post-push OTP network's customer received. A wrong code is a
+// Declined(invalid_otp) error; the collection stays PENDING until the third wrong code, so
+// read its status to tell a retry-able code from a failed collection.
+func (c *Client) ConfirmOTP(ctx context.Context, reference, otp string) (gateway.OperationStatus, error) {
+	return c.status(ctx, http.MethodPost, "/collections/"+url.PathEscape(reference)+"/otp", otpRequest{OTP: otp})
+}
+
+// CollectionStatus reads a collection; an unknown reference is StatusNotFound, not an error.
+func (c *Client) CollectionStatus(ctx context.Context, reference string) (gateway.OperationStatus, error) {
+	return c.status(ctx, http.MethodGet, "/collections/"+url.PathEscape(reference), nil)
+}
+
+// Disburse asks the sandbox to credit req.Phone, at most once per req.Reference.
+func (c *Client) Disburse(ctx context.Context, req gateway.DisburseRequest) (gateway.OperationStatus, error) {
+	body := initiationRequest{
+		Reference:     req.Reference,
+		Amount:        req.Amount.StringFixed(2),
+		Currency:      req.Currency,
+		Country:       req.Country,
+		Network:       req.Network,
+		MSISDN:        req.Phone,
+		RecipientName: req.RecipientName,
+		Description:   req.Description,
+		CallbackURL:   req.CallbackURL,
+	}
+	var resp statusBody
+	if err := c.call(ctx, http.MethodPost, "/disbursements", body, &resp); err != nil {
+		return gateway.OperationStatus{}, err
+	}
+	return resp.operationStatus(), nil
+}
+
+// DisbursementStatus reads a payout; an unknown reference is StatusNotFound, not an error.
+func (c *Client) DisbursementStatus(ctx context.Context, reference string) (gateway.OperationStatus, error) {
+	return c.status(ctx, http.MethodGet, "/disbursements/"+url.PathEscape(reference), nil)
+}
+
+// ParseCallback verifies the Sandbox-Signature header of a callback (HMAC-SHA256 with the
+// gateway's callback secret, timestamp within 5 minutes) and decodes it. Signature failures
+// wrap ErrInvalidSignature.
+func (c *Client) ParseCallback(header http.Header, body []byte) (gateway.Callback, error) {
+	if err := verifySignature(header.Get(SignatureHeader), body, c.cfg.CallbackSecret, c.cfg.Now()); err != nil {
+		return gateway.Callback{}, fmt.Errorf("sandbox callback: %w", err)
+	}
+	var cb callbackBody
+	if err := json.Unmarshal(body, &cb); err != nil {
+		return gateway.Callback{}, fmt.Errorf("sandbox callback: decode body: %w", err)
+	}
+	switch {
+	case cb.Type != kindCollection && cb.Type != kindDisbursement:
+		return gateway.Callback{}, fmt.Errorf("sandbox callback: unknown type %q", cb.Type)
+	case cb.Status != gateway.StatusPending && !cb.Status.Final():
+		return gateway.Callback{}, fmt.Errorf("sandbox callback: unknown status %q", cb.Status)
+	case cb.Reference == "":
+		return gateway.Callback{}, errors.New("sandbox callback: no reference")
+	}
+	return gateway.Callback{
+		Kind: cb.Type,
+		OperationStatus: gateway.OperationStatus{
+			Reference:        cb.Reference,
+			GatewayReference: cb.GatewayReference,
+			Status:           cb.Status,
+			FailureCode:      cb.FailureCode,
+			FailureMessage:   cb.FailureMessage,
+		},
+		Trusted: true,
+	}, nil
+}
+
+// status runs a call that answers an operation's state, turning 404 not_found into
+// StatusNotFound.
+func (c *Client) status(ctx context.Context, method, path string, in any) (gateway.OperationStatus, error) {
+	var resp statusBody
+	err := c.call(ctx, method, path, in, &resp)
+	switch {
+	case errors.Is(err, errOperationNotFound):
+		return gateway.OperationStatus{Status: gateway.StatusNotFound}, nil
+	case err != nil:
+		return gateway.OperationStatus{}, err
+	}
+	return resp.operationStatus(), nil
+}
+
+// errOperationNotFound marks a 404 not_found answer inside the Unavailable error call returns.
+var errOperationNotFound = errors.New("no operation with this reference")
+
+// maxResponse bounds the answers read from the sandbox.
+const maxResponse = 1 << 20
+
+// call sends one request (in as JSON when not nil), decodes a 2xx answer into out, and
+// returns any failure as a gateway error of the right kind.
+func (c *Client) call(ctx context.Context, method, path string, in, out any) error {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	var payload io.Reader
+	if in != nil {
+		raw, err := json.Marshal(in)
+		if err != nil {
+			return gateway.Invalid(gateway.FailureGatewayError, "encode request: "+err.Error())
+		}
+		payload = bytes.NewReader(raw)
+	}
+	// wrote is set once any byte of the request may have reached the sandbox: a failure
+	// before that is "unavailable", after it "ambiguous".
+	var wrote atomic.Bool
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		WroteHeaders: func() { wrote.Store(true) },
+		WroteRequest: func(httptrace.WroteRequestInfo) { wrote.Store(true) },
+	})
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, payload)
+	if err != nil {
+		return gateway.Unavailable(fmt.Errorf("%s %s: %w", c.cfg.Name, path, err))
+	}
+	req.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
+	req.Header.Set("Accept", "application/json")
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	op := c.cfg.Name + " " + method + " " + path
+	resp, err := c.cfg.HTTPClient.Do(req)
+	if err != nil {
+		return classifyTransportError(op, err, wrote.Load())
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
+	if err != nil {
+		return gateway.Ambiguous(fmt.Errorf("%s: read answer: %w", op, err))
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return classifyAnswer(op, resp.StatusCode, raw)
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return gateway.Ambiguous(fmt.Errorf("%s: decode answer: %w", op, err))
+	}
+	return nil
+}
+
+// classifyTransportError tells a request that never left (DNS failure, refused or timed-out
+// dial: unavailable, safe to send elsewhere) from one that was sent and then lost (timeout
+// or broken connection: ambiguous, only a status read can tell).
+func classifyTransportError(op string, err error, wrote bool) error {
+	err = fmt.Errorf("%s: %w", op, err)
+	if _, ok := errors.AsType[*net.DNSError](err); ok {
+		return gateway.Unavailable(err)
+	}
+	if opErr, ok := errors.AsType[*net.OpError](err); ok && opErr.Op == "dial" {
+		return gateway.Unavailable(err)
+	}
+	if !wrote {
+		return gateway.Unavailable(err)
+	}
+	return gateway.Ambiguous(err)
+}
+
+// classifyAnswer maps a non-2xx answer onto the gateway error taxonomy.
+func classifyAnswer(op string, status int, raw []byte) error {
+	var body errorBody
+	if json.Unmarshal(raw, &body) != nil || body.Error.Code == "" {
+		body.Error.Message = strings.TrimSpace(string(raw[:min(len(raw), 200)]))
+	}
+	code, message := body.Error.Code, body.Error.Message
+	detail := fmt.Errorf("%s: %d %s: %s", op, status, code, message)
+	switch {
+	case status == http.StatusBadRequest && code == "invalid_number":
+		return gateway.Invalid(gateway.FailureInvalidNumber, message)
+	case status == http.StatusBadRequest && code == "invalid_otp":
+		return gateway.Declined(gateway.FailureInvalidOTP, message)
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return gateway.AuthFailed(detail)
+	case status == http.StatusNotFound && code == "not_found":
+		return gateway.Unavailable(fmt.Errorf("%w: %w", errOperationNotFound, detail))
+	case status == http.StatusNotFound: // a wrong gateway name or base URL: nothing was accepted
+		return gateway.Unavailable(detail)
+	case status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable:
+		return gateway.Unavailable(detail)
+	case status >= 500:
+		return gateway.Ambiguous(detail)
+	}
+	return gateway.Invalid(gateway.FailureGatewayError, fmt.Sprintf("%d %s: %s", status, code, message))
+}

@@ -1,0 +1,228 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sikahq/sika"
+)
+
+// GatewayRoute is one line of the routing table.
+type GatewayRoute struct {
+	Gateway  string
+	Priority int
+}
+
+// GatewayRoutes returns the enabled gateways of a network in an environment, by priority.
+func (s *Store) GatewayRoutes(ctx context.Context, networkID uuid.UUID, env sika.Environment) ([]GatewayRoute, error) {
+	rows, err := s.pool.Query(ctx, `SELECT gateway, priority FROM gateway_routes
+		WHERE network_id = $1 AND environment = $2 AND is_enabled ORDER BY priority`, networkID, env)
+	if err != nil {
+		return nil, fmt.Errorf("list gateway routes: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (GatewayRoute, error) {
+		var g GatewayRoute
+		err := r.Scan(&g.Gateway, &g.Priority)
+		return g, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("scan gateway routes: %w", err)
+	}
+	return out, nil
+}
+
+// EnsureAttempt records an attempt, or returns the one already recorded with the same id (an
+// activity that runs twice records it once).
+func (s *Store) EnsureAttempt(ctx context.Context, t sika.Transaction, a sika.TransactionAttempt) (sika.TransactionAttempt, error) {
+	_, err := s.pool.Exec(ctx, `INSERT INTO transaction_attempts (id, transaction_id, merchant_id, environment, run, sequence, gateway, priority, status)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'PENDING') ON CONFLICT DO NOTHING`,
+		a.ID, t.ID, t.Merchant, t.Environment, a.Run, a.Sequence, a.Gateway, a.Priority)
+	if err != nil {
+		return a, fmt.Errorf("insert attempt: %w", err)
+	}
+	return s.Attempt(ctx, a.ID)
+}
+
+// Attempt returns an attempt by id, or not_found.
+func (s *Store) Attempt(ctx context.Context, id uuid.UUID) (sika.TransactionAttempt, error) {
+	a, err := scanAttempt(s.pool.QueryRow(ctx, `SELECT `+attemptColumns+` FROM transaction_attempts a WHERE a.id = $1`, id))
+	if isNoRows(err) {
+		return a, sika.NotFound("Transaction attempt")
+	}
+	if err != nil {
+		return a, fmt.Errorf("select attempt: %w", err)
+	}
+	return a, nil
+}
+
+// LatestAttempt returns the newest attempt of a transaction's current run, or not_found.
+func (s *Store) LatestAttempt(ctx context.Context, txID uuid.UUID) (sika.TransactionAttempt, error) {
+	a, err := scanAttempt(s.pool.QueryRow(ctx, `SELECT `+attemptColumns+` FROM transaction_attempts a
+		JOIN transactions t ON t.id = a.transaction_id AND t.run = a.run
+		WHERE a.transaction_id = $1 ORDER BY a.sequence DESC LIMIT 1`, txID))
+	if isNoRows(err) {
+		return a, sika.NotFound("Transaction attempt")
+	}
+	if err != nil {
+		return a, fmt.Errorf("select latest attempt: %w", err)
+	}
+	return a, nil
+}
+
+// TransactionOTP returns the pre-payment OTP still kept for a transaction ("" when none).
+func (s *Store) TransactionOTP(ctx context.Context, txID uuid.UUID) (string, error) {
+	var otp *string
+	if err := s.pool.QueryRow(ctx, `SELECT otp FROM transactions WHERE id = $1`, txID).Scan(&otp); err != nil {
+		return "", fmt.Errorf("select otp: %w", err)
+	}
+	if otp == nil {
+		return "", nil
+	}
+	return *otp, nil
+}
+
+// ClearOTP forgets a pre-payment OTP once a gateway has received it.
+func (s *Store) ClearOTP(ctx context.Context, txID uuid.UUID) error {
+	if _, err := s.pool.Exec(ctx, `UPDATE transactions SET otp = NULL WHERE id = $1 AND otp IS NOT NULL`, txID); err != nil {
+		return fmt.Errorf("clear otp: %w", err)
+	}
+	return nil
+}
+
+// AttemptUpdate is what a gateway answered for an attempt.
+type AttemptUpdate struct {
+	ID               uuid.UUID
+	Status           sika.AttemptStatus
+	GatewayReference string
+	FailureCode      string
+	FailureMessage   string
+}
+
+// UpdateAttempt records a gateway's answer on an attempt that is still PENDING; a final attempt
+// never changes again.
+func (s *Store) UpdateAttempt(ctx context.Context, u AttemptUpdate) error {
+	return s.InTx(ctx, func(tx pgx.Tx) error { return updateAttempt(ctx, tx, u) })
+}
+
+func updateAttempt(ctx context.Context, tx pgx.Tx, u AttemptUpdate) error {
+	_, err := tx.Exec(ctx, `UPDATE transaction_attempts SET status = $2,
+			gateway_reference = CASE WHEN $3 = '' THEN gateway_reference ELSE $3 END,
+			failure_code = $4, failure_message = $5, updated_at = now(),
+			completed_at = CASE WHEN $2 = 'PENDING' THEN NULL ELSE now() END
+		WHERE id = $1 AND status = 'PENDING'`, u.ID, u.Status, u.GatewayReference, u.FailureCode, u.FailureMessage)
+	if err != nil {
+		return fmt.Errorf("update attempt: %w", err)
+	}
+	return nil
+}
+
+// Completion ends a transaction's run: SUCCESS or FAILED, from a given attempt.
+type Completion struct {
+	TransactionID uuid.UUID
+	Run           int
+	Attempt       AttemptUpdate // ID zero when no attempt is concerned (every gateway unavailable)
+	Gateway       string
+	Status        sika.TransactionStatus
+	Reason        string
+	TriggeredBy   sika.Trigger
+}
+
+// CompletePayment moves a PENDING collection of the given run to SUCCESS or FAILED, in one
+// Postgres transaction with its status log, its attempt and, on success, the COLLECTION/CREDIT
+// ledger entry and the wallet credit. It is idempotent: a transaction that is no longer PENDING
+// in that run is left as it is and changed is false.
+func (s *Store) CompletePayment(ctx context.Context, c Completion) (t sika.Transaction, changed bool, err error) {
+	err = s.InTx(ctx, func(tx pgx.Tx) error {
+		t, err = scanTransaction(tx.QueryRow(ctx, `SELECT `+transactionColumns+` FROM transactions t WHERE t.id = $1 FOR UPDATE`, c.TransactionID))
+		if err != nil {
+			return fmt.Errorf("lock transaction: %w", err)
+		}
+		if t.Status != sika.StatusPending || t.Run != c.Run {
+			return nil
+		}
+		if c.Attempt.ID != uuid.Nil {
+			if err := updateAttempt(ctx, tx, c.Attempt); err != nil {
+				return err
+			}
+		}
+		failureCode, failureMessage := "", ""
+		if c.Status == sika.StatusFailed {
+			failureCode, failureMessage = c.Attempt.FailureCode, c.Attempt.FailureMessage
+		}
+		t, err = scanTransaction(tx.QueryRow(ctx, `UPDATE transactions t SET status = $2, failure_code = $3, failure_message = $4,
+				gateway = CASE WHEN $5 = '' THEN gateway ELSE $5 END,
+				gateway_reference = CASE WHEN $6 = '' THEN gateway_reference ELSE $6 END,
+				otp = NULL, updated_at = now(), completed_at = now()
+			WHERE t.id = $1 RETURNING `+transactionColumns,
+			t.ID, c.Status, failureCode, failureMessage, c.Gateway, c.Attempt.GatewayReference))
+		if err != nil {
+			return fmt.Errorf("complete transaction: %w", err)
+		}
+		from := sika.StatusPending
+		if err := insertStatusLog(ctx, tx, t, &from, c.Status, c.Reason, c.TriggeredBy); err != nil {
+			return err
+		}
+		if c.Status == sika.StatusSuccess {
+			if _, err := postLedgerEntry(ctx, tx, ledgerPosting{
+				Merchant: t.Merchant, Environment: t.Environment, Country: t.Country, Currency: t.Currency,
+				Type: sika.LedgerCollection, Direction: sika.Credit, Amount: t.NetAmount.Decimal,
+				AvailableDelta: t.NetAmount.Decimal, Transaction: &t.ID,
+				Description: "Collection " + t.Reference,
+			}); err != nil {
+				return err
+			}
+		}
+		changed = true
+		return nil
+	})
+	return t, changed, err
+}
+
+// RetryPayment replays a FAILED inbound payment as a new run of the same transaction: status
+// PENDING, run + 1, optionally another network or number, a CLIENT status log and the outbox
+// row of the new run, in one Postgres transaction. A transaction that is not a FAILED payment
+// answers 409 not_failed.
+func (s *Store) RetryPayment(ctx context.Context, merchantID uuid.UUID, env sika.Environment, id uuid.UUID, network *sika.Network, phone string, start func(sika.Transaction) WorkflowStart) (sika.Transaction, int64, error) {
+	var t sika.Transaction
+	var outboxID int64
+	err := s.InTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		t, err = scanTransaction(tx.QueryRow(ctx, `SELECT `+transactionColumns+` FROM transactions t
+			WHERE t.id = $1 AND t.merchant_id = $2 AND t.environment = $3 FOR UPDATE`, id, merchantID, env))
+		if isNoRows(err) {
+			return sika.NotFound("Payment")
+		}
+		if err != nil {
+			return fmt.Errorf("lock transaction: %w", err)
+		}
+		if t.FlowDirection != sika.DirectionInbound {
+			return sika.Errorf(sika.CodeNotFailed, "Only inbound payments can be retried; a payout is redone with a new request.")
+		}
+		if t.Status != sika.StatusFailed {
+			return sika.Errorf(sika.CodeNotFailed, "Payment is %s, not FAILED.", t.Status)
+		}
+		var networkID *uuid.UUID
+		var networkCode *string
+		if network != nil {
+			networkID, networkCode = &network.ID, &network.Code
+		}
+		t, err = scanTransaction(tx.QueryRow(ctx, `UPDATE transactions t SET status = 'PENDING', run = run + 1,
+				failure_code = '', failure_message = '', gateway = '', gateway_reference = '', completed_at = NULL,
+				network_id = coalesce($2, network_id), network = coalesce($3, network),
+				customer_phone = CASE WHEN $4 = '' THEN customer_phone ELSE $4 END, updated_at = now()
+			WHERE t.id = $1 RETURNING `+transactionColumns, id, networkID, networkCode, phone))
+		if err != nil {
+			return fmt.Errorf("retry transaction: %w", err)
+		}
+		from := sika.StatusFailed
+		if err := insertStatusLog(ctx, tx, t, &from, sika.StatusPending, "retried by the merchant", sika.TriggerClient); err != nil {
+			return err
+		}
+		outboxID, err = insertOutbox(ctx, tx, start(t))
+		return err
+	})
+	return t, outboxID, err
+}

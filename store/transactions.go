@@ -1,0 +1,275 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/shopspring/decimal"
+
+	"github.com/sikahq/sika"
+)
+
+const transactionColumns = `t.id, t.reference, t.gateway_reference, t.merchant_id, t.environment, t.transaction_type,
+	t.flow_direction, t.status, t.requested_amount, t.client_fee, t.debited_amount, t.gateway_fee, t.platform_fee,
+	t.net_amount, t.currency, t.original_amount, t.original_currency, t.exchange_rate, t.country, t.network,
+	t.customer_name, t.customer_email, t.customer_phone, t.recipient, t.description, t.metadata, t.fee_charge_mode,
+	t.checkout_session_id, t.payment_link_id, t.failure_code, t.failure_message, t.created_at, t.updated_at,
+	t.completed_at, t.network_id, t.run`
+
+func scanTransaction(row pgx.Row) (sika.Transaction, error) {
+	var t sika.Transaction
+	var origAmount *decimal.Decimal
+	var metadata []byte
+	err := row.Scan(&t.ID, &t.Reference, &t.GatewayReference, &t.Merchant, &t.Environment, &t.Type,
+		&t.FlowDirection, &t.Status, &t.RequestedAmount, &t.ClientFee, &t.DebitedAmount, &t.GatewayFee, &t.PlatformFee,
+		&t.NetAmount, &t.Currency, &origAmount, &t.OriginalCurrency, &t.ExchangeRate, &t.Country, &t.Network,
+		&t.CustomerName, &t.CustomerEmail, &t.CustomerPhone, &t.Recipient, &t.Description, &metadata, &t.FeeChargeMode,
+		&t.CheckoutSession, &t.PaymentLink, &t.FailureCode, &t.FailureMessage, &t.CreatedAt, &t.UpdatedAt,
+		&t.CompletedAt, &t.NetworkID, &t.Run)
+	t.Amount = t.RequestedAmount
+	if origAmount != nil {
+		a := sika.NewAmount(*origAmount)
+		t.OriginalAmount = &a
+	}
+	t.Metadata = json.RawMessage(metadata)
+	return t, err
+}
+
+// WorkflowStart is a workflow to start once the record that needs it is committed; it is
+// written to the outbox in the same Postgres transaction.
+type WorkflowStart struct {
+	ID    string
+	Type  string
+	Input any
+}
+
+// OutboxEntry is a workflow start waiting in the outbox.
+type OutboxEntry struct {
+	ID         int64
+	WorkflowID string
+	Type       string
+	Input      json.RawMessage
+	Attempts   int
+}
+
+func insertOutbox(ctx context.Context, tx pgx.Tx, w WorkflowStart) (int64, error) {
+	input, err := json.Marshal(w.Input)
+	if err != nil {
+		return 0, fmt.Errorf("encode workflow input: %w", err)
+	}
+	var id int64
+	if err := tx.QueryRow(ctx, `INSERT INTO workflow_outbox (workflow_id, workflow_type, input) VALUES ($1, $2, $3) RETURNING id`,
+		w.ID, w.Type, input).Scan(&id); err != nil {
+		return 0, fmt.Errorf("insert outbox: %w", err)
+	}
+	return id, nil
+}
+
+// insertStatusLog appends one status change.
+func insertStatusLog(ctx context.Context, tx pgx.Tx, t sika.Transaction, from *sika.TransactionStatus, to sika.TransactionStatus, reason string, by sika.Trigger) error {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, `INSERT INTO transaction_status_logs (id, transaction_id, merchant_id, environment, from_status, to_status, reason, triggered_by)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, id, t.ID, t.Merchant, t.Environment, from, to, reason, by)
+	if err != nil {
+		return fmt.Errorf("insert status log: %w", err)
+	}
+	return nil
+}
+
+// NewTransaction is a transaction to create, with what only creation needs.
+type NewTransaction struct {
+	sika.Transaction
+	// OTP is a pre-payment code kept until the first gateway call.
+	OTP string
+	// IdempotencyKey, when set, makes a second creation with the same key return the first
+	// transaction (a safety net under the API's idempotency layer).
+	IdempotencyKey string
+	// Reason is written on the first status log.
+	Reason string
+}
+
+// CreateTransaction inserts a PENDING transaction, its first status log (from null, CLIENT) and
+// the outbox row of its workflow, in one Postgres transaction. With an idempotency key already
+// used, it returns the existing transaction and created false.
+func (s *Store) CreateTransaction(ctx context.Context, nt NewTransaction, start WorkflowStart) (sika.Transaction, int64, bool, error) {
+	t := nt.Transaction
+	var outboxID int64
+	err := s.InTx(ctx, func(tx pgx.Tx) error {
+		metadata := []byte(t.Metadata)
+		if len(metadata) == 0 {
+			metadata = []byte("{}")
+		}
+		var otp, key *string
+		if nt.OTP != "" {
+			otp = &nt.OTP
+		}
+		if nt.IdempotencyKey != "" {
+			key = &nt.IdempotencyKey
+		}
+		var origAmount *decimal.Decimal
+		if t.OriginalAmount != nil {
+			origAmount = &t.OriginalAmount.Decimal
+		}
+		row := tx.QueryRow(ctx, `INSERT INTO transactions AS t (id, reference, merchant_id, environment, transaction_type, status,
+				requested_amount, client_fee, debited_amount, gateway_fee, platform_fee, net_amount, currency,
+				original_amount, original_currency, exchange_rate, country, network_id, network, customer_name, customer_email,
+				customer_phone, recipient, description, metadata, fee_charge_mode, checkout_session_id, payment_link_id,
+				otp, idempotency_key)
+			VALUES ($1, $2, $3, $4, $5, 'PENDING', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
+				$21, $22, $23, $24, $25, $26, $27, $28, $29)
+			ON CONFLICT (merchant_id, environment, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+			RETURNING `+transactionColumns,
+			t.ID, t.Reference, t.Merchant, t.Environment, t.Type, t.RequestedAmount.Decimal, t.ClientFee.Decimal,
+			t.DebitedAmount.Decimal, t.GatewayFee.Decimal, t.PlatformFee.Decimal, t.NetAmount.Decimal, t.Currency,
+			origAmount, t.OriginalCurrency, t.ExchangeRate, t.Country, t.NetworkID, t.Network, t.CustomerName,
+			t.CustomerEmail, t.CustomerPhone, t.Recipient, t.Description, metadata, t.FeeChargeMode, t.CheckoutSession,
+			t.PaymentLink, otp, key)
+		created, err := scanTransaction(row)
+		if isNoRows(err) {
+			return errDuplicateKey
+		}
+		if err != nil {
+			return fmt.Errorf("insert transaction: %w", err)
+		}
+		t = created
+		if err := insertStatusLog(ctx, tx, t, nil, sika.StatusPending, nt.Reason, sika.TriggerClient); err != nil {
+			return err
+		}
+		outboxID, err = insertOutbox(ctx, tx, start)
+		return err
+	})
+	if err == errDuplicateKey {
+		existing, err := scanTransaction(s.pool.QueryRow(ctx, `SELECT `+transactionColumns+` FROM transactions t
+			WHERE merchant_id = $1 AND environment = $2 AND idempotency_key = $3`, t.Merchant, t.Environment, nt.IdempotencyKey))
+		if err != nil {
+			return existing, 0, false, fmt.Errorf("read transaction of idempotency key: %w", err)
+		}
+		return existing, 0, false, nil
+	}
+	if err != nil {
+		return t, 0, false, err
+	}
+	return t, outboxID, true, nil
+}
+
+var errDuplicateKey = fmt.Errorf("duplicate idempotency key")
+
+// DeleteOutbox removes a workflow start once the workflow runs (or already ran).
+func (s *Store) DeleteOutbox(ctx context.Context, id int64) error {
+	if _, err := s.pool.Exec(ctx, `DELETE FROM workflow_outbox WHERE id = $1`, id); err != nil {
+		return fmt.Errorf("delete outbox %d: %w", id, err)
+	}
+	return nil
+}
+
+// DueOutbox returns workflow starts older than minAge seconds whose next attempt is due, oldest
+// first, locking them (SKIP LOCKED) is not needed: starting a workflow twice is harmless.
+func (s *Store) DueOutbox(ctx context.Context, minAgeSeconds, limit int) ([]OutboxEntry, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, workflow_id, workflow_type, input, attempts FROM workflow_outbox
+		WHERE next_attempt_at <= now() AND created_at <= now() - $1 * interval '1 second'
+		ORDER BY id LIMIT $2`, minAgeSeconds, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list due outbox: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (OutboxEntry, error) {
+		var e OutboxEntry
+		err := r.Scan(&e.ID, &e.WorkflowID, &e.Type, &e.Input, &e.Attempts)
+		return e, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("scan due outbox: %w", err)
+	}
+	return out, nil
+}
+
+// DeferOutbox records a failed start and when to try again.
+func (s *Store) DeferOutbox(ctx context.Context, id int64, cause string, delaySeconds int) error {
+	_, err := s.pool.Exec(ctx, `UPDATE workflow_outbox SET attempts = attempts + 1, last_error = $2,
+		next_attempt_at = now() + $3 * interval '1 second' WHERE id = $1`, id, cause, delaySeconds)
+	if err != nil {
+		return fmt.Errorf("defer outbox %d: %w", id, err)
+	}
+	return nil
+}
+
+// TransactionByID returns a transaction of the merchant and environment, or not_found.
+func (s *Store) TransactionByID(ctx context.Context, merchantID uuid.UUID, env sika.Environment, id uuid.UUID) (sika.Transaction, error) {
+	t, err := scanTransaction(s.pool.QueryRow(ctx, `SELECT `+transactionColumns+` FROM transactions t
+		WHERE t.id = $1 AND t.merchant_id = $2 AND t.environment = $3`, id, merchantID, env))
+	if isNoRows(err) {
+		return t, sika.NotFound("Transaction")
+	}
+	if err != nil {
+		return t, fmt.Errorf("select transaction: %w", err)
+	}
+	return t, nil
+}
+
+// Transaction returns a transaction by id alone, for workflows (which carry no tenancy).
+func (s *Store) Transaction(ctx context.Context, id uuid.UUID) (sika.Transaction, error) {
+	t, err := scanTransaction(s.pool.QueryRow(ctx, `SELECT `+transactionColumns+` FROM transactions t WHERE t.id = $1`, id))
+	if isNoRows(err) {
+		return t, sika.NotFound("Transaction")
+	}
+	if err != nil {
+		return t, fmt.Errorf("select transaction: %w", err)
+	}
+	return t, nil
+}
+
+// TransactionDetail returns a transaction with its attempts and status logs.
+func (s *Store) TransactionDetail(ctx context.Context, merchantID uuid.UUID, env sika.Environment, id uuid.UUID) (sika.TransactionDetail, error) {
+	t, err := s.TransactionByID(ctx, merchantID, env, id)
+	if err != nil {
+		return sika.TransactionDetail{}, err
+	}
+	d := sika.TransactionDetail{Transaction: t}
+	if d.Attempts, err = s.attempts(ctx, `WHERE a.transaction_id = $1 ORDER BY a.run, a.sequence`, id); err != nil {
+		return d, err
+	}
+	rows, err := s.pool.Query(ctx, `SELECT `+statusLogColumns+` FROM transaction_status_logs l
+		WHERE l.transaction_id = $1 ORDER BY l.created_at, l.id`, id)
+	if err != nil {
+		return d, fmt.Errorf("list status logs: %w", err)
+	}
+	if d.StatusLogs, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (sika.TransactionStatusLog, error) { return scanStatusLog(r) }); err != nil {
+		return d, fmt.Errorf("scan status logs: %w", err)
+	}
+	return d, nil
+}
+
+const statusLogColumns = `l.id, l.transaction_id, l.from_status, l.to_status, l.reason, l.triggered_by, l.created_at`
+
+func scanStatusLog(row pgx.Row) (sika.TransactionStatusLog, error) {
+	var l sika.TransactionStatusLog
+	err := row.Scan(&l.ID, &l.Transaction, &l.FromStatus, &l.ToStatus, &l.Reason, &l.TriggeredBy, &l.CreatedAt)
+	return l, err
+}
+
+const attemptColumns = `a.id, a.transaction_id, a.gateway, a.priority, a.run, a.sequence, a.status, a.gateway_reference,
+	a.failure_code, a.failure_message, a.created_at, a.updated_at, a.completed_at`
+
+func scanAttempt(row pgx.Row) (sika.TransactionAttempt, error) {
+	var a sika.TransactionAttempt
+	err := row.Scan(&a.ID, &a.Transaction, &a.Gateway, &a.Priority, &a.Run, &a.Sequence, &a.Status, &a.GatewayReference,
+		&a.FailureCode, &a.FailureMessage, &a.CreatedAt, &a.UpdatedAt, &a.CompletedAt)
+	return a, err
+}
+
+func (s *Store) attempts(ctx context.Context, where string, args ...any) ([]sika.TransactionAttempt, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+attemptColumns+` FROM transaction_attempts a `+where, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list attempts: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (sika.TransactionAttempt, error) { return scanAttempt(r) })
+	if err != nil {
+		return nil, fmt.Errorf("scan attempts: %w", err)
+	}
+	return out, nil
+}

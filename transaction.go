@@ -1,0 +1,223 @@
+package sika
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+)
+
+// TransactionType is what a transaction is for; its flow direction follows from it.
+type TransactionType string
+
+// Transaction types of the spec.
+const (
+	TypePayment  TransactionType = "PAIEMENT"  // softpay or hosted checkout
+	TypeTopUp    TransactionType = "RECHARGE"  // balance top-up
+	TypePayout   TransactionType = "RETRAIT"   // payout
+	TypeTransfer TransactionType = "TRANSFERT" // between two wallets of a merchant
+)
+
+// Valid reports whether t is a known type.
+func (t TransactionType) Valid() bool {
+	return t == TypePayment || t == TypeTopUp || t == TypePayout || t == TypeTransfer
+}
+
+// FlowDirection is always derived from the type: PAIEMENT and RECHARGE are INBOUND.
+func (t TransactionType) FlowDirection() Direction {
+	if t == TypePayment || t == TypeTopUp {
+		return DirectionInbound
+	}
+	return DirectionOutbound
+}
+
+// TransactionStatus is where a transaction stands.
+type TransactionStatus string
+
+// Transaction statuses. CANCELLED exists in the data model but no flow reaches it.
+const (
+	StatusPending   TransactionStatus = "PENDING"
+	StatusSuccess   TransactionStatus = "SUCCESS"
+	StatusFailed    TransactionStatus = "FAILED"
+	StatusCancelled TransactionStatus = "CANCELLED"
+)
+
+// Valid reports whether s is a known status.
+func (s TransactionStatus) Valid() bool {
+	return s == StatusPending || s == StatusSuccess || s == StatusFailed || s == StatusCancelled
+}
+
+// Final reports whether s ends the transaction (a FAILED payment may still be retried).
+func (s TransactionStatus) Final() bool { return s != StatusPending }
+
+// Trigger says who caused a status change.
+type Trigger string
+
+// Triggers of status changes.
+const (
+	TriggerSystem          Trigger = "SYSTEM"
+	TriggerAdmin           Trigger = "ADMIN"
+	TriggerClient          Trigger = "CLIENT"
+	TriggerWebhookCallback Trigger = "WEBHOOK_CALLBACK"
+)
+
+// Valid reports whether t is a known trigger.
+func (t Trigger) Valid() bool {
+	return t == TriggerSystem || t == TriggerAdmin || t == TriggerClient || t == TriggerWebhookCallback
+}
+
+// Transaction is the record of one collection, payout or transfer (contract §8).
+type Transaction struct {
+	ID               uuid.UUID         `json:"id"`
+	Reference        string            `json:"reference"`
+	GatewayReference string            `json:"gateway_reference"`
+	Merchant         uuid.UUID         `json:"merchant"`
+	Environment      Environment       `json:"environment"`
+	Type             TransactionType   `json:"transaction_type"`
+	FlowDirection    Direction         `json:"flow_direction"`
+	Status           TransactionStatus `json:"status"`
+	// Amount is the requested amount in Currency (the same as RequestedAmount).
+	Amount          Amount `json:"amount"`
+	RequestedAmount Amount `json:"requested_amount"`
+	ClientFee       Amount `json:"client_fee"`
+	DebitedAmount   Amount `json:"debited_amount"`
+	GatewayFee      Amount `json:"gateway_fee"`
+	PlatformFee     Amount `json:"platform_fee"`
+	NetAmount       Amount `json:"net_amount"`
+	Currency        string `json:"currency"`
+	// OriginalAmount and OriginalCurrency are what the merchant asked when Currency differs from
+	// the country's (collections are converted at ExchangeRate); null otherwise.
+	OriginalAmount   *Amount          `json:"original_amount"`
+	OriginalCurrency *string          `json:"original_currency"`
+	ExchangeRate     *decimal.Decimal `json:"exchange_rate"`
+	Country          string           `json:"country"`
+	Network          string           `json:"network"`
+	CustomerName     string           `json:"customer_name"`
+	CustomerEmail    string           `json:"customer_email"`
+	CustomerPhone    string           `json:"customer_phone"`
+	Recipient        string           `json:"recipient"`
+	Description      string           `json:"description"`
+	Metadata         json.RawMessage  `json:"metadata"`
+	FeeChargeMode    FeeChargeMode    `json:"fee_charge_mode"`
+	CheckoutSession  *uuid.UUID       `json:"checkout_session"`
+	PaymentLink      *uuid.UUID       `json:"payment_link"`
+	FailureCode      string           `json:"failure_code"`
+	FailureMessage   string           `json:"failure_message"`
+	CreatedAt        time.Time        `json:"created_at"`
+	UpdatedAt        time.Time        `json:"updated_at"`
+	CompletedAt      *time.Time       `json:"completed_at"`
+
+	// NetworkID is the network's id, for routing.
+	NetworkID uuid.UUID `json:"-"`
+	// Run counts the runs of the payment (1, then +1 per retry); a workflow run acts only on
+	// the transaction's current run.
+	Run int `json:"-"`
+}
+
+// AttemptStatus is the state of one gateway attempt.
+type AttemptStatus string
+
+// Attempt statuses.
+const (
+	AttemptPending AttemptStatus = "PENDING"
+	AttemptSuccess AttemptStatus = "SUCCESS"
+	AttemptFailed  AttemptStatus = "FAILED"
+)
+
+// TransactionAttempt is one gateway routing attempt of a transaction.
+type TransactionAttempt struct {
+	ID               uuid.UUID     `json:"id"`
+	Transaction      uuid.UUID     `json:"transaction"`
+	Gateway          string        `json:"gateway"`
+	Priority         int           `json:"priority"`
+	Run              int           `json:"run"`
+	Sequence         int           `json:"sequence"`
+	Status           AttemptStatus `json:"status"`
+	GatewayReference string        `json:"gateway_reference"`
+	FailureCode      string        `json:"failure_code"`
+	FailureMessage   string        `json:"failure_message"`
+	CreatedAt        time.Time     `json:"created_at"`
+	UpdatedAt        time.Time     `json:"updated_at"`
+	CompletedAt      *time.Time    `json:"completed_at"`
+}
+
+// TransactionStatusLog is one entry of a transaction's append-only status history.
+type TransactionStatusLog struct {
+	ID          uuid.UUID          `json:"id"`
+	Transaction uuid.UUID          `json:"transaction"`
+	FromStatus  *TransactionStatus `json:"from_status"`
+	ToStatus    TransactionStatus  `json:"to_status"`
+	Reason      string             `json:"reason"`
+	TriggeredBy Trigger            `json:"triggered_by"`
+	CreatedAt   time.Time          `json:"created_at"`
+}
+
+// TransactionDetail is a transaction with its attempts and status history.
+type TransactionDetail struct {
+	Transaction
+	Attempts   []TransactionAttempt   `json:"attempts"`
+	StatusLogs []TransactionStatusLog `json:"status_logs"`
+}
+
+// Wallet is a merchant's balance in one country and environment (MerchantBalance in the API).
+// PendingAmount is money held for outbound operations in flight.
+type Wallet struct {
+	ID              uuid.UUID   `json:"id"`
+	Merchant        uuid.UUID   `json:"merchant"`
+	Environment     Environment `json:"environment"`
+	Country         string      `json:"country"`
+	Currency        string      `json:"currency"`
+	AvailableAmount Amount      `json:"available_amount"`
+	PendingAmount   Amount      `json:"pending_amount"`
+	IsFrozen        bool        `json:"is_frozen"`
+	CreatedAt       time.Time   `json:"created_at"`
+	UpdatedAt       time.Time   `json:"updated_at"`
+}
+
+// LedgerType is what a wallet movement is for.
+type LedgerType string
+
+// Ledger entry types.
+const (
+	LedgerCollection     LedgerType = "COLLECTION"      // a successful collection, credited
+	LedgerPayoutHold     LedgerType = "PAYOUT_HOLD"     // available moved to pending for an outbound operation
+	LedgerPayout         LedgerType = "PAYOUT"          // the hold settled: money left
+	LedgerPayoutReversal LedgerType = "PAYOUT_REVERSAL" // the hold released back to available
+	LedgerTransferOut    LedgerType = "TRANSFER_OUT"
+	LedgerTransferIn     LedgerType = "TRANSFER_IN"
+	LedgerAdjustment     LedgerType = "ADJUSTMENT"
+)
+
+// LedgerDirection says whether an entry adds to or takes from the wallet's available amount (or,
+// for a settled hold, from its pending amount).
+type LedgerDirection string
+
+// Ledger directions.
+const (
+	Credit LedgerDirection = "CREDIT"
+	Debit  LedgerDirection = "DEBIT"
+)
+
+// LedgerEntry is one wallet movement (MerchantLedgerEntry in the API). BalanceBefore and
+// BalanceAfter are the available amount around the entry.
+type LedgerEntry struct {
+	ID             uuid.UUID       `json:"id"`
+	Merchant       uuid.UUID       `json:"merchant"`
+	Environment    Environment     `json:"environment"`
+	Wallet         uuid.UUID       `json:"wallet"`
+	Country        string          `json:"country"`
+	Currency       string          `json:"currency"`
+	Type           LedgerType      `json:"type"`
+	Amount         Amount          `json:"amount"`
+	Direction      LedgerDirection `json:"direction"`
+	BalanceBefore  Amount          `json:"balance_before"`
+	BalanceAfter   Amount          `json:"balance_after"`
+	PendingBefore  Amount          `json:"pending_before"`
+	PendingAfter   Amount          `json:"pending_after"`
+	Transaction    *uuid.UUID      `json:"transaction"`
+	Settlement     *uuid.UUID      `json:"settlement"`
+	WalletTransfer *uuid.UUID      `json:"wallet_transfer"`
+	Description    string          `json:"description"`
+	CreatedAt      time.Time       `json:"created_at"`
+}

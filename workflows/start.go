@@ -1,0 +1,105 @@
+package workflows
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/sikahq/sika/activities"
+	"github.com/sikahq/sika/store"
+)
+
+// Workflow type names as written in the outbox.
+const (
+	PaymentWorkflowType = "Payment"
+)
+
+// PaymentStart is the outbox entry that starts a payment run.
+func PaymentStart(in activities.PaymentInput) store.WorkflowStart {
+	return store.WorkflowStart{ID: PaymentWorkflowID(in.TransactionID), Type: PaymentWorkflowType, Input: in}
+}
+
+// StartPayment starts a payment run. A run already going under the id is fine (the outbox
+// sweeper and the API may both start it); a run of an older attempt that starts late ends at
+// once, because the workflow acts only on the transaction's current run.
+func StartPayment(ctx context.Context, c client.Client, in activities.PaymentInput) error {
+	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:                                       PaymentWorkflowID(in.TransactionID),
+		TaskQueue:                                TaskQueue,
+		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+	}, Payment, in)
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if err != nil && !errors.As(err, &started) && !temporal.IsWorkflowExecutionAlreadyStartedError(err) {
+		return fmt.Errorf("start %s: %w", PaymentWorkflowID(in.TransactionID), err)
+	}
+	return nil
+}
+
+// StartFromOutbox starts the workflow an outbox entry describes.
+func StartFromOutbox(ctx context.Context, c client.Client, e store.OutboxEntry) error {
+	switch e.Type {
+	case PaymentWorkflowType:
+		var in activities.PaymentInput
+		if err := json.Unmarshal(e.Input, &in); err != nil {
+			return fmt.Errorf("decode outbox %d: %w", e.ID, err)
+		}
+		return StartPayment(ctx, c, in)
+	}
+	return fmt.Errorf("outbox %d: unknown workflow type %q", e.ID, e.Type)
+}
+
+// SweepOutbox starts, every interval, the workflows whose records were committed but whose
+// start did not happen (the process died in between, or Temporal was down): no record is ever
+// left without its workflow. It returns when ctx ends.
+func SweepOutbox(ctx context.Context, st *store.Store, c client.Client, interval time.Duration, logger *slog.Logger) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		n, err := SweepOutboxOnce(ctx, st, c, 10)
+		if err != nil && ctx.Err() == nil {
+			logger.Warn("outbox sweep", "err", err)
+		}
+		if n > 0 {
+			logger.Info("outbox sweep started workflows", "count", n)
+		}
+	}
+}
+
+// SweepOutboxOnce starts the due entries older than minAgeSeconds and returns how many it
+// started.
+func SweepOutboxOnce(ctx context.Context, st *store.Store, c client.Client, minAgeSeconds int) (int, error) {
+	entries, err := st.DueOutbox(ctx, minAgeSeconds, 100)
+	if err != nil {
+		return 0, err
+	}
+	started := 0
+	for _, e := range entries {
+		if err := StartFromOutbox(ctx, c, e); err != nil {
+			delay := min(5<<min(e.Attempts, 6), 300)
+			if derr := st.DeferOutbox(ctx, e.ID, err.Error(), delay); derr != nil {
+				return started, errors.Join(err, derr)
+			}
+			continue
+		}
+		if err := st.DeleteOutbox(ctx, e.ID); err != nil {
+			return started, err
+		}
+		started++
+	}
+	return started, nil
+}
