@@ -2,8 +2,8 @@ package api
 
 import (
 	"log/slog"
-	"os"
 	"net/http/httptest"
+	"os"
 	"sync"
 	"testing"
 	"time"

@@ -79,9 +79,9 @@ type payment struct {
 	// pollNow asks the wait loop to read the status at once (an unsigned callback).
 	pollNow bool
 	// early holds callbacks received before the attempt they concern was known.
-	early []GatewayCallback
-	done    bool
-	result  PaymentResult
+	early  []GatewayCallback
+	done   bool
+	result PaymentResult
 }
 
 var a *activities.Activities
