@@ -29,6 +29,11 @@ deps:
 test: deps build temporal-cli
 	$(BIN)/sika stack -- $(GO) test -count=1 -p 2 -timeout 12m ./...
 
+## bench: softpay under load against an in-process stack (or BENCH_FLAGS="-base-url … -key …")
+.PHONY: bench
+bench: build temporal-cli
+	$(GO) run ./cmd/sikabench $(BENCH_FLAGS)
+
 ## vet: static checks
 vet:
 	$(GO) vet ./...

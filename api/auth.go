@@ -164,10 +164,11 @@ func (s *Server) authenticateSession(r *http.Request, token string, a access) (*
 	return nil, sika.NotFound("Merchant")
 }
 
-// checkMerchantStanding refuses suspended merchants, and LIVE API-key calls of merchants that
-// are not yet active (TEST keeps working for them, contract §3).
-func checkMerchantStanding(p *Principal) error {
-	if p.Merchant == nil || p.Kind != PrincipalAPIKey {
+// checkMerchantStanding refuses suspended merchants, and LIVE calls of merchants that are not
+// yet active (TEST keeps working for them, contract §3). It applies to every API-key call, and
+// to dashboard calls that move money (a suspended merchant may still log in and look).
+func checkMerchantStanding(p *Principal, movesMoney bool) error {
+	if p.Merchant == nil || (p.Kind != PrincipalAPIKey && !movesMoney) {
 		return nil
 	}
 	if p.Merchant.IsSuspended {

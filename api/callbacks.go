@@ -49,6 +49,11 @@ func (s *Server) gatewayCallback(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 10*time.Second)
 	defer cancel()
 	attempt, err := s.store.Attempt(ctx, attemptID)
+	if err == nil && attempt.Gateway != name {
+		// Signed by one gateway about another gateway's attempt: not this gateway's to report.
+		logFrom(r.Context()).Warn("callback about another gateway's attempt", "gateway", name, "attempt_gateway", attempt.Gateway)
+		err = sika.NotFound("Attempt")
+	}
 	if err != nil {
 		writeError(w, r, err)
 		return

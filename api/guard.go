@@ -23,6 +23,8 @@ type routeOpts struct {
 	idempotent bool
 	// throttleByIP limits unauthenticated routes per client address (login, register).
 	throttleByIP bool
+	// movesMoney routes refuse suspended and (in LIVE) inactive merchants whatever the caller.
+	movesMoney bool
 }
 
 // handle mounts a handler at basePath+path behind the middleware chain: authentication, rate
@@ -52,7 +54,7 @@ func (s *Server) guard(w http.ResponseWriter, r *http.Request, h handlerFunc, o 
 		return err
 	}
 	if p != nil {
-		if err := checkMerchantStanding(p); err != nil {
+		if err := checkMerchantStanding(p, o.movesMoney); err != nil {
 			return err
 		}
 		if err := checkScope(p, o.scope); err != nil {

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"net/http"
+	"unicode/utf8"
 
 	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/store"
@@ -51,7 +52,7 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, h handlerFun
 	if key == "" && len(r.Header.Values("Idempotency-Key")) == 0 {
 		return h(w, r)
 	}
-	if len(key) == 0 || len(key) > maxIdempotencyKeyLen {
+	if n := utf8.RuneCountInString(key); n == 0 || n > maxIdempotencyKeyLen {
 		return sika.FieldError("Idempotency-Key", "Must be between 1 and 255 characters.")
 	}
 	body, err := readBody(r, maxJSONBody)

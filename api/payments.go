@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
@@ -159,19 +160,11 @@ func (s *Server) prepareCollection(ctx context.Context, req softpayRequest) (col
 		c.tx.OriginalAmount, c.tx.OriginalCurrency, c.tx.ExchangeRate = &original, &req.Currency, &rate
 		amount = sika.ConvertAmount(amount, rate, currency)
 	}
-	if amount.LessThan(c.network.MinAmount) || amount.GreaterThan(c.network.MaxAmount) {
-		return c, sika.Errorf(sika.CodeAmountOutOfRange, "%s accepts amounts from %s to %s %s.", c.network.Code,
-			sika.FormatAmount(c.network.MinAmount), sika.FormatAmount(c.network.MaxAmount), currency)
-	}
 	settings, err := s.store.MerchantSettings(ctx, merchant, env)
 	if err != nil {
 		return c, err
 	}
-	pricing, err := s.store.EffectivePricing(ctx, merchant, env, c.network.ID, sika.DirectionInbound)
-	if err != nil {
-		return c, err
-	}
-	fees, err := sika.ComputeFees(sika.DirectionInbound, amount, currency, pricing, settings.EffectiveFeeChargeMode(mode))
+	fees, err := s.priceCollection(ctx, c.network, amount, currency, settings.EffectiveFeeChargeMode(mode))
 	if err != nil {
 		return c, err
 	}
@@ -191,6 +184,25 @@ func (s *Server) prepareCollection(ctx context.Context, req softpayRequest) (col
 	t.CustomerName, t.CustomerEmail, t.CustomerPhone = strings.TrimSpace(req.CustomerName), strings.TrimSpace(req.CustomerEmail), c.phone
 	t.Description, t.Metadata = strings.TrimSpace(req.Description), metadata
 	return c, nil
+}
+
+// priceCollection computes the fees of a collection on a network and checks the network's
+// limits on both what the merchant asked and what the customer will be debited.
+func (s *Server) priceCollection(ctx context.Context, n sika.Network, amount decimal.Decimal, currency string, mode sika.FeeChargeMode) (sika.Fees, error) {
+	merchant, env := tenant(ctx)
+	pricing, err := s.store.EffectivePricing(ctx, merchant, env, n.ID, sika.DirectionInbound)
+	if err != nil {
+		return sika.Fees{}, err
+	}
+	fees, err := sika.ComputeFees(sika.DirectionInbound, amount, currency, pricing, mode)
+	if err != nil {
+		return fees, err
+	}
+	if amount.LessThan(n.MinAmount) || fees.DebitedAmount.GreaterThan(n.MaxAmount) {
+		return fees, sika.Errorf(sika.CodeAmountOutOfRange, "%s accepts amounts from %s to %s %s (fees included).", n.Code,
+			sika.FormatAmount(n.MinAmount), sika.FormatAmount(n.MaxAmount), currency)
+	}
+	return fees, nil
 }
 
 // checkNetworkOpen refuses a network that is switched off or has no gateway in the environment.
@@ -341,6 +353,9 @@ func (s *Server) retryPayment(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if t.Status != sika.StatusFailed {
+		return sika.Errorf(sika.CodeNotFailed, "Payment is %s, not FAILED.", t.Status)
+	}
 	ctx := r.Context()
 	country, err := s.store.CountryByISO(ctx, t.Country)
 	if err != nil {
@@ -385,7 +400,16 @@ func (s *Server) retryPayment(w http.ResponseWriter, r *http.Request) error {
 	if err := s.checkNetworkOpen(ctx, *network, t.Environment); err != nil {
 		return err
 	}
-	t, outboxID, err := s.store.RetryPayment(ctx, t.Merchant, t.Environment, t.ID, network, phone, func(t sika.Transaction) store.WorkflowStart {
+	// Another network has its own price and limits: the retry is priced again.
+	var fees *sika.Fees
+	if network.ID != t.NetworkID {
+		f, err := s.priceCollection(ctx, *network, t.RequestedAmount.Decimal, t.Currency, t.FeeChargeMode)
+		if err != nil {
+			return err
+		}
+		fees = &f
+	}
+	t, outboxID, err := s.store.RetryPayment(ctx, t.Merchant, t.Environment, t.ID, network, phone, fees, func(t sika.Transaction) store.WorkflowStart {
 		return workflows.PaymentStart(activities.PaymentInput{TransactionID: t.ID, Run: t.Run})
 	})
 	if err != nil {

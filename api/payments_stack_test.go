@@ -50,6 +50,7 @@ func payments(t *testing.T) *paymentStack {
 	t.Helper()
 	stackOnce.Do(func() { stack, stackErr = startPaymentStack() })
 	require.NoError(t, stackErr)
+	stack.validator = newOpenAPIValidator(t)
 	return stack
 }
 

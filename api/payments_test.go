@@ -1,8 +1,13 @@
 package api
 
 import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -275,6 +280,9 @@ func TestSoftpayValidation(t *testing.T) {
 	}
 	_, err := testStore.Pool().Exec(t.Context(), `UPDATE networks SET is_active = false WHERE code = 'CELTIIS_BJ'`)
 	require.NoError(t, err)
+	t.Cleanup(func() {
+		_, _ = testStore.Pool().Exec(t.Context(), `UPDATE networks SET is_active = true WHERE code = 'CELTIIS_BJ'`)
+	})
 	r := ps.softpay(t, acct, with("network", "CELTIIS_BJ"))
 	assert.Equal(t, 422, r.Status)
 	assert.Equal(t, "network_unavailable", r.code())
@@ -430,4 +438,78 @@ func TestRetryAndVerify(t *testing.T) {
 		require.Equal(t, 200, r.Status, "%s", r.Body)
 		assert.Equal(t, sika.StatusSuccess, ps.final(t, acct, p.ID, 5*time.Second).Status)
 	})
+}
+
+func TestRetryOnAnotherNetworkIsPricedAgain(t *testing.T) {
+	ps := payments(t)
+	acct := ps.newAccount(t, true)
+	_, err := testStore.Pool().Exec(t.Context(), `INSERT INTO pricing (merchant_id, environment, network_id, direction, fee_percent, fee_fixed, gateway_fee_percent)
+		SELECT $1, 'TEST', id, 'INBOUND', 3, 0, 1 FROM networks WHERE code = 'CELTIIS_BJ'`, acct.Merchant.ID)
+	require.NoError(t, err)
+	p := ps.pay(t, acct, benin("97000002"))
+	require.Equal(t, sika.StatusFailed, ps.final(t, acct, p.ID, 10*time.Second).Status)
+	r := ps.call(t, "POST", "/api/v1/payments/"+p.ID.String()+"/retry/", map[string]string{"network": "CELTIIS_BJ", "customer_phone": "97000123"},
+		acct.key(sika.EnvironmentTest, sika.ScopePayin)...)
+	require.Equal(t, 200, r.Status, "%s", r.Body)
+	var retried payResponse
+	r.data(t, &retried)
+	assert.Equal(t, "CELTIIS_BJ", retried.Network)
+	assert.Equal(t, "30.00", sika.FormatAmount(retried.ClientFee.Decimal), "3 %% on CELTIIS_BJ for this merchant")
+	assert.Equal(t, "970.00", sika.FormatAmount(retried.NetAmount.Decimal))
+	d := ps.final(t, acct, p.ID, 10*time.Second)
+	assert.Equal(t, sika.StatusSuccess, d.Status)
+	assert.Equal(t, "970.00", sika.FormatAmount(ps.balances(t, acct)[0].AvailableAmount.Decimal))
+}
+
+func TestCallbacksAreAuthenticated(t *testing.T) {
+	ps := payments(t)
+	acct := ps.newAccount(t, true)
+	p := ps.pay(t, acct, benin("97000004")) // stays pending
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.NotEmpty(c, ps.detail(t, acct, p.ID).Attempts)
+	}, 5*time.Second, 20*time.Millisecond)
+	attempt := ps.detail(t, acct, p.ID).Attempts[0]
+	require.Equal(t, "sandbox-a", attempt.Gateway)
+	body := []byte(`{"type":"collection","reference":"` + attempt.ID.String() + `","gateway_reference":"x","status":"SUCCESS"}`)
+
+	post := func(gw string, header http.Header) int {
+		req, _ := http.NewRequest("POST", ps.url+"/gateway-callbacks/"+gw+"/", bytes.NewReader(body))
+		for k, v := range header {
+			req.Header[k] = v
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	assert.Equal(t, 401, post("sandbox-a", nil), "unsigned")
+	assert.Equal(t, 404, post("nope", nil), "unknown gateway")
+	// Correctly signed by sandbox-b, about sandbox-a's attempt: refused.
+	_, secretB := sandbox.Credentials(ps.secret, "sandbox-b")
+	assert.Equal(t, 404, post("sandbox-b", sandboxSignature(secretB, body)))
+	assert.Equal(t, sika.StatusPending, ps.detail(t, acct, p.ID).Status)
+	_, secretA := sandbox.Credentials(ps.secret, "sandbox-a")
+	assert.Equal(t, 200, post("sandbox-a", sandboxSignature(secretA, body)))
+	assert.Equal(t, sika.StatusSuccess, ps.final(t, acct, p.ID, 5*time.Second).Status)
+}
+
+// sandboxSignature signs a callback body the way the sandbox operator does.
+func sandboxSignature(secret string, body []byte) http.Header {
+	ts := strconv.FormatInt(time.Now().Unix(), 10)
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte(ts + "."))
+	m.Write(body)
+	return http.Header{"Sandbox-Signature": {"t=" + ts + ",v1=" + hex.EncodeToString(m.Sum(nil))}}
+}
+
+func TestDashboardMoneyRoutesCheckStanding(t *testing.T) {
+	ps := payments(t)
+	inactive := ps.newAccount(t, false)
+	r := ps.call(t, "POST", "/api/v1/payments/softpay/", benin("97000123"), inactive.dashboard(sika.EnvironmentLive)...)
+	assert.Equal(t, 403, r.Status)
+	assert.Equal(t, "merchant_inactive", r.code())
+	r = ps.call(t, "POST", "/api/v1/payments/softpay/", benin("97000123"), inactive.dashboard(sika.EnvironmentTest)...)
+	assert.Equal(t, 201, r.Status, "TEST works for inactive merchants: %s", r.Body)
+	r = ps.call(t, "GET", "/api/v1/merchant-settings/", nil, inactive.dashboard(sika.EnvironmentLive)...)
+	assert.Equal(t, 200, r.Status, "an inactive merchant still manages its account")
 }

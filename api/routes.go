@@ -57,7 +57,7 @@ func (s *Server) routes() *mux.Router {
 	s.handle(root, http.MethodGet, "/pricing/my-rates/", s.myRates, merchant)
 
 	// Collections.
-	payin := routeOpts{access: accessMerchant, scope: sika.ScopePayin, idempotent: true}
+	payin := routeOpts{access: accessMerchant, scope: sika.ScopePayin, idempotent: true, movesMoney: true}
 	s.handle(root, http.MethodPost, "/payments/softpay/", s.softpay, payin)
 	s.handle(root, http.MethodPost, "/payments/softpay/initialize/", s.softpay, payin)
 	s.handle(root, http.MethodPost, "/payments/{id}/confirm-otp/", s.confirmOTP, payin)

@@ -185,7 +185,8 @@ func (s *Store) CompletePayment(ctx context.Context, c Completion) (t sika.Trans
 // PENDING, run + 1, optionally another network or number, a CLIENT status log and the outbox
 // row of the new run, in one Postgres transaction. A transaction that is not a FAILED payment
 // answers 409 not_failed.
-func (s *Store) RetryPayment(ctx context.Context, merchantID uuid.UUID, env sika.Environment, id uuid.UUID, network *sika.Network, phone string, start func(sika.Transaction) WorkflowStart) (sika.Transaction, int64, error) {
+// Fees, when set, replace the amounts (a retry on another network is priced again).
+func (s *Store) RetryPayment(ctx context.Context, merchantID uuid.UUID, env sika.Environment, id uuid.UUID, network *sika.Network, phone string, fees *sika.Fees, start func(sika.Transaction) WorkflowStart) (sika.Transaction, int64, error) {
 	var t sika.Transaction
 	var outboxID int64
 	err := s.InTx(ctx, func(tx pgx.Tx) error {
@@ -209,11 +210,17 @@ func (s *Store) RetryPayment(ctx context.Context, merchantID uuid.UUID, env sika
 		if network != nil {
 			networkID, networkCode = &network.ID, &network.Code
 		}
+		if fees == nil {
+			fees = &sika.Fees{ClientFee: t.ClientFee.Decimal, GatewayFee: t.GatewayFee.Decimal, PlatformFee: t.PlatformFee.Decimal,
+				DebitedAmount: t.DebitedAmount.Decimal, NetAmount: t.NetAmount.Decimal}
+		}
 		t, err = scanTransaction(tx.QueryRow(ctx, `UPDATE transactions t SET status = 'PENDING', run = run + 1,
 				failure_code = '', failure_message = '', gateway = '', gateway_reference = '', completed_at = NULL,
 				network_id = coalesce($2, network_id), network = coalesce($3, network),
-				customer_phone = CASE WHEN $4 = '' THEN customer_phone ELSE $4 END, updated_at = now()
-			WHERE t.id = $1 RETURNING `+transactionColumns, id, networkID, networkCode, phone))
+				customer_phone = CASE WHEN $4 = '' THEN customer_phone ELSE $4 END,
+				client_fee = $5, gateway_fee = $6, platform_fee = $7, debited_amount = $8, net_amount = $9, updated_at = now()
+			WHERE t.id = $1 RETURNING `+transactionColumns, id, networkID, networkCode, phone,
+			fees.ClientFee, fees.GatewayFee, fees.PlatformFee, fees.DebitedAmount, fees.NetAmount))
 		if err != nil {
 			return fmt.Errorf("retry transaction: %w", err)
 		}

@@ -272,6 +272,12 @@ func (p *payment) await(ctx workflow.Context, start activities.StartCollectionIn
 			if final(out.Kind) {
 				return p.complete(ctx, out, sika.TriggerSystem)
 			}
+			if out.Kind == activities.OutcomeUnavailable {
+				// The gateway that never received the push now refuses it: no customer was
+				// charged anywhere, so the run ends and the merchant may retry.
+				out.Kind = activities.OutcomeFailed
+				return p.complete(ctx, out, sika.TriggerSystem)
+			}
 		}
 		if !workflow.Now(ctx).Before(deadline) {
 			expired := *p.attempt

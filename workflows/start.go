@@ -70,7 +70,8 @@ func SweepOutbox(ctx context.Context, st *store.Store, c client.Client, interval
 			return
 		case <-t.C:
 		}
-		n, err := SweepOutboxOnce(ctx, st, c, 10)
+		// Only rows old enough that the API's own start has clearly failed.
+		n, err := SweepOutboxOnce(ctx, st, c, max(1, int(2*interval/time.Second)))
 		if err != nil && ctx.Err() == nil {
 			logger.Warn("outbox sweep", "err", err)
 		}

@@ -91,7 +91,9 @@ func (c *Client) Collect(ctx context.Context, req gateway.CollectRequest) (gatew
 
 // ConfirmOTP sends the code a post-push OTP network's customer received. A wrong code is a
 // Declined(invalid_otp) error; the collection stays PENDING until the third wrong code, so
-// read its status to tell a retry-able code from a failed collection.
+// read its status to tell a retry-able code from a failed collection. Confirming the right
+// code again answers the current state; a collection that awaits no code is
+// Invalid(gateway_error); an unknown reference is StatusNotFound, not an error.
 func (c *Client) ConfirmOTP(ctx context.Context, reference, otp string) (gateway.OperationStatus, error) {
 	return c.status(ctx, http.MethodPost, "/collections/"+url.PathEscape(reference)+"/otp", otpRequest{OTP: otp})
 }

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sikahq/sika"
+	"github.com/sikahq/sika/activities"
+	"github.com/sikahq/sika/gateway/sandbox"
+	"github.com/sikahq/sika/internal/testenv"
+	"github.com/sikahq/sika/store"
+	"github.com/sikahq/sika/workflows"
+)
+
+// TestWorkerKilledMidPayment runs the API in-process and the worker as a real `sika worker`
+// process, kills the worker with SIGKILL while payments are in flight, starts a new one, and
+// checks that every payment reaches exactly one final state, that no gateway push was made
+// twice, and that every wallet equals its ledger. A payment committed without its workflow
+// (the API died before starting it) is started by the new worker's outbox sweeper.
+func TestWorkerKilledMidPayment(t *testing.T) {
+	ctx := t.Context()
+	bin := filepath.Join(t.TempDir(), "sika")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Stderr = os.Stderr
+	require.NoError(t, build.Run())
+
+	env := testenv.Current()
+	addr, err := env.TemporalAddress()
+	require.NoError(t, err)
+	secret := "fault test sandbox secret"
+	sb := sandbox.NewServer(sandbox.Config{Gateways: sandbox.DefaultGateways(secret), Tick: 400 * time.Millisecond,
+		Logger: slog.New(slog.DiscardHandler)})
+	defer sb.Close()
+	sbSrv := httptest.NewServer(sb)
+	defer sbSrv.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	vars := map[string]string{
+		"DATABASE_URL": env.DatabaseURL, "TEMPORAL_ADDRESS": addr, "SIKA_SANDBOX_URL": sbSrv.URL,
+		"SIKA_SANDBOX_SECRET": secret, "SIKA_TASK_QUEUE": workflows.TaskQueue, "SIKA_JWT_SECRET": "fault test jwt secret of 32 bytes or more",
+		"SIKA_PUBLIC_URL": "http://" + ln.Addr().String(), "SIKA_OUTBOX_SWEEP_INTERVAL": "300ms", "SIKA_LOG_LEVEL": "warn",
+	}
+	cfg, err := loadConfig(func(k string) string { return vars[k] })
+	require.NoError(t, err)
+	logger := slog.New(slog.DiscardHandler)
+	st, err := openStore(ctx, cfg, logger)
+	require.NoError(t, err)
+	defer st.Close()
+	tc, err := dialTemporal(ctx, cfg, logger)
+	require.NoError(t, err)
+	defer tc.Close()
+	apiCtx, stopAPI := context.WithCancel(context.Background())
+	apiDone := make(chan error, 1)
+	go func() { apiDone <- serveAPI(apiCtx, cfg, st, tc, ln, logger) }()
+	defer func() { stopAPI(); <-apiDone }()
+
+	startWorker := func() *exec.Cmd {
+		cmd := exec.Command(bin, "worker")
+		cmd.Env = os.Environ()
+		for k, v := range vars {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+		cmd.Stderr = os.Stderr
+		require.NoError(t, cmd.Start())
+		return cmd
+	}
+	first := startWorker()
+
+	_, merchant, err := st.RegisterMember(ctx, uuid.NewString()+"@example.com", "x", "Fault", false, &store.NewMerchant{Name: "Fault shop", Country: "BJ"})
+	require.NoError(t, err)
+	key, err := st.CreateAPIKey(ctx, merchant.ID, sika.EnvironmentTest, sika.ScopeBoth, "fault", nil)
+	require.NoError(t, err)
+
+	// Every suffix whose outcome does not depend on a human: success, declines, fallback,
+	// ambiguous, no callback, duplicated callbacks, slow.
+	want := map[string]sika.TransactionStatus{"123": sika.StatusSuccess, "001": sika.StatusFailed, "002": sika.StatusFailed,
+		"005": sika.StatusSuccess, "006": sika.StatusSuccess, "007": sika.StatusSuccess, "008": sika.StatusSuccess, "009": sika.StatusSuccess}
+	expected := map[uuid.UUID]sika.TransactionStatus{}
+	for round := range 3 {
+		for suffix, status := range want {
+			body, _ := json.Marshal(map[string]string{"amount": "1000", "currency": "XOF", "country": "BJ", "network": "MTN_BJ",
+				"customer_phone": "9700" + fmt.Sprint(round) + suffix, "customer_name": "Fault test"})
+			req, _ := http.NewRequest("POST", vars["SIKA_PUBLIC_URL"]+"/api/v1/payments/softpay/", bytes.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+key.Secret)
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			var out struct {
+				Data sika.Transaction `json:"data"`
+			}
+			require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+			resp.Body.Close()
+			require.Equal(t, 201, resp.StatusCode)
+			expected[out.Data.ID] = status
+		}
+	}
+	// A payment committed whose workflow never started: only the outbox knows about it.
+	orphan := orphanPayment(t, st, merchant.ID)
+	expected[orphan] = sika.StatusSuccess
+
+	time.Sleep(600 * time.Millisecond) // pushes accepted, outcomes not yet in
+	require.NoError(t, first.Process.Signal(syscall.SIGKILL))
+	_ = first.Wait()
+	time.Sleep(time.Second) // callbacks arrive while no worker runs
+	second := startWorker()
+	defer func() { _ = second.Process.Signal(syscall.SIGTERM); _ = second.Wait() }()
+
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		var pending int
+		assert.NoError(c, st.Pool().QueryRow(ctx, `SELECT count(*) FROM transactions WHERE merchant_id = $1 AND status = 'PENDING'`, merchant.ID).Scan(&pending))
+		assert.Zero(c, pending)
+	}, 90*time.Second, 250*time.Millisecond)
+
+	successes := 0
+	for id, status := range expected {
+		d, err := st.TransactionDetail(ctx, merchant.ID, sika.EnvironmentTest, id)
+		require.NoError(t, err)
+		assert.Equal(t, status, d.Status, "transaction %s (%s)", id, d.CustomerPhone)
+		finals := 0
+		for _, l := range d.StatusLogs {
+			if l.ToStatus != sika.StatusPending {
+				finals++
+			}
+		}
+		assert.Equal(t, 1, finals, "exactly one final status log for %s", d.CustomerPhone)
+		if d.Status == sika.StatusSuccess {
+			successes++
+		}
+	}
+	for _, op := range sb.Operations() {
+		assert.Equal(t, 1, op.Pushes, "operation %s pushed once", op.Reference)
+	}
+	var entries int
+	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(*) FROM ledger_entries WHERE merchant_id = $1`, merchant.ID).Scan(&entries))
+	assert.Equal(t, successes, entries, "one ledger entry per successful payment")
+	disc, err := st.CheckLedger(ctx)
+	require.NoError(t, err)
+	assert.Nil(t, disc)
+	var outbox int
+	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(*) FROM workflow_outbox`).Scan(&outbox))
+	assert.Zero(t, outbox, "the sweeper started the orphan and emptied the outbox")
+}
+
+// orphanPayment writes a payment and its outbox row as the API does, without starting its
+// workflow, as if the API had died right after the commit.
+func orphanPayment(t *testing.T, st *store.Store, merchantID uuid.UUID) uuid.UUID {
+	t.Helper()
+	ctx := t.Context()
+	n, err := st.NetworkByCode(ctx, "MTN_BJ")
+	require.NoError(t, err)
+	id, err := uuid.NewV7()
+	require.NoError(t, err)
+	ref, err := sika.NewReference("PAY", time.Now())
+	require.NoError(t, err)
+	amount := sika.NewAmount(decimal.NewFromInt(1000))
+	tx := sika.Transaction{ID: id, Reference: ref, Merchant: merchantID, Environment: sika.EnvironmentTest, Type: sika.TypePayment,
+		RequestedAmount: amount, DebitedAmount: amount, NetAmount: amount, Currency: "XOF", Country: "BJ",
+		NetworkID: n.ID, Network: n.Code, CustomerPhone: "+22997009123", CustomerName: "Orphan", FeeChargeMode: sika.FeeDeducted}
+	_, _, _, err = st.CreateTransaction(ctx, store.NewTransaction{Transaction: tx},
+		workflows.PaymentStart(activities.PaymentInput{TransactionID: id, Run: 1}))
+	require.NoError(t, err)
+	return id
+}

@@ -1,0 +1,201 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+	enumspb "go.temporal.io/api/enums/v1"
+
+	"github.com/sikahq/sika/workflows"
+)
+
+// dbClockOffset is Postgres' clock minus ours, so that the window (taken on our clock) can be
+// compared with created_at / completed_at (taken by Postgres).
+func dbClockOffset(ctx context.Context, db *pgxpool.Pool) (time.Duration, error) {
+	best := time.Duration(1<<63 - 1)
+	var offset time.Duration
+	for range 5 { // keep the reading with the shortest round trip
+		before := time.Now()
+		var dbNow time.Time
+		if err := db.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&dbNow); err != nil {
+			return 0, fmt.Errorf("read the Postgres clock: %w", err)
+		}
+		rtt := time.Since(before)
+		if rtt < best {
+			best, offset = rtt, dbNow.Sub(before.Add(rtt/2))
+		}
+	}
+	return offset, nil
+}
+
+// completions is what Postgres says about the accepted payments once they are final.
+type completions struct {
+	accepted       int // during the whole run
+	success        int
+	failed         map[string]int // failure code → count
+	pending        int            // still PENDING when the wait ended
+	waited         time.Duration
+	toSuccess      []time.Duration // completed_at - created_at of the window's payments that succeeded
+	windowSuccess  int             // SUCCESS with completed_at inside the window
+	bucketCounts   []int           // of windowSuccess, per 10 s from the window's start
+	bucketSpans    []time.Duration
+	successIDs     []uuid.UUID
+	windowAccepted int // accepted payments sent in the window
+	windowPending  int // of which still PENDING when the wait ended
+}
+
+const bucket = 10 * time.Second
+
+// collectCompletions waits (at most maxWait) until no accepted payment is PENDING, then reads
+// them all in one query.
+func collectCompletions(ctx context.Context, db *pgxpool.Pool, ids []uuid.UUID, offset time.Duration, ld *loadResult, maxWait time.Duration) (*completions, error) {
+	strs := make([]string, len(ids))
+	for i, id := range ids {
+		strs[i] = id.String()
+	}
+	c := &completions{accepted: len(ids), failed: map[string]int{}}
+	began := time.Now()
+	for {
+		var pending int
+		if err := db.QueryRow(ctx, `SELECT count(*) FROM transactions WHERE id = ANY($1::uuid[]) AND status = 'PENDING'`, strs).Scan(&pending); err != nil {
+			return nil, fmt.Errorf("count pending payments: %w", err)
+		}
+		if pending == 0 || time.Since(began) > maxWait {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+	c.waited = time.Since(began)
+
+	inWindow := map[uuid.UUID]bool{}
+	for _, s := range ld.samples {
+		if s.status == http.StatusCreated && ld.inWindow(s) {
+			inWindow[s.id] = true
+		}
+	}
+	c.windowAccepted = len(inWindow)
+	from, to := ld.windowStart.Add(offset), ld.windowEnd.Add(offset)
+	for start := from; start.Before(to); start = start.Add(bucket) {
+		c.bucketCounts = append(c.bucketCounts, 0)
+		c.bucketSpans = append(c.bucketSpans, min(bucket, to.Sub(start)))
+	}
+	rows, err := db.Query(ctx, `SELECT id::text, status, failure_code, created_at, completed_at
+		FROM transactions WHERE id = ANY($1::uuid[])`, strs)
+	if err != nil {
+		return nil, fmt.Errorf("read payments: %w", err)
+	}
+	defer rows.Close()
+	found := 0
+	for rows.Next() {
+		var idText, status, code string
+		var created time.Time
+		var completed *time.Time
+		if err := rows.Scan(&idText, &status, &code, &created, &completed); err != nil {
+			return nil, err
+		}
+		found++
+		id := uuid.MustParse(idText)
+		switch status {
+		case "PENDING":
+			c.pending++
+			if inWindow[id] {
+				c.windowPending++
+			}
+			continue
+		case "SUCCESS":
+		default:
+			c.failed[status+" "+code]++
+			continue
+		}
+		c.success++
+		c.successIDs = append(c.successIDs, id)
+		if completed == nil {
+			continue
+		}
+		if inWindow[id] {
+			c.toSuccess = append(c.toSuccess, completed.Sub(created))
+		}
+		if !completed.Before(from) && completed.Before(to) {
+			c.windowSuccess++
+			c.bucketCounts[int(completed.Sub(from)/bucket)]++
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if found != len(ids) {
+		return nil, fmt.Errorf("%d of the %d accepted payments are not in Postgres: is -database-url the API's database?", len(ids)-found, len(ids))
+	}
+	return c, nil
+}
+
+// histories counts the Temporal history events of a sample of successful payments.
+type histories struct {
+	skipped string
+	counts  []int
+	types   map[string]int // event type → events over the sample
+	errors  []string
+}
+
+func countHistories(ctx context.Context, t *target, ids []uuid.UUID, n int) *histories {
+	h := &histories{types: map[string]int{}}
+	switch {
+	case t.tc == nil:
+		h.skipped = "no Temporal client (-temporal)"
+		return h
+	case n == 0:
+		h.skipped = "-sample 0"
+		return h
+	case len(ids) == 0:
+		h.skipped = "no successful payment"
+		return h
+	}
+	sorted := append([]uuid.UUID(nil), ids...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].String() < sorted[j].String() }) // v7: by time
+	step := max(1, len(sorted)/n)
+	for i := 0; i < len(sorted) && len(h.counts) < n; i += step {
+		wf := workflows.PaymentWorkflowID(sorted[i])
+		count, err := countHistory(ctx, t, wf, h.types)
+		if err != nil {
+			h.errors = append(h.errors, fmt.Sprintf("%s: %v", wf, err))
+			continue
+		}
+		h.counts = append(h.counts, count)
+	}
+	if len(h.errors) > 0 {
+		fmt.Fprintf(os.Stderr, "sikabench: %d histories could not be read, e.g. %s\n", len(h.errors), h.errors[0])
+	}
+	return h
+}
+
+// countHistory waits for the workflow to close (the record is written just before it returns),
+// then counts its events by type.
+func countHistory(ctx context.Context, t *target, wf string, types map[string]int) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := t.tc.GetWorkflow(ctx, wf, "").Get(ctx, nil); err != nil {
+		return 0, fmt.Errorf("wait for the run to close: %w", err)
+	}
+	it := t.tc.GetWorkflowHistory(ctx, wf, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	count := 0
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			return 0, err
+		}
+		count++
+		types[strings.TrimPrefix(ev.GetEventType().String(), "EVENT_TYPE_")]++
+	}
+	return count, nil
+}

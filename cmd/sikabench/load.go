@@ -1,0 +1,264 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// sample is one softpay request as the client saw it.
+type sample struct {
+	sent    time.Time
+	latency time.Duration
+	status  int       // 0: transport error
+	id      uuid.UUID // of an accepted (201) payment
+	err     string
+}
+
+// loadResult is every request of the run and the measurement window.
+type loadResult struct {
+	clients                       int
+	start, windowStart, windowEnd time.Time
+	samples                       []sample
+	stoppedByMax                  bool
+}
+
+func (l *loadResult) window() time.Duration { return l.windowEnd.Sub(l.windowStart) }
+
+func (l *loadResult) inWindow(s sample) bool {
+	return !s.sent.Before(l.windowStart) && s.sent.Before(l.windowEnd)
+}
+
+// acceptedIDs are the payments accepted during the whole run, warm-up included (their
+// completions fall in the window too).
+func (l *loadResult) acceptedIDs() []uuid.UUID {
+	var ids []uuid.UUID
+	for _, s := range l.samples {
+		if s.status == http.StatusCreated && s.id != uuid.Nil {
+			ids = append(ids, s.id)
+		}
+	}
+	return ids
+}
+
+// loadHooks run when the measurement window opens and closes (profiles, CPU counters).
+type loadHooks struct{ windowStart, windowEnd func() }
+
+// softpayClient sends softpay requests; one per run, shared by the clients.
+type softpayClient struct {
+	http    *http.Client
+	url     string
+	key     string
+	counter atomic.Int64
+}
+
+func newSoftpayClient(t *target, conns int) *softpayClient {
+	return &softpayClient{
+		http: &http.Client{
+			Timeout: 30 * time.Second,
+			Transport: &http.Transport{
+				MaxIdleConns: conns, MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns,
+				IdleConnTimeout: 90 * time.Second, DisableCompression: true,
+			},
+		},
+		url: t.baseURL + "/payments/softpay/",
+		key: t.key,
+	}
+}
+
+// send posts one payment of XOF 1000 on MTN_BJ from a number ending in 123 (the sandbox
+// approves it after one tick), with a fresh Idempotency-Key.
+func (c *softpayClient) send(ctx context.Context) sample {
+	n := c.counter.Add(1)
+	body := fmt.Sprintf(`{"amount":"1000","currency":"XOF","country":"BJ","network":"MTN_BJ","customer_phone":"97%03d123","customer_name":"Bench Customer","description":"sikabench %d"}`, n%1000, n)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewBufferString(body))
+	if err != nil {
+		return sample{sent: time.Now(), err: err.Error()}
+	}
+	req.Header.Set("Authorization", "Bearer "+c.key)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Idempotency-Key", uuid.NewString())
+	s := sample{sent: time.Now()}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		s.latency, s.err = time.Since(s.sent), err.Error()
+		return s
+	}
+	raw, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	s.latency, s.status = time.Since(s.sent), resp.StatusCode
+	if err != nil {
+		s.status, s.err = 0, err.Error()
+		return s
+	}
+	if s.status != http.StatusCreated {
+		s.err = string(raw)
+		return s
+	}
+	var env struct {
+		Data struct {
+			ID uuid.UUID `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(raw, &env); err != nil || env.Data.ID == uuid.Nil {
+		s.err = "201 without a transaction id: " + string(raw)
+	}
+	s.id = env.Data.ID
+	return s
+}
+
+// preflight sends one payment and waits for it to succeed, so that a wrong key, a missing
+// worker or a broken callback path fails in seconds instead of after the whole run.
+func preflight(ctx context.Context, t *target) error {
+	c := newSoftpayClient(t, 1)
+	s := c.send(ctx)
+	if s.status != http.StatusCreated || s.id == uuid.Nil {
+		return fmt.Errorf("pre-flight softpay answered %d: %s", s.status, s.err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var status, code string
+		err := t.db.QueryRow(ctx, `SELECT status, failure_code FROM transactions WHERE id = $1`, s.id.String()).Scan(&status, &code)
+		if err != nil {
+			return fmt.Errorf("pre-flight: read transaction %s in Postgres (is -database-url the API's database?): %w", s.id, err)
+		}
+		switch status {
+		case "SUCCESS":
+			return nil
+		case "PENDING":
+		default:
+			return fmt.Errorf("pre-flight payment %s ended %s (%s)", s.id, status, code)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("pre-flight payment %s still PENDING after 60 s: is the worker running?", s.id)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// runLoad runs o.clients clients, each sending one request at a time (so never more than
+// o.clients in flight), for o.warmup + o.duration or until o.max requests were sent. Requests
+// in flight when the time is up are waited for; none starts after.
+func runLoad(ctx context.Context, t *target, o options, hooks loadHooks) (*loadResult, error) {
+	c := newSoftpayClient(t, o.clients)
+	defer c.http.CloseIdleConnections()
+	res := &loadResult{clients: o.clients, start: time.Now()}
+	warmEnd := res.start.Add(o.warmup)
+	end := warmEnd.Add(o.duration)
+
+	stop := make(chan struct{}) // closed at the end of the window: no new request
+	var stopOnce sync.Once
+	var sent atomic.Int64
+	maxHit := make(chan struct{})
+	var maxOnce sync.Once
+
+	// The window's bounds, and its hooks, on one goroutine.
+	windowDone := make(chan struct{})
+	go func() {
+		defer close(windowDone)
+		select {
+		case <-time.After(time.Until(warmEnd)):
+			res.windowStart = time.Now()
+		case <-maxHit:
+			res.windowStart = time.Now()
+		case <-ctx.Done():
+			res.windowStart = time.Now()
+		}
+		hooks.windowStart()
+		select {
+		case <-time.After(time.Until(end)):
+		case <-maxHit:
+			res.stoppedByMax = true
+		case <-ctx.Done():
+		}
+		res.windowEnd = time.Now()
+		stopOnce.Do(func() { close(stop) })
+		hooks.windowEnd()
+	}()
+
+	pace := newPacer(o.rate)
+	perClient := make([][]sample, o.clients)
+	var wg sync.WaitGroup
+	for i := range o.clients {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if o.max > 0 && sent.Add(1) > int64(o.max) {
+					maxOnce.Do(func() { close(maxHit) })
+					return
+				}
+				if !pace.wait(stop) {
+					return
+				}
+				// A request is not cancelled when the window closes: it is waited for and
+				// counted by when it was sent.
+				perClient[i] = append(perClient[i], c.send(ctx))
+			}
+		})
+	}
+	wg.Wait()
+	if o.max > 0 {
+		maxOnce.Do(func() { close(maxHit) }) // every client stopped early (cap reached exactly)
+	}
+	<-windowDone
+	for _, s := range perClient {
+		res.samples = append(res.samples, s...)
+	}
+	if len(res.samples) == 0 {
+		return nil, errors.New("no request was sent")
+	}
+	return res, nil
+}
+
+// pacer spaces the requests of all clients evenly at a given rate; a client that falls behind
+// sends at once (the concurrency bound still holds), so the offered rate is at most rate.
+type pacer struct {
+	mu       sync.Mutex
+	interval time.Duration
+	next     time.Time
+}
+
+func newPacer(rate float64) *pacer {
+	if rate <= 0 {
+		return nil
+	}
+	return &pacer{interval: time.Duration(float64(time.Second) / rate)}
+}
+
+// wait blocks until the caller's slot; false when stop closed first.
+func (p *pacer) wait(stop <-chan struct{}) bool {
+	if p == nil {
+		return true
+	}
+	p.mu.Lock()
+	now := time.Now()
+	slot := p.next
+	if slot.Before(now) {
+		slot = now
+	}
+	p.next = slot.Add(p.interval)
+	p.mu.Unlock()
+	select {
+	case <-time.After(time.Until(slot)):
+		return true
+	case <-stop:
+		return false
+	}
+}

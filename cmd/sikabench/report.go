@@ -1,0 +1,292 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+// The targets of the issue.
+const (
+	targetAcceptP99     = 50 * time.Millisecond
+	targetAcceptClients = 32
+	targetCompletedRate = 30.0
+	targetSustained     = 60 * time.Second
+	targetHistoryEvents = 20
+)
+
+type report struct {
+	o    options
+	t    *target
+	load *loadResult
+	comp *completions
+	hist *histories
+	cpu  cpuUse
+}
+
+// percentile is the nearest-rank percentile of sorted durations.
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(float64(len(sorted))*p/100+0.999999) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d)/float64(time.Millisecond)) }
+func sec(d time.Duration) string {
+	return fmt.Sprintf("%.2f", d.Seconds())
+}
+
+func (r *report) print(w io.Writer) {
+	ld, c := r.load, r.comp
+	win := ld.window()
+	var sent, accepted int
+	var lat []time.Duration
+	errs := map[string]int{}
+	errSample := map[string]string{}
+	for _, s := range ld.samples {
+		if !ld.inWindow(s) {
+			continue
+		}
+		sent++
+		if s.status == http.StatusCreated && s.err == "" {
+			accepted++
+			lat = append(lat, s.latency)
+			continue
+		}
+		k := fmt.Sprint(s.status)
+		if s.status == 0 {
+			k = "transport"
+		} else if s.status == http.StatusCreated {
+			k = "201 unreadable"
+		}
+		errs[k]++
+		if errSample[k] == "" {
+			errSample[k] = strings.TrimSpace(s.err)
+		}
+	}
+	slices.Sort(lat)
+	slices.Sort(c.toSuccess)
+	p99 := percentile(lat, 99)
+
+	line := func(label, format string, args ...any) {
+		fmt.Fprintf(w, "  %-34s %s\n", label, fmt.Sprintf(format, args...))
+	}
+	fmt.Fprintf(w, "\nsikabench — softpay under load\n")
+	fmt.Fprintf(w, "  target: %s\n", r.t.describe)
+	stopped := ""
+	if ld.stoppedByMax {
+		stopped = fmt.Sprintf(", stopped by -max %d", r.o.max)
+	}
+	paced := "closed loop (no think time)"
+	if r.o.rate > 0 {
+		paced = fmt.Sprintf("paced at ≤ %.0f req/s", r.o.rate)
+	}
+	fmt.Fprintf(w, "  load:   %d clients, %s, warm-up %s, window %.1f s%s\n", ld.clients, paced, r.o.warmup, win.Seconds(), stopped)
+
+	fmt.Fprintf(w, "\nREQUESTS (sent in the window)\n")
+	line("requests sent", "%d   (%d in the whole run)", sent, len(ld.samples))
+	line("accepted (201)", "%d", accepted)
+	if len(errs) == 0 {
+		line("errors by status", "none")
+	} else {
+		keys := make([]string, 0, len(errs))
+		for k := range errs {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			line("errors "+k, "%d   e.g. %.160s", errs[k], errSample[k])
+		}
+		if errs["429"] > 0 {
+			line("", "429: the merchant's rate limit (SIKA_RATE_LIMIT_PER_MINUTE, default 300/min) caps the load")
+		}
+	}
+
+	fmt.Fprintf(w, "\nACCEPT (client side: request sent → 201 read)\n")
+	line("latency p50 / p95 / p99 / max", "%s / %s / %s / %s ms", ms(percentile(lat, 50)), ms(percentile(lat, 95)), ms(p99), ms(percentile(lat, 100)))
+	line("throughput", "%.1f accepted/s", float64(accepted)/win.Seconds())
+	if tm := r.t.timings; tm != nil {
+		tm.mu.Lock()
+		handler := between(tm.softpay, ld.windowStart, ld.windowEnd)
+		start := between(tm.start, ld.windowStart, ld.windowEnd)
+		signal := between(tm.signal, ld.windowStart, ld.windowEnd)
+		tm.mu.Unlock()
+		for _, x := range [][]time.Duration{handler, start, signal} {
+			slices.Sort(x)
+		}
+		line("server: softpay handler p50/p99", "%s / %s ms   (whole handler chain incl. middleware)", ms(percentile(handler, 50)), ms(percentile(handler, 99)))
+		line("server: workflow start p50/p99", "%s / %s ms   (ExecuteWorkflow RPC inside the handler)", ms(percentile(start, 50)), ms(percentile(start, 99)))
+		line("server: callback signal p50/p99", "%s / %s ms   (%d SignalWorkflow calls)", ms(percentile(signal, 50)), ms(percentile(signal, 99)), len(signal))
+	}
+	if r.t.poolStart != nil && r.t.poolEnd != nil {
+		a, b := r.t.poolStart, r.t.poolEnd
+		acq := b.AcquireCount() - a.AcquireCount()
+		waited := b.EmptyAcquireCount() - a.EmptyAcquireCount()
+		waitTime := b.EmptyAcquireWaitTime() - a.EmptyAcquireWaitTime()
+		avg := time.Duration(0)
+		if waited > 0 {
+			avg = waitTime / time.Duration(waited)
+		}
+		line("service Postgres pool", "max %d conns; %d acquires, %d waited for a free conn (%.0f%%), avg wait %s ms",
+			b.MaxConns(), acq, waited, pct(waited, acq), ms(avg))
+	}
+
+	fmt.Fprintf(w, "\nCOMPLETION (Postgres: completed_at − created_at)\n")
+	line("accept→SUCCESS p50 / p99", "%s / %s s   (%d SUCCESS of the window's %d accepted; %d unfinished count as slowest)",
+		toSuccess(c, 50), toSuccess(c, 99), len(c.toSuccess), c.windowAccepted, c.windowPending)
+	rate := float64(c.windowSuccess) / win.Seconds()
+	line("completed/s overall", "%.1f /s   (%d SUCCESS with completed_at in the window)", rate, c.windowSuccess)
+	minRate, buckets := minBucket(c)
+	line("completed/s min 10 s bucket", "%s", fmtRate(minRate))
+	line("  per 10 s bucket", "%s", buckets)
+	failed := 0
+	var codes []string
+	for k, v := range c.failed {
+		failed += v
+		codes = append(codes, fmt.Sprintf("%s ×%d", k, v))
+	}
+	sort.Strings(codes)
+	line("outcomes of the run's payments", "%d accepted: %d SUCCESS, %d failed %v, %d still PENDING (waited %.1f s)",
+		c.accepted, c.success, failed, codes, c.pending, c.waited.Seconds())
+
+	fmt.Fprintf(w, "\nHISTORY (Temporal, payment:<id> of successful payments)\n")
+	h := r.hist
+	var hMax int
+	if h.skipped != "" {
+		line("events per payment", "not counted: %s", h.skipped)
+	} else if len(h.counts) == 0 {
+		line("events per payment", "not counted: %d errors", len(h.errors))
+	} else {
+		hMin, sum := h.counts[0], 0
+		for _, n := range h.counts {
+			hMin, hMax, sum = min(hMin, n), max(hMax, n), sum+n
+		}
+		line("events min / avg / max", "%d / %.1f / %d   (sample of %d)", hMin, float64(sum)/float64(len(h.counts)), hMax, len(h.counts))
+		type kv struct {
+			k string
+			v int
+		}
+		var kinds []kv
+		for k, v := range h.types {
+			kinds = append(kinds, kv{k, v})
+		}
+		sort.Slice(kinds, func(i, j int) bool {
+			return kinds[i].v > kinds[j].v || kinds[i].v == kinds[j].v && kinds[i].k < kinds[j].k
+		})
+		var parts []string
+		for _, x := range kinds {
+			parts = append(parts, fmt.Sprintf("%s %.1f", x.k, float64(x.v)/float64(len(h.counts))))
+		}
+		line("avg per payment by event type", "%s", wrap(strings.Join(parts, ", "), 80, 39))
+	}
+
+	if r.cpu.span > 0 && r.cpu.busy+r.cpu.idle > 0 {
+		total := r.cpu.busy + r.cpu.idle
+		fmt.Fprintf(w, "\nCPU DURING THE WINDOW (%d cores × %.1f s = %.1f core-s)\n", r.cpu.cores, r.cpu.span.Seconds(), total.Seconds())
+		line("busy (all processes + kernel)", "%.1f core-s (%.0f%%)", r.cpu.busy.Seconds(), 100*r.cpu.busy.Seconds()/total.Seconds())
+		for i, g := range r.cpu.groups {
+			if i == 8 || g.cpu < 500*time.Millisecond {
+				break
+			}
+			line("  "+g.name, "%.1f core-s (%.0f%%)", g.cpu.Seconds(), 100*g.cpu.Seconds()/total.Seconds())
+		}
+	}
+
+	fmt.Fprintf(w, "\nTARGETS\n")
+	verdict := func(ok bool) string {
+		if ok {
+			return "PASS"
+		}
+		return "MISS"
+	}
+	note := ""
+	if ld.clients != targetAcceptClients {
+		note = fmt.Sprintf("   (target is at %d clients; measured at %d)", targetAcceptClients, ld.clients)
+	}
+	fmt.Fprintf(w, "  %-44s %-12s %s%s\n", "accept p99 ≤ 50 ms at 32 clients", ms(p99)+" ms", verdict(len(lat) > 0 && p99 <= targetAcceptP99), note)
+	sustained := verdict(minRate >= targetCompletedRate)
+	if win < targetSustained-time.Second {
+		sustained = fmt.Sprintf("n/a (window %.0f s < 60 s)", win.Seconds())
+	}
+	fmt.Fprintf(w, "  %-44s %-12s %s\n", "≥ 30 completed/s sustained 60 s (min bucket)", fmtRate(minRate), sustained)
+	if len(h.counts) > 0 {
+		fmt.Fprintf(w, "  %-44s %-12s %s\n", "≤ 20 history events per successful payment", fmt.Sprintf("%d max", hMax), verdict(hMax <= targetHistoryEvents))
+	} else {
+		fmt.Fprintf(w, "  %-44s %-12s %s\n", "≤ 20 history events per successful payment", "-", "n/a")
+	}
+	if r.t.logPath != "" {
+		fmt.Fprintf(w, "\n  service logs: %s\n", r.t.logPath)
+	}
+}
+
+// minBucket is the lowest completion rate over the window's full 10 s buckets (the whole
+// window when it is shorter than one), and every bucket's rate.
+func minBucket(c *completions) (float64, string) {
+	minRate, any := 0.0, false
+	var parts []string
+	for i, n := range c.bucketCounts {
+		span := c.bucketSpans[i]
+		r := float64(n) / span.Seconds()
+		if span < bucket {
+			parts = append(parts, fmt.Sprintf("(%.1f s: %.1f)", span.Seconds(), r))
+			if len(c.bucketCounts) > 1 {
+				continue // a trailing partial bucket does not count
+			}
+		} else {
+			parts = append(parts, fmt.Sprintf("%.1f", r))
+		}
+		if !any || r < minRate {
+			minRate, any = r, true
+		}
+	}
+	return minRate, strings.Join(parts, " ")
+}
+
+func fmtRate(r float64) string { return fmt.Sprintf("%.1f /s", r) }
+
+func pct(a, b int64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return 100 * float64(a) / float64(b)
+}
+
+// wrap breaks s at commas so that lines stay under width, indenting the continuation lines.
+func wrap(s string, width, indent int) string {
+	var b strings.Builder
+	col := 0
+	for i, part := range strings.Split(s, ", ") {
+		if i > 0 {
+			if col+len(part)+2 > width {
+				b.WriteString(",\n" + strings.Repeat(" ", indent))
+				col = 0
+			} else {
+				b.WriteString(", ")
+				col += 2
+			}
+		}
+		b.WriteString(part)
+		col += len(part)
+	}
+	return b.String()
+}
+
+// toSuccess is a percentile of accept→SUCCESS over the window's successful and unfinished
+// payments, the unfinished ranking last: then it is only known to exceed the wait.
+func toSuccess(c *completions, p float64) string {
+	n := len(c.toSuccess) + c.windowPending
+	if n == 0 {
+		return "-"
+	}
+	i := min(max(int(float64(n)*p/100+0.999999)-1, 0), n-1)
+	if i >= len(c.toSuccess) {
+		return fmt.Sprintf(">%.0f (unfinished)", c.waited.Seconds())
+	}
+	return sec(c.toSuccess[i])
+}

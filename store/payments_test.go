@@ -1,0 +1,187 @@
+package store_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sikahq/sika"
+	"github.com/sikahq/sika/store"
+)
+
+// newPayment creates a PENDING collection of net amount net for a merchant.
+func newPayment(t *testing.T, m sika.Merchant, net string) sika.Transaction {
+	t.Helper()
+	ctx := t.Context()
+	n, err := st.NetworkByCode(ctx, "MTN_CI")
+	require.NoError(t, err)
+	id, err := uuid.NewV7()
+	require.NoError(t, err)
+	ref, err := sika.NewReference("PAY", n.CreatedAt)
+	require.NoError(t, err)
+	amount := decimal.RequireFromString(net)
+	tx := sika.Transaction{
+		ID: id, Reference: ref, Merchant: m.ID, Environment: sika.EnvironmentTest, Type: sika.TypePayment,
+		RequestedAmount: sika.NewAmount(amount), DebitedAmount: sika.NewAmount(amount), NetAmount: sika.NewAmount(amount),
+		Currency: "XOF", Country: "CI", NetworkID: n.ID, Network: n.Code, CustomerPhone: "+2250707000123",
+		FeeChargeMode: sika.FeeDeducted,
+	}
+	created, outbox, ok, err := st.CreateTransaction(ctx, store.NewTransaction{Transaction: tx}, store.WorkflowStart{ID: "payment:" + id.String(), Type: "Payment", Input: map[string]any{"x": 1}})
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.NotZero(t, outbox)
+	return created
+}
+
+func success(tx sika.Transaction) store.Completion {
+	return store.Completion{TransactionID: tx.ID, Run: 1, Gateway: "sandbox-a", Status: sika.StatusSuccess,
+		Reason: "Confirmed", TriggeredBy: sika.TriggerSystem}
+}
+
+func TestCompletePaymentIsIdempotentUnderConcurrency(t *testing.T) {
+	ctx := t.Context()
+	m := newMerchant(t)
+	tx := newPayment(t, m, "985")
+	var wg sync.WaitGroup
+	changed := make([]bool, 10)
+	for i := range changed {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			_, c, err := st.CompletePayment(ctx, success(tx))
+			assert.NoError(t, err)
+			changed[i] = c
+		}(i)
+	}
+	wg.Wait()
+	n := 0
+	for _, c := range changed {
+		if c {
+			n++
+		}
+	}
+	assert.Equal(t, 1, n, "exactly one completion changed the record")
+
+	d, err := st.TransactionDetail(ctx, m.ID, sika.EnvironmentTest, tx.ID)
+	require.NoError(t, err)
+	assert.Equal(t, sika.StatusSuccess, d.Status)
+	require.Len(t, d.StatusLogs, 2)
+	assert.Nil(t, d.StatusLogs[0].FromStatus)
+	assert.Equal(t, sika.StatusPending, *d.StatusLogs[1].FromStatus)
+	assert.Equal(t, sika.TriggerSystem, d.StatusLogs[1].TriggeredBy)
+
+	wallets, count, err := st.ListWallets(ctx, m.ID, sika.EnvironmentTest, store.PageRequest{Page: 1, PageSize: 10})
+	require.NoError(t, err)
+	require.Equal(t, 1, count)
+	assert.Equal(t, "985.00", sika.FormatAmount(wallets[0].AvailableAmount.Decimal), "credited once")
+
+	// A failure after success, or a completion of another run, changes nothing.
+	failed := success(tx)
+	failed.Status = sika.StatusFailed
+	_, c, err := st.CompletePayment(ctx, failed)
+	require.NoError(t, err)
+	assert.False(t, c)
+	other := newPayment(t, m, "10")
+	stale := success(other)
+	stale.Run = 2
+	_, c, err = st.CompletePayment(ctx, stale)
+	require.NoError(t, err)
+	assert.False(t, c, "a completion of a run that is not the transaction's current run is ignored")
+	disc, err := st.CheckLedger(ctx)
+	require.NoError(t, err)
+	assert.Nil(t, disc)
+}
+
+func TestConcurrentCreditsKeepTheLedgerChained(t *testing.T) {
+	ctx := t.Context()
+	m := newMerchant(t)
+	const n = 40
+	txs := make([]sika.Transaction, n)
+	for i := range txs {
+		txs[i] = newPayment(t, m, "100")
+	}
+	var wg sync.WaitGroup
+	for _, tx := range txs {
+		wg.Add(1)
+		go func(tx sika.Transaction) {
+			defer wg.Done()
+			_, _, err := st.CompletePayment(context.WithoutCancel(ctx), success(tx))
+			assert.NoError(t, err)
+		}(tx)
+	}
+	wg.Wait()
+	wallets, _, err := st.ListWallets(ctx, m.ID, sika.EnvironmentTest, store.PageRequest{Page: 1, PageSize: 10})
+	require.NoError(t, err)
+	require.Len(t, wallets, 1)
+	assert.Equal(t, "4000.00", sika.FormatAmount(wallets[0].AvailableAmount.Decimal))
+
+	entries, more, err := st.ListLedgerEntries(ctx, m.ID, sika.EnvironmentTest, store.KeysetRequest{Limit: 100})
+	require.NoError(t, err)
+	assert.False(t, more)
+	require.Len(t, entries, n)
+	disc, err := st.CheckLedger(ctx)
+	require.NoError(t, err)
+	assert.Nil(t, disc, "every wallet equals its ledger and each entry continues the previous one")
+
+	// The ledger is append-only.
+	_, err = st.Pool().Exec(ctx, `UPDATE ledger_entries SET amount = 1 WHERE id = $1`, entries[0].ID)
+	assert.Error(t, err)
+	_, err = st.Pool().Exec(ctx, `DELETE FROM transaction_status_logs WHERE transaction_id = $1`, txs[0].ID)
+	assert.Error(t, err)
+}
+
+func TestCheckLedgerFindsADiscrepancy(t *testing.T) {
+	ctx := t.Context()
+	m := newMerchant(t)
+	tx := newPayment(t, m, "50")
+	_, _, err := st.CompletePayment(ctx, success(tx))
+	require.NoError(t, err)
+	_, err = st.Pool().Exec(ctx, `UPDATE wallets SET available_amount = available_amount + 1 WHERE merchant_id = $1`, m.ID)
+	require.NoError(t, err)
+	disc, err := st.CheckLedger(ctx)
+	require.NoError(t, err)
+	require.NotNil(t, disc)
+	assert.Contains(t, disc.Problem, "ledger sums to")
+	_, err = st.Pool().Exec(ctx, `UPDATE wallets SET available_amount = available_amount - 1 WHERE merchant_id = $1`, m.ID)
+	require.NoError(t, err)
+}
+
+func TestRetryPayment(t *testing.T) {
+	ctx := t.Context()
+	m := newMerchant(t)
+	tx := newPayment(t, m, "75")
+	start := func(t sika.Transaction) store.WorkflowStart {
+		return store.WorkflowStart{ID: "payment:" + t.ID.String(), Type: "Payment", Input: t.Run}
+	}
+	_, _, err := st.RetryPayment(ctx, m.ID, sika.EnvironmentTest, tx.ID, nil, "", nil, start)
+	assert.Equal(t, sika.CodeNotFailed, sika.ErrorCode(err), "a PENDING payment is not retried")
+	failed := success(tx)
+	failed.Status = sika.StatusFailed
+	failed.Attempt.FailureCode = "payer_declined"
+	_, _, err = st.CompletePayment(ctx, failed)
+	require.NoError(t, err)
+	other := newMerchant(t)
+	_, _, err = st.RetryPayment(ctx, other.ID, sika.EnvironmentTest, tx.ID, nil, "", nil, start)
+	assert.Equal(t, sika.CodeNotFound, sika.ErrorCode(err), "another merchant's payment")
+
+	retried, outbox, err := st.RetryPayment(ctx, m.ID, sika.EnvironmentTest, tx.ID, nil, "+2250707000999", nil, start)
+	require.NoError(t, err)
+	assert.NotZero(t, outbox)
+	assert.Equal(t, 2, retried.Run)
+	assert.Equal(t, sika.StatusPending, retried.Status)
+	assert.Empty(t, retried.FailureCode)
+	assert.Equal(t, "+2250707000999", retried.CustomerPhone)
+	_, c, err := st.CompletePayment(ctx, success(tx))
+	require.NoError(t, err)
+	assert.False(t, c, "run 1 can no longer complete")
+	s2 := success(tx)
+	s2.Run = 2
+	_, c, err = st.CompletePayment(ctx, s2)
+	require.NoError(t, err)
+	assert.True(t, c)
+}
