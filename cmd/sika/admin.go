@@ -11,8 +11,11 @@ import (
 )
 
 func runAdmin(ctx context.Context, cfg Config, args []string) error {
+	if len(args) > 0 && args[0] == "check-ledger" {
+		return runCheckLedger(ctx, cfg)
+	}
 	if len(args) == 0 || args[0] != "bootstrap" {
-		return errors.New("usage: sika admin bootstrap [--email EMAIL] [--name NAME]")
+		return errors.New("usage: sika admin bootstrap [--email EMAIL] [--name NAME] | sika admin check-ledger")
 	}
 	fs := flag.NewFlagSet("admin bootstrap", flag.ContinueOnError)
 	email := fs.String("email", "admin@sika.local", "email of the staff member")
@@ -73,4 +76,24 @@ func newPassword() (string, error) {
 		return "", fmt.Errorf("generate password: %w", err)
 	}
 	return p, nil
+}
+
+// runCheckLedger verifies that every wallet equals the sums of its ledger entries and that the
+// entries chain; it prints the first discrepancy and fails on any.
+func runCheckLedger(ctx context.Context, cfg Config) error {
+	st, err := openStore(ctx, cfg, cfg.logger("text"))
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	d, err := st.CheckLedger(ctx)
+	if err != nil {
+		return err
+	}
+	if d != nil {
+		fmt.Printf("wallet %s: %s\n", d.Wallet, d.Problem)
+		return exitCode(1)
+	}
+	fmt.Println("every wallet equals its ledger")
+	return nil
 }

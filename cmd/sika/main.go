@@ -31,6 +31,7 @@ commands:
   migrate             apply database migrations
   sandbox             serve the sandbox operator (TEST gateways)
   admin bootstrap     create or reset a staff member: [--email EMAIL] [--name NAME]
+  admin check-ledger  verify every wallet against its ledger (non-zero exit on a discrepancy)
   stack -- CMD ...    run CMD with a private Postgres and Temporal (make test)
 `
 

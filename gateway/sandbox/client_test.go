@@ -170,7 +170,7 @@ func TestClientErrorMapping(t *testing.T) {
 			<-r.Context().Done()
 		}))
 		t.Cleanup(ts.Close)
-		c := NewClient(ClientConfig{Name: "x", BaseURL: ts.URL, Timeout: 500 * time.Millisecond})
+		c := NewClient(ClientConfig{Name: "x", BaseURL: ts.URL, Timeout: time.Second})
 		requireKind(t, collect(c), gateway.KindAmbiguous, "")
 	})
 }

@@ -166,11 +166,11 @@ func TestHeldInitiationIsAmbiguous(t *testing.T) {
 	t.Parallel()
 	slow := func(cfg *Config, client *ClientConfig) {
 		longTTL(cfg, client)
-		cfg.Tick = 500 * time.Millisecond // the outcome comes 1 s after creation
+		cfg.Tick = time.Second // the outcome comes 2 s after creation
 	}
 	eachKind(t, slow, func(t *testing.T, h *harness, k opKind, ref string) {
 		impatient := *h.clients[GatewayA]
-		impatient.cfg.Timeout = 100 * time.Millisecond
+		impatient.cfg.Timeout = time.Second // short against the 5 s hold, long enough to be sent
 		_, err := k.start(h.with(GatewayA, &impatient), GatewayA, ref, phone("006"))
 		requireKind(t, err, gateway.KindAmbiguous, "")
 
