@@ -155,6 +155,24 @@ func TestWorkerKilledMidPayment(t *testing.T) {
 	var outbox int
 	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(*) FROM workflow_outbox`).Scan(&outbox))
 	assert.Zero(t, outbox, "the sweeper started the orphan and emptied the outbox")
+
+	// The operator's command agrees, and catches a wallet changed behind the ledger's back.
+	check := func() (string, error) {
+		cmd := exec.Command(bin, "admin", "check-ledger")
+		cmd.Env = append(os.Environ(), "DATABASE_URL="+env.DatabaseURL)
+		out, err := cmd.Output()
+		return string(out), err
+	}
+	out, err := check()
+	require.NoError(t, err, out)
+	assert.Contains(t, out, "every wallet equals its ledger")
+	_, err = st.Pool().Exec(ctx, `UPDATE wallets SET available_amount = available_amount + 5 WHERE merchant_id = $1`, merchant.ID)
+	require.NoError(t, err)
+	out, err = check()
+	assert.Error(t, err)
+	assert.Contains(t, out, "ledger sums to")
+	_, err = st.Pool().Exec(ctx, `UPDATE wallets SET available_amount = available_amount - 5 WHERE merchant_id = $1`, merchant.ID)
+	require.NoError(t, err)
 }
 
 // orphanPayment writes a payment and its outbox row as the API does, without starting its
