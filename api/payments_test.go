@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -281,7 +282,8 @@ func TestSoftpayValidation(t *testing.T) {
 	_, err := testStore.Pool().Exec(t.Context(), `UPDATE networks SET is_active = false WHERE code = 'CELTIIS_BJ'`)
 	require.NoError(t, err)
 	t.Cleanup(func() {
-		_, _ = testStore.Pool().Exec(t.Context(), `UPDATE networks SET is_active = true WHERE code = 'CELTIIS_BJ'`)
+		_, err := testStore.Pool().Exec(context.Background(), `UPDATE networks SET is_active = true WHERE code = 'CELTIIS_BJ'`)
+		assert.NoError(t, err)
 	})
 	r := ps.softpay(t, acct, with("network", "CELTIIS_BJ"))
 	assert.Equal(t, 422, r.Status)
