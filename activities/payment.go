@@ -19,6 +19,9 @@ type PaymentInput struct {
 	TransactionID uuid.UUID
 	// Run is the transaction's run this workflow run acts on (1, then +1 per retry).
 	Run int
+	// Resume, when set, continues waiting for that attempt (a long payout wait continued as
+	// new) instead of starting one.
+	Resume *StartCollectionInput `json:",omitempty"`
 }
 
 // PaymentPlan is what a payment run will do.
@@ -102,16 +105,45 @@ type StartCollectionInput struct {
 // the attempt id as reference. Running it again (a retried activity, a restarted worker, a
 // re-send after an ambiguous answer) sends the same reference, which the gateway dedupes.
 func (a *Activities) StartCollection(ctx context.Context, in StartCollectionInput) (CollectionOutcome, error) {
+	return a.startAttempt(ctx, in, func(gw gateway.Gateway, t sika.Transaction, ref, otp string) (gateway.CollectResult, error) {
+		return gw.Collect(ctx, gateway.CollectRequest{
+			Reference: ref, Amount: t.DebitedAmount.Decimal, Currency: t.Currency, Country: t.Country,
+			Network: t.Network, Phone: t.CustomerPhone, OTP: otp, CustomerName: t.CustomerName,
+			Description: t.Description, CallbackURL: a.callbackURL(gw.Name()),
+		})
+	})
+}
+
+// StartDisbursement records the attempt (once) and asks its gateway to pay the beneficiary what
+// the payout sends (the wallet debit less the fee), with the attempt id as reference: the same
+// reference sent again never pays twice.
+func (a *Activities) StartDisbursement(ctx context.Context, in StartCollectionInput) (CollectionOutcome, error) {
+	return a.startAttempt(ctx, in, func(gw gateway.Gateway, t sika.Transaction, ref, _ string) (gateway.CollectResult, error) {
+		st, err := gw.Disburse(ctx, gateway.DisburseRequest{
+			Reference: ref, Amount: t.DebitedAmount.Sub(t.ClientFee.Decimal), Currency: t.Currency, Country: t.Country,
+			Network: t.Network, Phone: t.Recipient, RecipientName: t.CustomerName, Description: t.Description,
+			CallbackURL: a.callbackURL(gw.Name()),
+		})
+		return gateway.CollectResult{GatewayReference: st.GatewayReference, Status: st.Status,
+			FailureCode: st.FailureCode, FailureMessage: st.FailureMessage}, err
+	})
+}
+
+// sendFunc makes the gateway call of an attempt.
+type sendFunc func(gw gateway.Gateway, t sika.Transaction, reference, otp string) (gateway.CollectResult, error)
+
+// startAttempt records an attempt and sends it, mapping the gateway's answer to an outcome.
+func (a *Activities) startAttempt(ctx context.Context, in StartCollectionInput, send sendFunc) (CollectionOutcome, error) {
 	t, err := a.Store.Transaction(ctx, in.TransactionID)
 	if err != nil {
-		return CollectionOutcome{}, fmt.Errorf("start collection: %w", err)
+		return CollectionOutcome{}, fmt.Errorf("start attempt: %w", err)
 	}
 	attempt, err := a.Store.EnsureAttempt(ctx, t, sika.TransactionAttempt{
 		ID: AttemptID(t.ID, in.Run, in.Sequence), Run: in.Run, Sequence: in.Sequence,
 		Gateway: in.Candidate.Gateway, Priority: in.Candidate.Priority,
 	})
 	if err != nil {
-		return CollectionOutcome{}, fmt.Errorf("start collection: %w", err)
+		return CollectionOutcome{}, fmt.Errorf("start attempt: %w", err)
 	}
 	out := CollectionOutcome{AttemptID: attempt.ID, Gateway: attempt.Gateway, GatewayReference: attempt.GatewayReference}
 	switch attempt.Status {
@@ -133,11 +165,7 @@ func (a *Activities) StartCollection(ctx context.Context, in StartCollectionInpu
 	if err != nil {
 		return CollectionOutcome{}, err
 	}
-	res, err := gw.Collect(ctx, gateway.CollectRequest{
-		Reference: attempt.ID.String(), Amount: t.DebitedAmount.Decimal, Currency: t.Currency, Country: t.Country,
-		Network: t.Network, Phone: t.CustomerPhone, OTP: otp, CustomerName: t.CustomerName,
-		Description: t.Description, CallbackURL: a.callbackURL(attempt.Gateway),
-	})
+	res, err := send(gw, t, attempt.ID.String(), otp)
 	a.Gateways.Observe(attempt.Gateway, err)
 	if err != nil {
 		logger := activity.GetLogger(ctx)
@@ -196,12 +224,21 @@ func declineMessage(err error) string {
 	return "The operator refused the payment."
 }
 
-// CheckCollection reads an attempt's state at its gateway. A gateway that cannot be asked now
-// answers OutcomeUnknown: the workflow asks again later.
+// CheckCollection reads a collection attempt's state at its gateway. A gateway that cannot be
+// asked now answers OutcomeUnknown: the workflow asks again later.
 func (a *Activities) CheckCollection(ctx context.Context, attemptID uuid.UUID) (CollectionOutcome, error) {
+	return a.checkAttempt(ctx, attemptID, gateway.Gateway.CollectionStatus)
+}
+
+// CheckDisbursement reads a payout attempt's state at its gateway (see CheckCollection).
+func (a *Activities) CheckDisbursement(ctx context.Context, attemptID uuid.UUID) (CollectionOutcome, error) {
+	return a.checkAttempt(ctx, attemptID, gateway.Gateway.DisbursementStatus)
+}
+
+func (a *Activities) checkAttempt(ctx context.Context, attemptID uuid.UUID, read func(gateway.Gateway, context.Context, string) (gateway.OperationStatus, error)) (CollectionOutcome, error) {
 	attempt, err := a.Store.Attempt(ctx, attemptID)
 	if err != nil {
-		return CollectionOutcome{}, fmt.Errorf("check collection: %w", err)
+		return CollectionOutcome{}, fmt.Errorf("check attempt: %w", err)
 	}
 	out := CollectionOutcome{AttemptID: attempt.ID, Gateway: attempt.Gateway, GatewayReference: attempt.GatewayReference}
 	gw, err := a.Gateways.Gateway(attempt.Gateway)
@@ -209,9 +246,9 @@ func (a *Activities) CheckCollection(ctx context.Context, attemptID uuid.UUID) (
 		out.Kind = OutcomeUnknown
 		return out, nil
 	}
-	st, err := gw.CollectionStatus(ctx, attempt.ID.String())
+	st, err := read(gw, ctx, attempt.ID.String())
 	if err != nil {
-		activity.GetLogger(ctx).Warn("collection status unavailable", "gateway", attempt.Gateway, "attempt", attempt.ID, "err", err)
+		activity.GetLogger(ctx).Warn("status unavailable", "gateway", attempt.Gateway, "attempt", attempt.ID, "err", err)
 		out.Kind = OutcomeUnknown
 		return out, nil
 	}
@@ -277,7 +314,8 @@ type OTPConfirmation struct {
 	Outcome  CollectionOutcome
 }
 
-// CompletePayment records the end of a payment run (see store.CompletePayment): idempotent.
+// CompletePayment records the end of a payment or payout run (see store.CompletePayment):
+// idempotent.
 func (a *Activities) CompletePayment(ctx context.Context, c store.Completion) (sika.TransactionStatus, error) {
 	t, _, err := a.Store.CompletePayment(ctx, c)
 	if err != nil {

@@ -58,11 +58,13 @@ func (s *Server) gatewayCallback(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	if cb.Kind == gateway.CallbackCollection {
-		err = s.cfg.Temporal.SignalWorkflow(ctx, workflows.PaymentWorkflowID(attempt.Transaction), "", workflows.SignalGatewayCallback,
-			workflows.GatewayCallback{AttemptID: attempt.ID, Status: cb.Status, GatewayReference: cb.GatewayReference,
-				FailureCode: cb.FailureCode, FailureMessage: cb.FailureMessage, Trusted: cb.Trusted})
+	workflowID := workflows.PaymentWorkflowID(attempt.Transaction)
+	if cb.Kind == gateway.CallbackDisbursement {
+		workflowID = workflows.PayoutWorkflowID(attempt.Transaction)
 	}
+	err = s.cfg.Temporal.SignalWorkflow(ctx, workflowID, "", workflows.SignalGatewayCallback,
+		workflows.GatewayCallback{AttemptID: attempt.ID, Status: cb.Status, GatewayReference: cb.GatewayReference,
+			FailureCode: cb.FailureCode, FailureMessage: cb.FailureMessage, Trusted: cb.Trusted})
 	var notFound *serviceerror.NotFound
 	switch {
 	case err == nil:

@@ -25,6 +25,9 @@ type routeOpts struct {
 	throttleByIP bool
 	// movesMoney routes refuse suspended and (in LIVE) inactive merchants whatever the caller.
 	movesMoney bool
+	// whitelistedIP routes need, with an API key, a caller address on the merchant's IP
+	// whitelist (payouts, settlements, wallet transfers); dashboard calls are exempt.
+	whitelistedIP bool
 }
 
 // handle mounts a handler at basePath+path behind the middleware chain: authentication, rate
@@ -59,6 +62,11 @@ func (s *Server) guard(w http.ResponseWriter, r *http.Request, h handlerFunc, o 
 		}
 		if err := checkScope(p, o.scope); err != nil {
 			return err
+		}
+		if o.whitelistedIP && p.Kind == PrincipalAPIKey {
+			if err := s.checkWhitelistedIP(r, p); err != nil {
+				return err
+			}
 		}
 	}
 	if o.idempotent && p != nil && p.Merchant != nil {
@@ -98,6 +106,23 @@ func (s *Server) rateLimit(w http.ResponseWriter, r *http.Request, p *Principal,
 	if !d.Allowed {
 		h.Set("Retry-After", strconv.Itoa(sinceSeconds(d.RetryAfter)))
 		return sika.Errorf(sika.CodeRateLimited, "Too many requests: the limit is %d per minute.", d.Limit)
+	}
+	return nil
+}
+
+// checkWhitelistedIP refuses an API-key call from an address that is not on the merchant's
+// whitelist for the environment.
+func (s *Server) checkWhitelistedIP(r *http.Request, p *Principal) error {
+	ip := s.clientIP(r)
+	ok := false
+	if ip.IsValid() {
+		var err error
+		if ok, err = s.store.IPWhitelisted(r.Context(), p.Merchant.ID, p.Environment, ip); err != nil {
+			return err
+		}
+	}
+	if !ok {
+		return sika.Errorf(sika.CodeIPNotWhitelisted, "Calls from %s are not on this merchant's IP whitelist; add it from the dashboard.", ip)
 	}
 	return nil
 }

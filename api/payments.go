@@ -427,10 +427,20 @@ func (s *Server) verifyPayment(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ctx := r.Context()
+	if err := s.recheckAtGateway(r.Context(), t, workflows.PaymentWorkflowID(t.ID), gateway.Gateway.CollectionStatus); err != nil {
+		return err
+	}
+	return s.writeTransaction(w, r, t.ID, http.StatusOK)
+}
+
+// recheckAtGateway reads the state of the transaction's latest attempt at its gateway. A final
+// answer that the record does not show yet goes to the transaction's workflow (an update that
+// returns once it is recorded); a final record that the gateway contradicts is logged for
+// support.
+func (s *Server) recheckAtGateway(ctx context.Context, t sika.Transaction, workflowID string, read func(gateway.Gateway, context.Context, string) (gateway.OperationStatus, error)) error {
 	attempt, err := s.store.LatestAttempt(ctx, t.ID)
 	if sika.ErrorCode(err) == sika.CodeNotFound {
-		return s.writeTransaction(w, r, t.ID, http.StatusOK) // not sent to any gateway yet
+		return nil // not sent to any gateway yet
 	}
 	if err != nil {
 		return err
@@ -439,11 +449,12 @@ func (s *Server) verifyPayment(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	st, err := gw.CollectionStatus(ctx, attempt.ID.String())
+	st, err := read(gw, ctx, attempt.ID.String())
 	if err != nil {
-		return sika.Errorf(sika.CodeServiceUnavailable, "The gateway could not be reached to verify the payment; retry shortly.")
+		return sika.Errorf(sika.CodeServiceUnavailable, "The gateway could not be reached to verify; retry shortly.")
 	}
-	if st.Status.Final() && t.Status == sika.StatusPending {
+	switch {
+	case st.Status.Final() && t.Status == sika.StatusPending:
 		out := activities.CollectionOutcome{AttemptID: attempt.ID, Gateway: attempt.Gateway, GatewayReference: st.GatewayReference,
 			FailureCode: st.FailureCode, FailureMessage: st.FailureMessage, Kind: activities.OutcomeFailed}
 		if st.Status == gateway.StatusSuccess {
@@ -452,7 +463,7 @@ func (s *Server) verifyPayment(w http.ResponseWriter, r *http.Request) error {
 		uctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 		defer cancel()
 		h, err := s.cfg.Temporal.UpdateWorkflow(uctx, client.UpdateWorkflowOptions{
-			WorkflowID: workflows.PaymentWorkflowID(t.ID), UpdateName: workflows.UpdateGatewayStatus,
+			WorkflowID: workflowID, UpdateName: workflows.UpdateGatewayStatus,
 			Args: []any{out}, WaitForStage: client.WorkflowUpdateStageCompleted,
 		})
 		if err == nil {
@@ -461,10 +472,10 @@ func (s *Server) verifyPayment(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			logFrom(ctx).Warn("verify: workflow did not take the gateway status", "transaction", t.ID, "err", err)
 		}
-	} else if st.Status.Final() && string(st.Status) != string(t.Status) {
+	case st.Status.Final() && string(st.Status) != string(t.Status):
 		logFrom(ctx).Error("verify: gateway and record disagree", "transaction", t.ID, "record", t.Status, "gateway", st.Status)
 	}
-	return s.writeTransaction(w, r, t.ID, http.StatusOK)
+	return nil
 }
 
 // writeTransaction answers a transaction's detail.

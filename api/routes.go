@@ -64,6 +64,11 @@ func (s *Server) routes() *mux.Router {
 	s.handle(root, http.MethodPost, "/payments/{id}/retry/", s.retryPayment, payin)
 	s.handle(root, http.MethodGet, "/payments/{id}/verify/", s.verifyPayment, routeOpts{access: accessMerchant, scope: sika.ScopePayin})
 
+	// Payouts.
+	payout := routeOpts{access: accessMerchant, scope: sika.ScopePayout, idempotent: true, movesMoney: true, whitelistedIP: true}
+	s.handle(root, http.MethodPost, "/payouts/initialize/", s.initializePayout, payout)
+	s.handle(root, http.MethodGet, "/payouts/{id}/verify/", s.verifyPayout, routeOpts{access: accessMerchant, scope: sika.ScopePayout})
+
 	// Transactions and wallets (read-only).
 	s.handle(root, http.MethodGet, "/transactions/{id}/", s.getTransaction, merchant)
 	s.handle(root, http.MethodGet, "/merchant-balances/", s.listBalances, merchant)

@@ -130,10 +130,11 @@ type Completion struct {
 	TriggeredBy   sika.Trigger
 }
 
-// CompletePayment moves a PENDING collection of the given run to SUCCESS or FAILED, in one
-// Postgres transaction with its status log, its attempt and, on success, the COLLECTION/CREDIT
-// ledger entry and the wallet credit. It is idempotent: a transaction that is no longer PENDING
-// in that run is left as it is and changed is false.
+// CompletePayment moves a PENDING transaction of the given run to SUCCESS or FAILED, in one
+// Postgres transaction with its status log, its attempt and its wallet movement: a successful
+// collection credits the wallet (COLLECTION/CREDIT); a payout settles its hold when it succeeds
+// (PAYOUT/DEBIT) and releases it when it fails (PAYOUT_REVERSAL/CREDIT). It is idempotent: a
+// transaction that is no longer PENDING in that run is left as it is and changed is false.
 func (s *Store) CompletePayment(ctx context.Context, c Completion) (t sika.Transaction, changed bool, err error) {
 	err = s.InTx(ctx, func(tx pgx.Tx) error {
 		t, err = scanTransaction(tx.QueryRow(ctx, `SELECT `+transactionColumns+` FROM transactions t WHERE t.id = $1 FOR UPDATE`, c.TransactionID))
@@ -165,13 +166,8 @@ func (s *Store) CompletePayment(ctx context.Context, c Completion) (t sika.Trans
 		if err := insertStatusLog(ctx, tx, t, &from, c.Status, c.Reason, c.TriggeredBy); err != nil {
 			return err
 		}
-		if c.Status == sika.StatusSuccess {
-			if _, err := postLedgerEntry(ctx, tx, ledgerPosting{
-				Merchant: t.Merchant, Environment: t.Environment, Country: t.Country, Currency: t.Currency,
-				Type: sika.LedgerCollection, Direction: sika.Credit, Amount: t.NetAmount.Decimal,
-				AvailableDelta: t.NetAmount.Decimal, Transaction: &t.ID,
-				Description: "Collection " + t.Reference,
-			}); err != nil {
+		if p, ok := completionPosting(t); ok {
+			if _, err := postLedgerEntry(ctx, tx, p); err != nil {
 				return err
 			}
 		}
@@ -179,6 +175,26 @@ func (s *Store) CompletePayment(ctx context.Context, c Completion) (t sika.Trans
 		return nil
 	})
 	return t, changed, err
+}
+
+// completionPosting is the wallet movement that ends a transaction, if any.
+func completionPosting(t sika.Transaction) (ledgerPosting, bool) {
+	p := ledgerPosting{Merchant: t.Merchant, Environment: t.Environment, Country: t.Country, Currency: t.Currency, Transaction: &t.ID}
+	held := t.DebitedAmount.Decimal
+	switch {
+	case t.Type == sika.TypePayment && t.Status == sika.StatusSuccess:
+		p.Type, p.Direction, p.Amount, p.AvailableDelta = sika.LedgerCollection, sika.Credit, t.NetAmount.Decimal, t.NetAmount.Decimal
+		p.Description = "Collection " + t.Reference
+	case t.Type == sika.TypePayout && t.Status == sika.StatusSuccess:
+		p.Type, p.Direction, p.Amount, p.PendingDelta = sika.LedgerPayout, sika.Debit, held, held.Neg()
+		p.Description = "Payout " + t.Reference
+	case t.Type == sika.TypePayout && t.Status == sika.StatusFailed:
+		p.Type, p.Direction, p.Amount, p.AvailableDelta, p.PendingDelta = sika.LedgerPayoutReversal, sika.Credit, held, held, held.Neg()
+		p.Description = "Payout " + t.Reference + " failed: hold released"
+	default:
+		return p, false
+	}
+	return p, true
 }
 
 // RetryPayment replays a FAILED inbound payment as a new run of the same transaction: status

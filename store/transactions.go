@@ -98,6 +98,12 @@ type NewTransaction struct {
 // the outbox row of its workflow, in one Postgres transaction. With an idempotency key already
 // used, it returns the existing transaction and created false.
 func (s *Store) CreateTransaction(ctx context.Context, nt NewTransaction, start WorkflowStart) (sika.Transaction, int64, bool, error) {
+	return s.createTransaction(ctx, nt, start, nil)
+}
+
+// createTransaction is CreateTransaction with a step (the payout hold) run in the same Postgres
+// transaction, after the record is inserted.
+func (s *Store) createTransaction(ctx context.Context, nt NewTransaction, start WorkflowStart, also func(pgx.Tx, sika.Transaction) error) (sika.Transaction, int64, bool, error) {
 	t := nt.Transaction
 	var outboxID int64
 	err := s.InTx(ctx, func(tx pgx.Tx) error {
@@ -138,6 +144,11 @@ func (s *Store) CreateTransaction(ctx context.Context, nt NewTransaction, start 
 			return fmt.Errorf("insert transaction: %w", err)
 		}
 		t = created
+		if also != nil {
+			if err := also(tx, t); err != nil {
+				return err
+			}
+		}
 		if err := insertStatusLog(ctx, tx, t, nil, sika.StatusPending, nt.Reason, sika.TriggerClient); err != nil {
 			return err
 		}

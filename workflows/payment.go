@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -41,9 +42,11 @@ const ErrNoOTPExpected = "no_otp_expected"
 // Polling after a push: first read after pollStart, then doubling up to pollMax. A callback
 // usually ends the wait long before.
 const (
-	pollStart     = 3 * time.Second
-	pollAmbiguous = time.Second
-	pollMax       = 30 * time.Second
+	// continueAsNewAfter bounds the history of a payout that waits long for its gateway.
+	continueAsNewAfter = 2000
+	pollStart          = 3 * time.Second
+	pollAmbiguous      = time.Second
+	pollMax            = 30 * time.Second
 )
 
 // Payment collects one payment run: it tries the routed gateways in order, falling back only
@@ -52,23 +55,40 @@ const (
 // final; an ambiguous answer is resolved by status reads at the same gateway, never by trying
 // another (that is how customers get charged twice).
 func Payment(ctx workflow.Context, in activities.PaymentInput) (PaymentResult, error) {
-	p := &payment{in: in, start: workflow.Now(ctx)}
+	return runOperation(ctx, &payment{in: in, start: workflow.Now(ctx), ops: collection(), expires: true})
+}
+
+// operationOps are the gateway steps of one kind of operation.
+type operationOps struct {
+	start func(context.Context, activities.StartCollectionInput) (activities.CollectionOutcome, error)
+	check func(context.Context, uuid.UUID) (activities.CollectionOutcome, error)
+}
+
+func collection() operationOps {
+	return operationOps{start: a.StartCollection, check: a.CheckCollection}
+}
+
+// runOperation runs a payment or a payout and lets in-flight updates answer before it closes.
+func runOperation(ctx workflow.Context, p *payment) (PaymentResult, error) {
 	ctx = withGatewayCallOptions(ctx)
 	if err := p.listen(ctx); err != nil {
 		return PaymentResult{}, err
 	}
 	result, err := p.run(ctx)
 	p.done = true
-	// Let in-flight updates (confirm-otp, gateway-status) answer before the run closes.
 	_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
 	return result, err
 }
 
-// payment is the state of one payment run.
+// payment is the state of one payment or payout run.
 type payment struct {
 	in    activities.PaymentInput
 	start time.Time
 	plan  activities.PaymentPlan
+	ops   operationOps
+	// expires is true for collections: a push the customer never approves ends FAILED expired.
+	// A payout never expires on our side: only the gateway's final answer may release its hold.
+	expires bool
 
 	attempt    *activities.CollectionOutcome // the attempt waiting for its outcome
 	initiated  bool
@@ -201,10 +221,23 @@ func (p *payment) run(ctx workflow.Context) (PaymentResult, error) {
 	if !p.plan.Proceed {
 		return PaymentResult{}, nil
 	}
+	if r := p.in.Resume; r != nil {
+		// A long wait continued as new: go on waiting for the same attempt.
+		var out activities.CollectionOutcome
+		if err := workflow.ExecuteLocalActivity(ctx, p.ops.check, activities.AttemptID(r.TransactionID, r.Run, r.Sequence)).Get(ctx, &out); err != nil {
+			return PaymentResult{}, err
+		}
+		p.initiate(gateway.NextAction{})
+		p.attempt = &out
+		if final(out.Kind) {
+			return p.complete(ctx, out, sika.TriggerSystem)
+		}
+		return p.await(ctx, *r, false)
+	}
 	for seq, cand := range p.plan.Gateways {
 		var out activities.CollectionOutcome
 		in := activities.StartCollectionInput{TransactionID: p.in.TransactionID, Run: p.in.Run, Sequence: seq + 1, Candidate: cand}
-		if err := workflow.ExecuteLocalActivity(ctx, a.StartCollection, in).Get(ctx, &out); err != nil {
+		if err := workflow.ExecuteLocalActivity(ctx, p.ops.start, in).Get(ctx, &out); err != nil {
 			return PaymentResult{}, err
 		}
 		switch out.Kind {
@@ -254,7 +287,7 @@ func (p *payment) await(ctx workflow.Context, start activities.StartCollectionIn
 		}
 		p.pollNow = false
 		var st activities.CollectionOutcome
-		if err := workflow.ExecuteLocalActivity(ctx, a.CheckCollection, p.attempt.AttemptID).Get(ctx, &st); err != nil {
+		if err := workflow.ExecuteLocalActivity(ctx, p.ops.check, p.attempt.AttemptID).Get(ctx, &st); err != nil {
 			return PaymentResult{}, err
 		}
 		if p.outcome != nil { // a callback or an update arrived during the read
@@ -266,7 +299,7 @@ func (p *payment) await(ctx workflow.Context, start activities.StartCollectionIn
 		case st.Kind == activities.OutcomeNotFound:
 			// The request never reached the gateway: send it again, with the same reference.
 			var out activities.CollectionOutcome
-			if err := workflow.ExecuteLocalActivity(ctx, a.StartCollection, start).Get(ctx, &out); err != nil {
+			if err := workflow.ExecuteLocalActivity(ctx, p.ops.start, start).Get(ctx, &out); err != nil {
 				return PaymentResult{}, err
 			}
 			if final(out.Kind) {
@@ -280,10 +313,19 @@ func (p *payment) await(ctx workflow.Context, start activities.StartCollectionIn
 			}
 		}
 		if !workflow.Now(ctx).Before(deadline) {
-			expired := *p.attempt
-			expired.Kind, expired.FailureCode = activities.OutcomeFailed, gateway.FailureExpired
-			expired.FailureMessage = "The customer did not approve the payment in time."
-			return p.complete(ctx, expired, sika.TriggerSystem)
+			if p.expires {
+				expired := *p.attempt
+				expired.Kind, expired.FailureCode = activities.OutcomeFailed, gateway.FailureExpired
+				expired.FailureMessage = "The customer did not approve the payment in time."
+				return p.complete(ctx, expired, sika.TriggerSystem)
+			}
+			// A payout waits for the gateway's word however long it takes; a long wait starts
+			// afresh so that its history stays small.
+			if workflow.GetInfo(ctx).GetCurrentHistoryLength() > continueAsNewAfter {
+				in := p.in
+				in.Resume = &start
+				return PaymentResult{}, workflow.NewContinueAsNewError(ctx, workflow.GetInfo(ctx).WorkflowType.Name, in)
+			}
 		}
 		delay = min(delay*2, pollMax)
 	}

@@ -19,6 +19,7 @@ import (
 func Register(w worker.Registry, a *activities.Activities) {
 	w.RegisterWorkflow(PurgeIdempotencyKeys)
 	w.RegisterWorkflow(Payment)
+	w.RegisterWorkflow(Payout)
 	w.RegisterActivity(a)
 }
 

@@ -20,6 +20,7 @@ import (
 // Workflow type names as written in the outbox.
 const (
 	PaymentWorkflowType = "Payment"
+	PayoutWorkflowType  = "Payout"
 )
 
 // PaymentStart is the outbox entry that starts a payment run.
@@ -27,20 +28,34 @@ func PaymentStart(in activities.PaymentInput) store.WorkflowStart {
 	return store.WorkflowStart{ID: PaymentWorkflowID(in.TransactionID), Type: PaymentWorkflowType, Input: in}
 }
 
+// PayoutStart is the outbox entry that starts a payout.
+func PayoutStart(in activities.PaymentInput) store.WorkflowStart {
+	return store.WorkflowStart{ID: PayoutWorkflowID(in.TransactionID), Type: PayoutWorkflowType, Input: in}
+}
+
+// StartPayout starts a payout (see StartPayment for why a duplicate start is harmless).
+func StartPayout(ctx context.Context, c client.Client, in activities.PaymentInput) error {
+	return startOperation(ctx, c, PayoutWorkflowID(in.TransactionID), Payout, in)
+}
+
 // StartPayment starts a payment run. A run already going under the id is fine (the outbox
 // sweeper and the API may both start it); a run of an older attempt that starts late ends at
 // once, because the workflow acts only on the transaction's current run.
 func StartPayment(ctx context.Context, c client.Client, in activities.PaymentInput) error {
+	return startOperation(ctx, c, PaymentWorkflowID(in.TransactionID), Payment, in)
+}
+
+func startOperation(ctx context.Context, c client.Client, id string, wf any, in activities.PaymentInput) error {
 	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:                                       PaymentWorkflowID(in.TransactionID),
+		ID:                                       id,
 		TaskQueue:                                TaskQueue,
 		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
-	}, Payment, in)
+	}, wf, in)
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if err != nil && !errors.As(err, &started) && !temporal.IsWorkflowExecutionAlreadyStartedError(err) {
-		return fmt.Errorf("start %s: %w", PaymentWorkflowID(in.TransactionID), err)
+		return fmt.Errorf("start %s: %w", id, err)
 	}
 	return nil
 }
@@ -48,10 +63,13 @@ func StartPayment(ctx context.Context, c client.Client, in activities.PaymentInp
 // StartFromOutbox starts the workflow an outbox entry describes.
 func StartFromOutbox(ctx context.Context, c client.Client, e store.OutboxEntry) error {
 	switch e.Type {
-	case PaymentWorkflowType:
+	case PaymentWorkflowType, PayoutWorkflowType:
 		var in activities.PaymentInput
 		if err := json.Unmarshal(e.Input, &in); err != nil {
 			return fmt.Errorf("decode outbox %d: %w", e.ID, err)
+		}
+		if e.Type == PayoutWorkflowType {
+			return StartPayout(ctx, c, in)
 		}
 		return StartPayment(ctx, c, in)
 	}

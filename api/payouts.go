@@ -1,0 +1,186 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/sikahq/sika"
+	"github.com/sikahq/sika/activities"
+	"github.com/sikahq/sika/gateway"
+	"github.com/sikahq/sika/store"
+	"github.com/sikahq/sika/workflows"
+)
+
+type payoutRequest struct {
+	Amount        string          `json:"amount"`
+	Currency      string          `json:"currency"`
+	Country       string          `json:"country"`
+	Method        string          `json:"method"`
+	Recipient     string          `json:"recipient"`
+	RecipientName string          `json:"recipient_name"`
+	Description   string          `json:"description"`
+	FeeChargeMode *string         `json:"fee_charge_mode"`
+	Metadata      json.RawMessage `json:"metadata"`
+}
+
+// initializePayout sends money from the merchant's wallet of the country to a mobile-money
+// number. The record and the hold on the wallet are written in one Postgres transaction; a
+// wallet that cannot cover it is refused before anything is written.
+func (s *Server) initializePayout(w http.ResponseWriter, r *http.Request) error {
+	var req payoutRequest
+	if err := decodeBody(r, &req); err != nil {
+		return err
+	}
+	ctx := r.Context()
+	merchant, env := tenant(ctx)
+	var v sika.Validation
+	var country sika.Country
+	var network sika.Network
+	var err error
+	req.Currency = strings.ToUpper(strings.TrimSpace(req.Currency))
+	req.Country = strings.ToUpper(strings.TrimSpace(req.Country))
+	req.Method = strings.ToUpper(strings.TrimSpace(req.Method))
+	if len(req.Currency) != 3 {
+		v.Add("currency", "Must be exactly 3 characters.")
+	}
+	amount, aerr := sika.ParseAmount(req.Amount, req.Currency)
+	if aerr != nil {
+		v.Add("amount", aerr.Error())
+	}
+	if req.Country == "" {
+		v.Add("country", sika.MsgRequired)
+	} else if country, err = s.store.CountryByISO(ctx, req.Country); sika.ErrorCode(err) == sika.CodeNotFound {
+		v.Add("country", "Unknown country.")
+	} else if err != nil {
+		return err
+	}
+	if req.Method == "" {
+		v.Add("method", sika.MsgRequired)
+	} else if network, err = s.store.NetworkByCode(ctx, req.Method); sika.ErrorCode(err) == sika.CodeNotFound {
+		v.Add("method", "Unknown network.")
+	} else if err != nil {
+		return err
+	}
+	var recipient string
+	if country.ID != uuid.Nil {
+		if req.Recipient == "" {
+			v.Add("recipient", sika.MsgRequired)
+		} else if recipient, err = sika.NormalizePhone(country, req.Recipient); err != nil {
+			v.Add("recipient", err.Error())
+		}
+	}
+	if len([]rune(req.RecipientName)) > 200 {
+		v.Add("recipient_name", "Ensure this field has no more than 200 characters.")
+	}
+	if len([]rune(req.Description)) > 500 {
+		v.Add("description", "Ensure this field has no more than 500 characters.")
+	}
+	metadata, merr := normaliseMetadata(req.Metadata)
+	if merr != nil {
+		v.Add("metadata", merr.Error())
+	}
+	var mode sika.FeeChargeMode
+	if req.FeeChargeMode != nil && *req.FeeChargeMode != "" {
+		if mode = sika.FeeChargeMode(strings.ToUpper(*req.FeeChargeMode)); !mode.Valid() {
+			v.Add("fee_charge_mode", `Must be "ADD_ON" or "DEDUCTED".`)
+		}
+	}
+	if err := v.Err(); err != nil {
+		return err
+	}
+	if req.Currency != country.DefaultCurrency {
+		return sika.Errorf(sika.CodeCurrencyCountry, "Payouts in %s are made in %s, not %s; no conversion is made.", country.ISOCode, country.DefaultCurrency, req.Currency)
+	}
+	if network.Country != country.ID {
+		return sika.Errorf(sika.CodeNetworkCountry, "Network %s does not operate in %s.", network.Code, country.ISOCode)
+	}
+	if err := s.checkNetworkOpen(ctx, network, env); err != nil {
+		return err
+	}
+	settings, err := s.store.MerchantSettings(ctx, merchant, env)
+	if err != nil {
+		return err
+	}
+	pricing, err := s.store.EffectivePricing(ctx, merchant, env, network.ID, sika.DirectionOutbound)
+	if err != nil {
+		return err
+	}
+	fees, err := sika.ComputeFees(sika.DirectionOutbound, amount, country.DefaultCurrency, pricing, settings.EffectiveFeeChargeMode(mode))
+	if err != nil {
+		return err
+	}
+	if amount.LessThan(network.MinAmount) || fees.NetAmount.GreaterThan(network.MaxAmount) {
+		return sika.Errorf(sika.CodeAmountOutOfRange, "%s pays out from %s to %s %s.", network.Code,
+			sika.FormatAmount(network.MinAmount), sika.FormatAmount(network.MaxAmount), country.DefaultCurrency)
+	}
+	id, err := uuid.NewV7()
+	if err != nil {
+		return err
+	}
+	ref, err := sika.NewReference("OUT", s.cfg.Now())
+	if err != nil {
+		return err
+	}
+	t := sika.Transaction{
+		ID: id, Reference: ref, Merchant: merchant, Environment: env, Type: sika.TypePayout,
+		RequestedAmount: sika.NewAmount(fees.RequestedAmount), ClientFee: sika.NewAmount(fees.ClientFee),
+		GatewayFee: sika.NewAmount(fees.GatewayFee), PlatformFee: sika.NewAmount(fees.PlatformFee),
+		// What leaves the wallet: the debited amount is held now; net_amount (contract §8) is
+		// what the wallet loses.
+		DebitedAmount: sika.NewAmount(fees.DebitedAmount), NetAmount: sika.NewAmount(fees.DebitedAmount),
+		Currency: country.DefaultCurrency, Country: country.ISOCode, NetworkID: network.ID, Network: network.Code,
+		Recipient: recipient, CustomerName: strings.TrimSpace(req.RecipientName), Description: strings.TrimSpace(req.Description),
+		Metadata: metadata, FeeChargeMode: fees.Mode,
+	}
+	t, outboxID, created, err := s.store.CreatePayout(ctx, store.NewTransaction{
+		Transaction: t, IdempotencyKey: r.Header.Get("Idempotency-Key"), Reason: "Payout requested",
+	}, workflows.PayoutStart(activities.PaymentInput{TransactionID: id, Run: 1}))
+	if err != nil {
+		return err
+	}
+	if created {
+		s.startPayout(ctx, t, outboxID)
+	}
+	writeData(w, http.StatusCreated, t)
+	return nil
+}
+
+// startPayout starts the workflow of a committed payout (see startPayment).
+func (s *Server) startPayout(ctx context.Context, t sika.Transaction, outboxID int64) {
+	ctx = context.WithoutCancel(ctx)
+	if err := workflows.StartPayout(ctx, s.cfg.Temporal, activities.PaymentInput{TransactionID: t.ID, Run: t.Run}); err != nil {
+		logFrom(ctx).Warn("payout workflow not started; the outbox sweeper will", "transaction", t.ID, "err", err)
+		return
+	}
+	if err := s.store.DeleteOutbox(ctx, outboxID); err != nil {
+		logFrom(ctx).Warn("delete outbox row", "transaction", t.ID, "err", err)
+	}
+}
+
+// verifyPayout re-checks a PENDING payout at its gateway and hands a final answer to the
+// payout's workflow; a payout already final is answered as recorded.
+func (s *Server) verifyPayout(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathUUID(r, "id", "Payout")
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	merchant, env := tenant(ctx)
+	t, err := s.store.TransactionByID(ctx, merchant, env, id)
+	if err == nil && t.Type != sika.TypePayout {
+		err = sika.NotFound("Payout")
+	}
+	if err != nil {
+		return err
+	}
+	if t.Status == sika.StatusPending {
+		if err := s.recheckAtGateway(ctx, t, workflows.PayoutWorkflowID(t.ID), gateway.Gateway.DisbursementStatus); err != nil {
+			return err
+		}
+	}
+	return s.writeTransaction(w, r, t.ID, http.StatusOK)
+}
