@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -110,6 +111,27 @@ func TestWorkerKilledMidPayment(t *testing.T) {
 			expected[out.Data.ID] = status
 		}
 	}
+	// Payouts in flight too, from a funded wallet, by an API key from a whitelisted address.
+	fundWallet(t, st, merchant.ID, "100000")
+	_, err = st.AddIPWhitelistEntry(ctx, merchant.ID, sika.EnvironmentTest, netip.MustParsePrefix("127.0.0.1/32"), "fault test")
+	require.NoError(t, err)
+	payouts := map[string]sika.TransactionStatus{"123": sika.StatusSuccess, "001": sika.StatusFailed, "005": sika.StatusSuccess,
+		"006": sika.StatusSuccess, "007": sika.StatusSuccess, "009": sika.StatusSuccess}
+	for suffix, status := range payouts {
+		body, _ := json.Marshal(map[string]string{"amount": "2000", "currency": "XOF", "country": "BJ", "method": "MTN_BJ",
+			"recipient": "97009" + suffix, "recipient_name": "Fault payee"})
+		req, _ := http.NewRequest("POST", vars["SIKA_PUBLIC_URL"]+"/api/v1/payouts/initialize/", bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+key.Secret)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		var out struct {
+			Data sika.Transaction `json:"data"`
+		}
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+		resp.Body.Close()
+		require.Equal(t, 201, resp.StatusCode)
+		expected[out.Data.ID] = status
+	}
 	// A payment committed whose workflow never started: only the outbox knows about it.
 	orphan := orphanPayment(t, st, merchant.ID)
 	expected[orphan] = sika.StatusSuccess
@@ -146,9 +168,14 @@ func TestWorkerKilledMidPayment(t *testing.T) {
 	for _, op := range sb.Operations() {
 		assert.Equal(t, 1, op.Pushes, "operation %s pushed once", op.Reference)
 	}
-	var entries int
-	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(*) FROM ledger_entries WHERE merchant_id = $1`, merchant.ID).Scan(&entries))
-	assert.Equal(t, successes, entries, "one ledger entry per successful payment")
+	var entries, holds, open int
+	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(*) FILTER (WHERE type = 'COLLECTION'),
+			count(*) FILTER (WHERE type = 'PAYOUT_HOLD'),
+			count(*) FILTER (WHERE type = 'PAYOUT_HOLD') - count(*) FILTER (WHERE type IN ('PAYOUT', 'PAYOUT_REVERSAL'))
+		FROM ledger_entries WHERE merchant_id = $1`, merchant.ID).Scan(&entries, &holds, &open))
+	assert.Equal(t, successes-payoutSuccesses(payouts)+1, entries, "one credit per successful payment (and the funding)")
+	assert.Equal(t, len(payouts), holds)
+	assert.Zero(t, open, "every hold settled or released")
 	disc, err := st.CheckLedger(ctx)
 	require.NoError(t, err)
 	assert.Nil(t, disc)
@@ -194,4 +221,28 @@ func orphanPayment(t *testing.T, st *store.Store, merchantID uuid.UUID) uuid.UUI
 		workflows.PaymentStart(activities.PaymentInput{TransactionID: id, Run: 1}))
 	require.NoError(t, err)
 	return id
+}
+
+func payoutSuccesses(m map[string]sika.TransactionStatus) int {
+	n := 0
+	for _, s := range m {
+		if s == sika.StatusSuccess {
+			n++
+		}
+	}
+	return n
+}
+
+// fundWallet credits the merchant's TEST wallet of Benin through a completed collection.
+func fundWallet(t *testing.T, st *store.Store, merchantID uuid.UUID, amount string) {
+	t.Helper()
+	ctx := t.Context()
+	id := orphanPayment(t, st, merchantID)
+	_, err := st.Pool().Exec(ctx, `DELETE FROM workflow_outbox WHERE workflow_id = $1`, workflows.PaymentWorkflowID(id))
+	require.NoError(t, err)
+	_, err = st.Pool().Exec(ctx, `UPDATE transactions SET requested_amount = $2, debited_amount = $2, net_amount = $2 WHERE id = $1`, id, amount)
+	require.NoError(t, err)
+	_, changed, err := st.CompletePayment(ctx, store.Completion{TransactionID: id, Run: 1, Status: sika.StatusSuccess, Reason: "funding", TriggeredBy: sika.TriggerSystem})
+	require.NoError(t, err)
+	require.True(t, changed)
 }
