@@ -69,6 +69,16 @@ func (s *Server) routes() *mux.Router {
 	s.handle(root, http.MethodPost, "/payouts/initialize/", s.initializePayout, payout)
 	s.handle(root, http.MethodGet, "/payouts/{id}/verify/", s.verifyPayout, routeOpts{access: accessMerchant, scope: sika.ScopePayout})
 
+	// Settlements, wallet transfers and the payout methods settlements go to.
+	s.handle(root, http.MethodPost, "/settlements/", s.createSettlement, payout)
+	s.handle(root, http.MethodGet, "/settlements/", s.listSettlements, merchant)
+	s.handle(root, http.MethodPost, "/wallet-transfers/", s.createWalletTransfer, payout)
+	s.handle(root, http.MethodGet, "/wallet-transfers/", s.listWalletTransfers, merchant)
+	s.handle(root, http.MethodPost, "/merchant-payout-methods/", s.createPayoutMethod, dashboard)
+	s.handle(root, http.MethodGet, "/merchant-payout-methods/", s.listPayoutMethods, merchant)
+	s.handle(root, http.MethodGet, "/merchant-payout-methods/{id}/", s.getPayoutMethod, merchant)
+	s.handle(root, http.MethodPatch, "/admin/merchant-payout-methods/{id}/", s.reviewPayoutMethod, routeOpts{access: accessStaff})
+
 	// Transactions and wallets (read-only).
 	s.handle(root, http.MethodGet, "/transactions/{id}/", s.getTransaction, merchant)
 	s.handle(root, http.MethodGet, "/merchant-balances/", s.listBalances, merchant)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/shopspring/decimal"
 
@@ -18,18 +19,24 @@ import (
 // nothing is written.
 func (s *Store) CreatePayout(ctx context.Context, nt NewTransaction, start WorkflowStart) (sika.Transaction, int64, bool, error) {
 	return s.createTransaction(ctx, nt, start, func(tx pgx.Tx, t sika.Transaction) error {
-		held := t.DebitedAmount.Decimal
-		if err := reserve(ctx, tx, t, held); err != nil {
-			return err
-		}
-		_, err := postLedgerEntry(ctx, tx, ledgerPosting{
-			Merchant: t.Merchant, Environment: t.Environment, Country: t.Country, Currency: t.Currency,
-			Type: sika.LedgerPayoutHold, Direction: sika.Debit, Amount: held,
-			AvailableDelta: held.Neg(), PendingDelta: held, Transaction: &t.ID,
-			Description: "Payout " + t.Reference + " held",
-		})
-		return err
+		return hold(ctx, tx, t, nil)
 	})
+}
+
+// hold moves an outbound transaction's debited amount from available to pending on its wallet
+// (ledger PAYOUT_HOLD/DEBIT), after checking that the wallet can cover it.
+func hold(ctx context.Context, tx pgx.Tx, t sika.Transaction, settlement *uuid.UUID) error {
+	held := t.DebitedAmount.Decimal
+	if err := reserve(ctx, tx, t, held); err != nil {
+		return err
+	}
+	_, err := postLedgerEntry(ctx, tx, ledgerPosting{
+		Merchant: t.Merchant, Environment: t.Environment, Country: t.Country, Currency: t.Currency,
+		Type: sika.LedgerPayoutHold, Direction: sika.Debit, Amount: held,
+		AvailableDelta: held.Neg(), PendingDelta: held, Transaction: &t.ID, Settlement: settlement,
+		Description: t.Reference + " held",
+	})
+	return err
 }
 
 // reserve locks the wallet of the transaction's merchant, environment and country and checks

@@ -17,7 +17,7 @@ const transactionColumns = `t.id, t.reference, t.gateway_reference, t.merchant_i
 	t.net_amount, t.currency, t.original_amount, t.original_currency, t.exchange_rate, t.country, t.network,
 	t.customer_name, t.customer_email, t.customer_phone, t.recipient, t.description, t.metadata, t.fee_charge_mode,
 	t.checkout_session_id, t.payment_link_id, t.failure_code, t.failure_message, t.created_at, t.updated_at,
-	t.completed_at, t.network_id, t.run`
+	t.completed_at, coalesce(t.network_id, '00000000-0000-0000-0000-000000000000'::uuid), t.run`
 
 func scanTransaction(row pgx.Row) (sika.Transaction, error) {
 	var t sika.Transaction
@@ -127,7 +127,7 @@ func (s *Store) createTransaction(ctx context.Context, nt NewTransaction, start 
 				original_amount, original_currency, exchange_rate, country, network_id, network, customer_name, customer_email,
 				customer_phone, recipient, description, metadata, fee_charge_mode, checkout_session_id, payment_link_id,
 				otp, idempotency_key)
-			VALUES ($1, $2, $3, $4, $5, 'PENDING', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
+			VALUES ($1, $2, $3, $4, $5, 'PENDING', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, NULLIF($17, '00000000-0000-0000-0000-000000000000'::uuid), $18, $19, $20,
 				$21, $22, $23, $24, $25, $26, $27, $28, $29)
 			ON CONFLICT (merchant_id, environment, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
 			RETURNING `+transactionColumns,
@@ -144,13 +144,16 @@ func (s *Store) createTransaction(ctx context.Context, nt NewTransaction, start 
 			return fmt.Errorf("insert transaction: %w", err)
 		}
 		t = created
+		if err := insertStatusLog(ctx, tx, t, nil, sika.StatusPending, nt.Reason, sika.TriggerClient); err != nil {
+			return err
+		}
 		if also != nil {
 			if err := also(tx, t); err != nil {
 				return err
 			}
 		}
-		if err := insertStatusLog(ctx, tx, t, nil, sika.StatusPending, nt.Reason, sika.TriggerClient); err != nil {
-			return err
+		if start.ID == "" { // nothing runs afterwards (a wallet transfer completes at once)
+			return nil
 		}
 		outboxID, err = insertOutbox(ctx, tx, start)
 		return err

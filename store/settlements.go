@@ -1,0 +1,223 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/shopspring/decimal"
+
+	"github.com/sikahq/sika"
+)
+
+const payoutMethodColumns = `id, merchant_id, environment, type, label, is_active, is_verified, verified_by_admin, verified_at,
+	network_id, phone_number, bank_name, account_holder_name, account_number, iban, swift_bic, bank_code, branch_code,
+	created_at, updated_at`
+
+func scanPayoutMethod(row pgx.Row) (sika.PayoutMethod, error) {
+	var m sika.PayoutMethod
+	err := row.Scan(&m.ID, &m.Merchant, &m.Environment, &m.Type, &m.Label, &m.IsActive, &m.IsVerified, &m.VerifiedByAdmin,
+		&m.VerifiedAt, &m.Network, &m.PhoneNumber, &m.BankName, &m.AccountHolderName, &m.AccountNumber, &m.IBAN,
+		&m.SwiftBIC, &m.BankCode, &m.BranchCode, &m.CreatedAt, &m.UpdatedAt)
+	return m, err
+}
+
+// CreatePayoutMethod records an unverified payout method of the merchant.
+func (s *Store) CreatePayoutMethod(ctx context.Context, m sika.PayoutMethod) (sika.PayoutMethod, error) {
+	out, err := scanPayoutMethod(s.pool.QueryRow(ctx, `INSERT INTO merchant_payout_methods (merchant_id, environment, type, label,
+			network_id, phone_number, bank_name, account_holder_name, account_number, iban, swift_bic, bank_code, branch_code)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING `+payoutMethodColumns,
+		m.Merchant, m.Environment, m.Type, m.Label, m.Network, m.PhoneNumber, m.BankName, m.AccountHolderName,
+		m.AccountNumber, m.IBAN, m.SwiftBIC, m.BankCode, m.BranchCode))
+	if err != nil {
+		return out, fmt.Errorf("insert payout method: %w", err)
+	}
+	return out, nil
+}
+
+// ListPayoutMethods returns a page of the merchant's payout methods, newest first.
+func (s *Store) ListPayoutMethods(ctx context.Context, merchantID uuid.UUID, env sika.Environment, page PageRequest) ([]sika.PayoutMethod, int, error) {
+	items, n, err := queryPage(ctx, s, payoutMethodColumns, `FROM merchant_payout_methods WHERE merchant_id = $1 AND environment = $2`,
+		`created_at DESC, id DESC`, []any{merchantID, env}, page, scanPayoutMethod)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list payout methods: %w", err)
+	}
+	return items, n, nil
+}
+
+// PayoutMethodByID returns a payout method of the merchant and environment, or not_found.
+func (s *Store) PayoutMethodByID(ctx context.Context, merchantID uuid.UUID, env sika.Environment, id uuid.UUID) (sika.PayoutMethod, error) {
+	m, err := scanPayoutMethod(s.pool.QueryRow(ctx, `SELECT `+payoutMethodColumns+` FROM merchant_payout_methods
+		WHERE id = $1 AND merchant_id = $2 AND environment = $3`, id, merchantID, env))
+	if isNoRows(err) {
+		return m, sika.NotFound("Payout method")
+	}
+	if err != nil {
+		return m, fmt.Errorf("select payout method: %w", err)
+	}
+	return m, nil
+}
+
+// ReviewPayoutMethod lets a staff member verify (or un-verify) and (de)activate any merchant's
+// payout method; nil leaves a field as it is.
+func (s *Store) ReviewPayoutMethod(ctx context.Context, id, admin uuid.UUID, verified, active *bool) (sika.PayoutMethod, error) {
+	m, err := scanPayoutMethod(s.pool.QueryRow(ctx, `UPDATE merchant_payout_methods SET
+			is_verified = coalesce($3, is_verified),
+			verified_by_admin = CASE WHEN $3 IS NULL THEN verified_by_admin WHEN $3 THEN $2::uuid ELSE NULL END,
+			verified_at = CASE WHEN $3 IS NULL THEN verified_at WHEN $3 THEN now() ELSE NULL END,
+			is_active = coalesce($4, is_active), updated_at = now()
+		WHERE id = $1 RETURNING `+payoutMethodColumns, id, admin, verified, active))
+	if isNoRows(err) {
+		return m, sika.NotFound("Payout method")
+	}
+	if err != nil {
+		return m, fmt.Errorf("review payout method: %w", err)
+	}
+	return m, nil
+}
+
+// CreateSettlement records a settlement: its RETRAIT transaction with the hold on the wallet
+// (see CreatePayout) and the settlement row, in one Postgres transaction.
+func (s *Store) CreateSettlement(ctx context.Context, nt NewTransaction, settlementID, methodID uuid.UUID, start WorkflowStart) (sika.Settlement, bool, error) {
+	t, _, created, err := s.createTransaction(ctx, nt, start, func(tx pgx.Tx, t sika.Transaction) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO settlements (id, merchant_id, environment, payout_method_id, transaction_id, amount, currency, country)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, settlementID, t.Merchant, t.Environment, methodID, t.ID,
+			t.RequestedAmount.Decimal, t.Currency, t.Country); err != nil {
+			return fmt.Errorf("insert settlement: %w", err)
+		}
+		return hold(ctx, tx, t, &settlementID)
+	})
+	if err != nil {
+		return sika.Settlement{}, false, err
+	}
+	st, err := s.settlement(ctx, `s.transaction_id = $1`, t.ID)
+	return st, created, err
+}
+
+const settlementColumns = `s.id, s.merchant_id, s.payout_method_id, s.transaction_id, s.amount, s.currency, s.country, t.status, s.created_at`
+
+func scanSettlement(row pgx.Row) (sika.Settlement, error) {
+	var st sika.Settlement
+	err := row.Scan(&st.ID, &st.Merchant, &st.PayoutMethod, &st.Transaction, &st.Amount, &st.Currency, &st.Country, &st.Status, &st.CreatedAt)
+	return st, err
+}
+
+func (s *Store) settlement(ctx context.Context, where string, args ...any) (sika.Settlement, error) {
+	st, err := scanSettlement(s.pool.QueryRow(ctx, `SELECT `+settlementColumns+` FROM settlements s
+		JOIN transactions t ON t.id = s.transaction_id WHERE `+where, args...))
+	if isNoRows(err) {
+		return st, sika.NotFound("Settlement")
+	}
+	if err != nil {
+		return st, fmt.Errorf("select settlement: %w", err)
+	}
+	return st, nil
+}
+
+// ListSettlements returns a page of the merchant's settlements, newest first.
+func (s *Store) ListSettlements(ctx context.Context, merchantID uuid.UUID, env sika.Environment, page PageRequest) ([]sika.Settlement, int, error) {
+	items, n, err := queryPage(ctx, s, settlementColumns, `FROM settlements s JOIN transactions t ON t.id = s.transaction_id
+		WHERE s.merchant_id = $1 AND s.environment = $2`, `s.created_at DESC, s.id DESC`, []any{merchantID, env}, page, scanSettlement)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list settlements: %w", err)
+	}
+	return items, n, nil
+}
+
+// NewWalletTransfer is a transfer to make: the TRANSFERT transaction (debit side) and the
+// credit side.
+type NewWalletTransfer struct {
+	Transaction    NewTransaction
+	ID             uuid.UUID
+	ToCountry      string
+	ToCurrency     string
+	CreditedAmount decimal.Decimal
+	Rate           decimal.Decimal
+}
+
+// CreateWalletTransfer moves money between two wallets of one merchant in one Postgres
+// transaction: the TRANSFERT transaction (PENDING then SUCCESS, with both status logs), a
+// TRANSFER_OUT entry on the source wallet and a TRANSFER_IN entry on the destination. Both
+// wallets are locked in a fixed order (by country), so opposite transfers cannot deadlock; a
+// source that cannot cover the amount answers insufficient_balance, a frozen wallet on either
+// side wallet_frozen.
+func (s *Store) CreateWalletTransfer(ctx context.Context, w NewWalletTransfer) (sika.WalletTransfer, bool, error) {
+	t, _, created, err := s.createTransaction(ctx, w.Transaction, WorkflowStart{}, func(tx pgx.Tx, t sika.Transaction) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO wallets (merchant_id, environment, country, currency) VALUES ($1, $2, $3, $4)
+			ON CONFLICT (merchant_id, environment, country) DO NOTHING`, t.Merchant, t.Environment, w.ToCountry, w.ToCurrency); err != nil {
+			return fmt.Errorf("create wallet: %w", err)
+		}
+		var frozen bool
+		if err := tx.QueryRow(ctx, `SELECT bool_or(is_frozen) FROM (SELECT is_frozen FROM wallets
+			WHERE merchant_id = $1 AND environment = $2 AND country IN ($3, $4) ORDER BY country FOR UPDATE) w`,
+			t.Merchant, t.Environment, t.Country, w.ToCountry).Scan(&frozen); err != nil {
+			return fmt.Errorf("lock wallets: %w", err)
+		}
+		if err := reserve(ctx, tx, t, t.DebitedAmount.Decimal); err != nil {
+			return err
+		}
+		if frozen {
+			return sika.Errorf(sika.CodeWalletFrozen, "A wallet of this transfer is frozen; contact Sika support.")
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO wallet_transfers (id, merchant_id, environment, transaction_id, from_country, to_country,
+				from_currency, to_currency, amount, credited_amount, exchange_rate)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`, w.ID, t.Merchant, t.Environment, t.ID, t.Country, w.ToCountry,
+			t.Currency, w.ToCurrency, t.DebitedAmount.Decimal, w.CreditedAmount, w.Rate); err != nil {
+			return fmt.Errorf("insert wallet transfer: %w", err)
+		}
+		out := ledgerPosting{Merchant: t.Merchant, Environment: t.Environment, Country: t.Country, Currency: t.Currency,
+			Type: sika.LedgerTransferOut, Direction: sika.Debit, Amount: t.DebitedAmount.Decimal, AvailableDelta: t.DebitedAmount.Neg(),
+			Transaction: &t.ID, WalletTransfer: &w.ID, Description: "Transfer " + t.Reference + " to " + w.ToCountry}
+		in := out
+		in.Country, in.Currency, in.Type, in.Direction = w.ToCountry, w.ToCurrency, sika.LedgerTransferIn, sika.Credit
+		in.Amount, in.AvailableDelta, in.Description = w.CreditedAmount, w.CreditedAmount, "Transfer "+t.Reference+" from "+t.Country
+		for _, p := range []ledgerPosting{out, in} {
+			if _, err := postLedgerEntry(ctx, tx, p); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.Exec(ctx, `UPDATE transactions SET status = 'SUCCESS', completed_at = now(), updated_at = now() WHERE id = $1`, t.ID); err != nil {
+			return fmt.Errorf("complete transfer: %w", err)
+		}
+		from := sika.StatusPending
+		return insertStatusLog(ctx, tx, t, &from, sika.StatusSuccess, "Transferred between wallets", sika.TriggerSystem)
+	})
+	if err != nil {
+		return sika.WalletTransfer{}, false, err
+	}
+	wt, err := s.walletTransfer(ctx, `w.transaction_id = $1`, t.ID)
+	return wt, created, err
+}
+
+const walletTransferColumns = `w.id, w.merchant_id, w.transaction_id, w.from_country, w.to_country, w.from_currency, w.to_currency,
+	w.amount, w.credited_amount, w.exchange_rate, t.status, w.created_at`
+
+func scanWalletTransfer(row pgx.Row) (sika.WalletTransfer, error) {
+	var w sika.WalletTransfer
+	err := row.Scan(&w.ID, &w.Merchant, &w.Transaction, &w.FromCountry, &w.ToCountry, &w.FromCurrency, &w.ToCurrency,
+		&w.Amount, &w.CreditedAmount, &w.ExchangeRate, &w.Status, &w.CreatedAt)
+	return w, err
+}
+
+func (s *Store) walletTransfer(ctx context.Context, where string, args ...any) (sika.WalletTransfer, error) {
+	w, err := scanWalletTransfer(s.pool.QueryRow(ctx, `SELECT `+walletTransferColumns+` FROM wallet_transfers w
+		JOIN transactions t ON t.id = w.transaction_id WHERE `+where, args...))
+	if isNoRows(err) {
+		return w, sika.NotFound("Wallet transfer")
+	}
+	if err != nil {
+		return w, fmt.Errorf("select wallet transfer: %w", err)
+	}
+	return w, nil
+}
+
+// ListWalletTransfers returns a page of the merchant's wallet transfers, newest first.
+func (s *Store) ListWalletTransfers(ctx context.Context, merchantID uuid.UUID, env sika.Environment, page PageRequest) ([]sika.WalletTransfer, int, error) {
+	items, n, err := queryPage(ctx, s, walletTransferColumns, `FROM wallet_transfers w JOIN transactions t ON t.id = w.transaction_id
+		WHERE w.merchant_id = $1 AND w.environment = $2`, `w.created_at DESC, w.id DESC`, []any{merchantID, env}, page, scanWalletTransfer)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list wallet transfers: %w", err)
+	}
+	return items, n, nil
+}
