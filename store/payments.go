@@ -172,7 +172,7 @@ func (s *Store) CompletePayment(ctx context.Context, c Completion) (t sika.Trans
 			}
 		}
 		changed = true
-		return nil
+		return transactionEvents(ctx, tx, t)
 	})
 	return t, changed, err
 }

@@ -177,11 +177,16 @@ func (s *Store) CreateWalletTransfer(ctx context.Context, w NewWalletTransfer) (
 				return err
 			}
 		}
-		if _, err := tx.Exec(ctx, `UPDATE transactions SET status = 'SUCCESS', completed_at = now(), updated_at = now() WHERE id = $1`, t.ID); err != nil {
+		done, err := scanTransaction(tx.QueryRow(ctx, `UPDATE transactions t SET status = 'SUCCESS', completed_at = now(), updated_at = now()
+			WHERE t.id = $1 RETURNING `+transactionColumns, t.ID))
+		if err != nil {
 			return fmt.Errorf("complete transfer: %w", err)
 		}
 		from := sika.StatusPending
-		return insertStatusLog(ctx, tx, t, &from, sika.StatusSuccess, "Transferred between wallets", sika.TriggerSystem)
+		if err := insertStatusLog(ctx, tx, t, &from, sika.StatusSuccess, "Transferred between wallets", sika.TriggerSystem); err != nil {
+			return err
+		}
+		return transactionEvents(ctx, tx, done)
 	})
 	if err != nil {
 		return sika.WalletTransfer{}, false, err

@@ -65,6 +65,10 @@ func insertOutbox(ctx context.Context, tx pgx.Tx, w WorkflowStart) (int64, error
 		w.ID, w.Type, input).Scan(&id); err != nil {
 		return 0, fmt.Errorf("insert outbox: %w", err)
 	}
+	// Wakes the worker's sweeper when the transaction commits (see ListenOutbox).
+	if _, err := tx.Exec(ctx, `SELECT pg_notify('`+outboxChannel+`', '')`); err != nil {
+		return 0, fmt.Errorf("notify outbox: %w", err)
+	}
 	return id, nil
 }
 
@@ -145,6 +149,9 @@ func (s *Store) createTransaction(ctx context.Context, nt NewTransaction, start 
 		}
 		t = created
 		if err := insertStatusLog(ctx, tx, t, nil, sika.StatusPending, nt.Reason, sika.TriggerClient); err != nil {
+			return err
+		}
+		if err := transactionEvents(ctx, tx, t); err != nil {
 			return err
 		}
 		if also != nil {

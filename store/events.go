@@ -1,0 +1,116 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sikahq/sika"
+)
+
+// WebhookDeliveryWorkflowType is the outbox type of one event's delivery to one endpoint.
+const WebhookDeliveryWorkflowType = "WebhookDelivery"
+
+// WebhookDeliveryWorkflowID is the id of the delivery of an event to an endpoint.
+func WebhookDeliveryWorkflowID(eventID string, endpointID uuid.UUID) string {
+	return "webhook:" + eventID + ":" + endpointID.String()
+}
+
+// DeliveryTarget names one delivery: an event to an endpoint.
+type DeliveryTarget struct {
+	EventID    string
+	EndpointID uuid.UUID
+}
+
+// recordEvent writes an event in the caller's Postgres transaction, with one outbox row per
+// active endpoint that must receive it: every global endpoint of the merchant's environment,
+// and the endpoints scoped to the event's payment link. The deliveries start once the
+// transaction commits, and never if it rolls back.
+func recordEvent(ctx context.Context, tx pgx.Tx, typ sika.EventType, merchant uuid.UUID, env sika.Environment, link, transaction *uuid.UUID, data any) (sika.Event, error) {
+	id, err := sika.NewEventID()
+	if err != nil {
+		return sika.Event{}, err
+	}
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return sika.Event{}, fmt.Errorf("encode event data: %w", err)
+	}
+	ev := sika.Event{ID: id, Type: typ, CreatedAt: time.Now().UTC().Truncate(time.Microsecond), Environment: env, Data: raw,
+		Merchant: merchant, PaymentLink: link, Transaction: transaction}
+	payload, err := json.Marshal(ev)
+	if err != nil {
+		return ev, fmt.Errorf("encode event: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO events (id, merchant_id, environment, type, payload, payment_link_id, transaction_id, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, ev.ID, merchant, env, typ, payload, link, transaction, ev.CreatedAt); err != nil {
+		return ev, fmt.Errorf("insert event: %w", err)
+	}
+	return ev, queueDeliveries(ctx, tx, ev)
+}
+
+// queueDeliveries writes the outbox rows of an event's deliveries to its matching endpoints.
+func queueDeliveries(ctx context.Context, tx pgx.Tx, ev sika.Event) error {
+	rows, err := tx.Query(ctx, `SELECT id FROM webhook_endpoints
+		WHERE merchant_id = $1 AND environment = $2 AND is_active AND deleted_at IS NULL
+		  AND (payment_link_id IS NULL OR payment_link_id = $3)`, ev.Merchant, ev.Environment, ev.PaymentLink)
+	if err != nil {
+		return fmt.Errorf("match webhook endpoints: %w", err)
+	}
+	endpoints, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return fmt.Errorf("scan webhook endpoints: %w", err)
+	}
+	for _, ep := range endpoints {
+		if _, err := insertOutbox(ctx, tx, WorkflowStart{ID: WebhookDeliveryWorkflowID(ev.ID, ep), Type: WebhookDeliveryWorkflowType,
+			Input: DeliveryTarget{EventID: ev.ID, EndpointID: ep}}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// transactionEvents records the events of a transaction's status: transaction.pending,
+// .succeeded or .failed, plus payout.* for payouts and settlement.* for settlements.
+func transactionEvents(ctx context.Context, tx pgx.Tx, t sika.Transaction) error {
+	var types []sika.EventType
+	switch t.Status {
+	case sika.StatusPending:
+		types = []sika.EventType{sika.EventTransactionPending}
+	case sika.StatusSuccess:
+		types = []sika.EventType{sika.EventTransactionSucceeded}
+		if t.Type == sika.TypePayout {
+			types = append(types, sika.EventPayoutSucceeded)
+		}
+	case sika.StatusFailed:
+		types = []sika.EventType{sika.EventTransactionFailed}
+		if t.Type == sika.TypePayout {
+			types = append(types, sika.EventPayoutFailed)
+		}
+	}
+	for _, typ := range types {
+		if _, err := recordEvent(ctx, tx, typ, t.Merchant, t.Environment, t.PaymentLink, &t.ID, t); err != nil {
+			return err
+		}
+	}
+	if t.Type != sika.TypePayout || !t.Status.Final() {
+		return nil
+	}
+	st, err := scanSettlement(tx.QueryRow(ctx, `SELECT `+settlementColumns+` FROM settlements s
+		JOIN transactions t ON t.id = s.transaction_id WHERE s.transaction_id = $1`, t.ID))
+	if isNoRows(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read settlement: %w", err)
+	}
+	typ := sika.EventSettlementSucceeded
+	if t.Status == sika.StatusFailed {
+		typ = sika.EventSettlementFailed
+	}
+	_, err = recordEvent(ctx, tx, typ, t.Merchant, t.Environment, nil, &t.ID, st)
+	return err
+}

@@ -1,0 +1,251 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sikahq/sika"
+)
+
+const endpointColumns = `id, merchant_id, payment_link_id, url, description, environment, is_active, disabled_reason,
+	created_by_member, created_at, updated_at`
+
+func scanEndpoint(row pgx.Row) (sika.WebhookEndpoint, error) {
+	var e sika.WebhookEndpoint
+	err := row.Scan(&e.ID, &e.Merchant, &e.PaymentLink, &e.URL, &e.Description, &e.Environment, &e.IsActive, &e.DisabledReason,
+		&e.CreatedByMember, &e.CreatedAt, &e.UpdatedAt)
+	return e, err
+}
+
+// CreateWebhookEndpoint records an endpoint with its signing secret.
+func (s *Store) CreateWebhookEndpoint(ctx context.Context, e sika.WebhookEndpoint, secret string) (sika.WebhookEndpoint, error) {
+	out, err := scanEndpoint(s.pool.QueryRow(ctx, `INSERT INTO webhook_endpoints (merchant_id, environment, payment_link_id, url,
+			description, is_active, signing_secret, created_by_member)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING `+endpointColumns,
+		e.Merchant, e.Environment, e.PaymentLink, e.URL, e.Description, e.IsActive, secret, e.CreatedByMember))
+	if err != nil {
+		return out, fmt.Errorf("insert webhook endpoint: %w", err)
+	}
+	out.SigningSecret = secret
+	return out, nil
+}
+
+// ListWebhookEndpoints returns a page of the merchant's endpoints in an environment.
+func (s *Store) ListWebhookEndpoints(ctx context.Context, merchantID uuid.UUID, env sika.Environment, page PageRequest) ([]sika.WebhookEndpoint, int, error) {
+	items, n, err := queryPage(ctx, s, endpointColumns, `FROM webhook_endpoints WHERE merchant_id = $1 AND environment = $2 AND deleted_at IS NULL`,
+		`created_at DESC, id DESC`, []any{merchantID, env}, page, scanEndpoint)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list webhook endpoints: %w", err)
+	}
+	return items, n, nil
+}
+
+// WebhookEndpointByID returns an endpoint of the merchant and environment, or not_found.
+func (s *Store) WebhookEndpointByID(ctx context.Context, merchantID uuid.UUID, env sika.Environment, id uuid.UUID) (sika.WebhookEndpoint, error) {
+	e, err := scanEndpoint(s.pool.QueryRow(ctx, `SELECT `+endpointColumns+` FROM webhook_endpoints
+		WHERE id = $1 AND merchant_id = $2 AND environment = $3 AND deleted_at IS NULL`, id, merchantID, env))
+	if isNoRows(err) {
+		return e, sika.NotFound("Webhook endpoint")
+	}
+	if err != nil {
+		return e, fmt.Errorf("select webhook endpoint: %w", err)
+	}
+	return e, nil
+}
+
+// EndpointPatch holds what a PATCH may change; nil leaves a field as it is.
+type EndpointPatch struct {
+	URL         *string
+	Description *string
+	IsActive    *bool
+}
+
+// UpdateWebhookEndpoint applies a patch; re-activating clears the reason it was disabled.
+func (s *Store) UpdateWebhookEndpoint(ctx context.Context, merchantID uuid.UUID, env sika.Environment, id uuid.UUID, p EndpointPatch) (sika.WebhookEndpoint, error) {
+	e, err := scanEndpoint(s.pool.QueryRow(ctx, `UPDATE webhook_endpoints SET url = coalesce($4, url),
+			description = coalesce($5, description), is_active = coalesce($6, is_active),
+			disabled_reason = CASE WHEN $6 THEN '' ELSE disabled_reason END, updated_at = now()
+		WHERE id = $1 AND merchant_id = $2 AND environment = $3 AND deleted_at IS NULL RETURNING `+endpointColumns,
+		id, merchantID, env, p.URL, p.Description, p.IsActive))
+	if isNoRows(err) {
+		return e, sika.NotFound("Webhook endpoint")
+	}
+	if err != nil {
+		return e, fmt.Errorf("update webhook endpoint: %w", err)
+	}
+	return e, nil
+}
+
+// DeleteWebhookEndpoint removes an endpoint from use (kept for the deliveries log).
+func (s *Store) DeleteWebhookEndpoint(ctx context.Context, merchantID uuid.UUID, env sika.Environment, id uuid.UUID) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE webhook_endpoints SET deleted_at = now(), is_active = false, updated_at = now()
+		WHERE id = $1 AND merchant_id = $2 AND environment = $3 AND deleted_at IS NULL`, id, merchantID, env)
+	if err != nil {
+		return fmt.Errorf("delete webhook endpoint: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return sika.NotFound("Webhook endpoint")
+	}
+	return nil
+}
+
+// RotateWebhookSecret gives an endpoint a new secret; the old one keeps signing until overlap
+// has passed.
+func (s *Store) RotateWebhookSecret(ctx context.Context, merchantID uuid.UUID, env sika.Environment, id uuid.UUID, secret string, overlap time.Duration) (sika.WebhookEndpoint, error) {
+	e, err := scanEndpoint(s.pool.QueryRow(ctx, `UPDATE webhook_endpoints SET previous_secret = signing_secret,
+			previous_secret_expires_at = now() + $5 * interval '1 millisecond', signing_secret = $4, updated_at = now()
+		WHERE id = $1 AND merchant_id = $2 AND environment = $3 AND deleted_at IS NULL RETURNING `+endpointColumns,
+		id, merchantID, env, secret, overlap.Milliseconds()))
+	if isNoRows(err) {
+		return e, sika.NotFound("Webhook endpoint")
+	}
+	if err != nil {
+		return e, fmt.Errorf("rotate webhook secret: %w", err)
+	}
+	e.SigningSecret = secret
+	return e, nil
+}
+
+// DeliveryJob is what one delivery attempt needs: the endpoint's address and live secrets, and
+// the event's payload.
+type DeliveryJob struct {
+	Endpoint    sika.WebhookEndpoint
+	Deleted     bool
+	Secrets     []string
+	Payload     []byte
+	Merchant    uuid.UUID
+	Environment sika.Environment
+}
+
+// DeliveryJob loads an event and an endpoint for a delivery attempt.
+func (s *Store) DeliveryJob(ctx context.Context, target DeliveryTarget) (DeliveryJob, error) {
+	var j DeliveryJob
+	var secret string
+	var previous *string
+	var previousUntil *time.Time
+	var deletedAt *time.Time
+	err := s.pool.QueryRow(ctx, `SELECT `+endpointColumns+`, signing_secret, previous_secret, previous_secret_expires_at, deleted_at
+		FROM webhook_endpoints WHERE id = $1`, target.EndpointID).Scan(&j.Endpoint.ID, &j.Endpoint.Merchant, &j.Endpoint.PaymentLink,
+		&j.Endpoint.URL, &j.Endpoint.Description, &j.Endpoint.Environment, &j.Endpoint.IsActive, &j.Endpoint.DisabledReason,
+		&j.Endpoint.CreatedByMember, &j.Endpoint.CreatedAt, &j.Endpoint.UpdatedAt, &secret, &previous, &previousUntil, &deletedAt)
+	if err != nil {
+		return j, fmt.Errorf("load webhook endpoint: %w", err)
+	}
+	j.Deleted = deletedAt != nil
+	j.Secrets = []string{secret}
+	if previous != nil && previousUntil != nil && time.Now().Before(*previousUntil) {
+		j.Secrets = append(j.Secrets, *previous)
+	}
+	if err := s.pool.QueryRow(ctx, `SELECT payload, merchant_id, environment FROM events WHERE id = $1`, target.EventID).
+		Scan(&j.Payload, &j.Merchant, &j.Environment); err != nil {
+		return j, fmt.Errorf("load event: %w", err)
+	}
+	return j, nil
+}
+
+// RecordDelivery stores one delivery attempt; a 410 disables the endpoint in the same
+// transaction.
+func (s *Store) RecordDelivery(ctx context.Context, d sika.WebhookDelivery, merchant uuid.UUID, env sika.Environment, disable string) error {
+	return s.InTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, merchant_id, environment, attempt,
+				succeeded, status_code, latency_ms, response_excerpt, error)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (id) DO NOTHING`,
+			d.ID, d.Event, d.Endpoint, merchant, env, d.Attempt, d.Succeeded, d.StatusCode, d.LatencyMS, d.ResponseExcerpt, d.Error); err != nil {
+			return fmt.Errorf("insert delivery: %w", err)
+		}
+		if disable != "" {
+			if _, err := tx.Exec(ctx, `UPDATE webhook_endpoints SET is_active = false, disabled_reason = $2, updated_at = now()
+				WHERE id = $1`, d.Endpoint, disable); err != nil {
+				return fmt.Errorf("disable endpoint: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+func scanEvent(row pgx.Row) (sika.Event, error) {
+	var payload []byte
+	var ev sika.Event
+	if err := row.Scan(&payload); err != nil {
+		return ev, err
+	}
+	err := json.Unmarshal(payload, &ev)
+	return ev, err
+}
+
+// ListEvents returns a cursor page of the merchant's events, newest first.
+func (s *Store) ListEvents(ctx context.Context, merchantID uuid.UUID, env sika.Environment, req KeysetRequest) ([]sika.Event, bool, error) {
+	items, more, err := queryKeyset(ctx, s, `e.payload`, `FROM events e WHERE e.merchant_id = $1 AND e.environment = $2`,
+		"e.", []any{merchantID, env}, req, scanEvent)
+	if err != nil {
+		return nil, false, fmt.Errorf("list events: %w", err)
+	}
+	return items, more, nil
+}
+
+// EventByID returns an event of the merchant and environment, or not_found.
+func (s *Store) EventByID(ctx context.Context, merchantID uuid.UUID, env sika.Environment, id string) (sika.Event, error) {
+	ev, err := scanEvent(s.pool.QueryRow(ctx, `SELECT payload FROM events WHERE id = $1 AND merchant_id = $2 AND environment = $3`, id, merchantID, env))
+	if isNoRows(err) {
+		return ev, sika.NotFound("Event")
+	}
+	if err != nil {
+		return ev, fmt.Errorf("select event: %w", err)
+	}
+	return ev, nil
+}
+
+// EventDeliveries lists the delivery attempts of an event, oldest first.
+func (s *Store) EventDeliveries(ctx context.Context, eventID string) ([]sika.WebhookDelivery, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, event_id, endpoint_id, attempt, succeeded, status_code, latency_ms, response_excerpt,
+		error, created_at FROM webhook_deliveries WHERE event_id = $1 ORDER BY created_at, id`, eventID)
+	if err != nil {
+		return nil, fmt.Errorf("list deliveries: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (sika.WebhookDelivery, error) {
+		var d sika.WebhookDelivery
+		err := r.Scan(&d.ID, &d.Event, &d.Endpoint, &d.Attempt, &d.Succeeded, &d.StatusCode, &d.LatencyMS, &d.ResponseExcerpt, &d.Error, &d.CreatedAt)
+		return d, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("scan deliveries: %w", err)
+	}
+	return out, nil
+}
+
+// Redeliver queues a new delivery of an event to every endpoint that matches it now. Each
+// redelivery is a workflow of its own (its id carries a suffix), so that a finished delivery
+// does not block it.
+func (s *Store) Redeliver(ctx context.Context, ev sika.Event, suffix string) (int, error) {
+	n := 0
+	err := s.InTx(ctx, func(tx pgx.Tx) error {
+		var link *uuid.UUID
+		if err := tx.QueryRow(ctx, `SELECT payment_link_id FROM events WHERE id = $1`, ev.ID).Scan(&link); err != nil {
+			return fmt.Errorf("read event: %w", err)
+		}
+		rows, err := tx.Query(ctx, `SELECT id FROM webhook_endpoints
+			WHERE merchant_id = $1 AND environment = $2 AND is_active AND deleted_at IS NULL
+			  AND (payment_link_id IS NULL OR payment_link_id = $3)`, ev.Merchant, ev.Environment, link)
+		if err != nil {
+			return fmt.Errorf("match webhook endpoints: %w", err)
+		}
+		endpoints, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+		if err != nil {
+			return err
+		}
+		for _, ep := range endpoints {
+			if _, err := insertOutbox(ctx, tx, WorkflowStart{ID: WebhookDeliveryWorkflowID(ev.ID, ep) + ":" + suffix,
+				Type: WebhookDeliveryWorkflowType, Input: DeliveryTarget{EventID: ev.ID, EndpointID: ep}}); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	return n, err
+}
