@@ -5,10 +5,13 @@
 package activities
 
 import (
+	"net/http"
+	"sync"
 	"time"
 
 	"github.com/sikahq/sika/gateway"
 	"github.com/sikahq/sika/store"
+	"github.com/sikahq/sika/webhook"
 )
 
 // Activities are registered on the worker as one struct; workflows call its methods by value.
@@ -19,6 +22,13 @@ type Activities struct {
 	CallbackBaseURL string
 	// PushLifetime bounds how long a collection may wait for the customer (default 5 minutes).
 	PushLifetime time.Duration
+	// WebhookGuard decides which webhook destinations may be reached.
+	WebhookGuard webhook.Guard
+	// WebhookTimeout is how long an endpoint has to answer (default 15 s; tests shorten it).
+	WebhookTimeout time.Duration
+
+	clientOnce sync.Once
+	client     *http.Client
 }
 
 // callbackURL is where a gateway reports outcomes.

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"log/slog"
 	"net/http/httptest"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"github.com/sikahq/sika/gateway"
 	"github.com/sikahq/sika/gateway/sandbox"
 	"github.com/sikahq/sika/internal/testenv"
+	"github.com/sikahq/sika/webhook"
 	"github.com/sikahq/sika/workflows"
 )
 
@@ -84,18 +86,25 @@ func startPaymentStack() (*paymentStack, error) {
 	cfg := Config{
 		PublicURL: "http://" + hs.Listener.Addr().String(), JWTSecret: []byte("test secret of at least thirty-two bytes"),
 		RateLimitPerMinute: 100000, Logger: testLogger(), Temporal: tc, Gateways: router,
+		WebhookGuard: webhook.Guard{AllowPrivate: true},
 	}
 	srv := NewServer(cfg, testStore)
 	hs.Config.Handler = srv
 	hs.Start()
 	ps.testServer = &testServer{Server: srv, url: hs.URL}
 
-	ps.acts = &activities.Activities{Store: testStore, Gateways: router, CallbackBaseURL: hs.URL, PushLifetime: stackPushLifetime}
+	ps.acts = &activities.Activities{Store: testStore, Gateways: router, CallbackBaseURL: hs.URL, PushLifetime: stackPushLifetime,
+		WebhookGuard: webhook.Guard{AllowPrivate: true}, WebhookTimeout: 300 * time.Millisecond}
+	workflows.WebhookSchedule = []time.Duration{0, 20 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond,
+		200 * time.Millisecond, 300 * time.Millisecond, 500 * time.Millisecond, 500 * time.Millisecond, time.Second, time.Second,
+		time.Second, time.Second, time.Second, time.Second, time.Second, time.Second, time.Second, time.Second, time.Second,
+		time.Second, time.Second, time.Second, time.Second, time.Second}
 	ps.worker = worker.New(tc, workflows.TaskQueue, worker.Options{})
 	workflows.Register(ps.worker, ps.acts)
 	if err := ps.worker.Start(); err != nil {
 		return nil, err
 	}
+	go workflows.SweepOutbox(context.Background(), testStore, tc, 200*time.Millisecond, slog.New(slog.DiscardHandler))
 	return ps, nil
 }
 

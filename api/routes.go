@@ -79,6 +79,18 @@ func (s *Server) routes() *mux.Router {
 	s.handle(root, http.MethodGet, "/merchant-payout-methods/{id}/", s.getPayoutMethod, merchant)
 	s.handle(root, http.MethodPatch, "/admin/merchant-payout-methods/{id}/", s.reviewPayoutMethod, routeOpts{access: accessStaff})
 
+	// Webhook endpoints and the event log.
+	s.handle(root, http.MethodGet, "/merchant-webhooks/", s.listWebhooks, merchant)
+	s.handle(root, http.MethodPost, "/merchant-webhooks/", s.createWebhook, dashboard)
+	s.handle(root, http.MethodGet, "/merchant-webhooks/{id}/", s.getWebhook, merchant)
+	s.handle(root, http.MethodPatch, "/merchant-webhooks/{id}/", s.patchWebhook, dashboard)
+	s.handle(root, http.MethodDelete, "/merchant-webhooks/{id}/", s.deleteWebhook, dashboard)
+	s.handle(root, http.MethodPost, "/merchant-webhooks/{id}/rotate-secret/", s.rotateWebhookSecret, dashboard)
+	s.handle(root, http.MethodGet, "/events/", s.listEvents, merchant)
+	s.handle(root, http.MethodGet, "/events/{id}/", s.getEvent, merchant)
+	s.handle(root, http.MethodGet, "/events/{id}/deliveries/", s.listEventDeliveries, merchant)
+	s.handle(root, http.MethodPost, "/events/{id}/redeliver/", s.redeliverEvent, merchant)
+
 	// Transactions and wallets (read-only).
 	s.handle(root, http.MethodGet, "/transactions/{id}/", s.getTransaction, merchant)
 	s.handle(root, http.MethodGet, "/merchant-balances/", s.listBalances, merchant)
@@ -86,5 +98,6 @@ func (s *Server) routes() *mux.Router {
 	s.handle(root, http.MethodGet, "/merchant-ledger-entries/", s.listLedgerEntries, merchant)
 	s.handle(root, http.MethodGet, "/merchant-ledger-entries/{id}/", s.getLedgerEntry, merchant)
 
+	s.kycRoutes(root)
 	return root
 }

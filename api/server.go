@@ -21,6 +21,7 @@ import (
 	"github.com/sikahq/sika/api/ratelimit"
 	"github.com/sikahq/sika/gateway"
 	"github.com/sikahq/sika/store"
+	"github.com/sikahq/sika/webhook"
 )
 
 // Config is what the HTTP layer needs to know; cmd/sika fills it from the environment.
@@ -52,10 +53,15 @@ type Config struct {
 	// Gateways reaches the operators (verify re-checks at the gateway; callbacks are parsed by
 	// the gateway that sent them).
 	Gateways *gateway.Router
+	// WebhookGuard validates webhook endpoint URLs (no internal address unless allowed).
+	WebhookGuard webhook.Guard
 	// Logger receives access and error logs.
 	Logger *slog.Logger
 	// Now is the clock (tests may replace it).
 	Now func() time.Time
+	// Files keeps KYC uploads under content-addressed names (a filestore.Dir); uploads and
+	// downloads answer 500 without it.
+	Files FileStore
 }
 
 // Server serves the merchant API.

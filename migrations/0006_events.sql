@@ -20,8 +20,10 @@ CREATE TABLE webhook_endpoints (
 );
 CREATE INDEX webhook_endpoints_merchant_idx ON webhook_endpoints (merchant_id, environment, created_at DESC) WHERE deleted_at IS NULL;
 
+-- id orders events (time-ordered UUIDs, for cursor pagination); event_id is what merchants see.
 CREATE TABLE events (
-    id              text PRIMARY KEY,
+    id              uuid PRIMARY KEY,
+    event_id        text NOT NULL UNIQUE,
     merchant_id     uuid NOT NULL REFERENCES merchants (id),
     environment     text NOT NULL CHECK (environment IN ('TEST', 'LIVE')),
     type            text NOT NULL,
@@ -34,7 +36,7 @@ CREATE INDEX events_merchant_idx ON events (merchant_id, environment, created_at
 
 CREATE TABLE webhook_deliveries (
     id               uuid PRIMARY KEY,
-    event_id         text NOT NULL REFERENCES events (id),
+    event_id         text NOT NULL REFERENCES events (event_id),
     endpoint_id      uuid NOT NULL REFERENCES webhook_endpoints (id),
     merchant_id      uuid NOT NULL REFERENCES merchants (id),
     environment      text NOT NULL CHECK (environment IN ('TEST', 'LIVE')),

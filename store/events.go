@@ -45,8 +45,12 @@ func recordEvent(ctx context.Context, tx pgx.Tx, typ sika.EventType, merchant uu
 	if err != nil {
 		return ev, fmt.Errorf("encode event: %w", err)
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO events (id, merchant_id, environment, type, payload, payment_link_id, transaction_id, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, ev.ID, merchant, env, typ, payload, link, transaction, ev.CreatedAt); err != nil {
+	key, err := uuid.NewV7()
+	if err != nil {
+		return ev, err
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO events (id, event_id, merchant_id, environment, type, payload, payment_link_id, transaction_id, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, key, ev.ID, merchant, env, typ, payload, link, transaction, ev.CreatedAt); err != nil {
 		return ev, fmt.Errorf("insert event: %w", err)
 	}
 	return ev, queueDeliveries(ctx, tx, ev)

@@ -189,12 +189,14 @@ func (s *Store) DeleteOutbox(ctx context.Context, id int64) error {
 	return nil
 }
 
-// DueOutbox returns workflow starts older than minAge seconds whose next attempt is due, oldest
-// first, locking them (SKIP LOCKED) is not needed: starting a workflow twice is harmless.
+// DueOutbox returns the workflow starts whose next attempt is due, oldest first: webhook
+// deliveries at once, payments and payouts once older than minAgeSeconds (the API starts them
+// itself right after the commit). No lock is taken: starting a workflow twice is harmless.
 func (s *Store) DueOutbox(ctx context.Context, minAgeSeconds, limit int) ([]OutboxEntry, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id, workflow_id, workflow_type, input, attempts FROM workflow_outbox
-		WHERE next_attempt_at <= now() AND created_at <= now() - $1 * interval '1 second'
-		ORDER BY id LIMIT $2`, minAgeSeconds, limit)
+		WHERE next_attempt_at <= now()
+		  AND (workflow_type = $3 OR created_at <= now() - $1 * interval '1 second')
+		ORDER BY id LIMIT $2`, minAgeSeconds, limit, WebhookDeliveryWorkflowType)
 	if err != nil {
 		return nil, fmt.Errorf("list due outbox: %w", err)
 	}

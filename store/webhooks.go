@@ -141,7 +141,7 @@ func (s *Store) DeliveryJob(ctx context.Context, target DeliveryTarget) (Deliver
 	if previous != nil && previousUntil != nil && time.Now().Before(*previousUntil) {
 		j.Secrets = append(j.Secrets, *previous)
 	}
-	if err := s.pool.QueryRow(ctx, `SELECT payload, merchant_id, environment FROM events WHERE id = $1`, target.EventID).
+	if err := s.pool.QueryRow(ctx, `SELECT payload, merchant_id, environment FROM events WHERE event_id = $1`, target.EventID).
 		Scan(&j.Payload, &j.Merchant, &j.Environment); err != nil {
 		return j, fmt.Errorf("load event: %w", err)
 	}
@@ -168,19 +168,25 @@ func (s *Store) RecordDelivery(ctx context.Context, d sika.WebhookDelivery, merc
 	})
 }
 
-func scanEvent(row pgx.Row) (sika.Event, error) {
+// EventKey is an event with its ordering key, for cursor pages.
+type EventKey struct {
+	sika.Event
+	Key uuid.UUID
+}
+
+func scanEvent(row pgx.Row) (EventKey, error) {
 	var payload []byte
-	var ev sika.Event
-	if err := row.Scan(&payload); err != nil {
+	var ev EventKey
+	if err := row.Scan(&ev.Key, &payload); err != nil {
 		return ev, err
 	}
-	err := json.Unmarshal(payload, &ev)
+	err := json.Unmarshal(payload, &ev.Event)
 	return ev, err
 }
 
 // ListEvents returns a cursor page of the merchant's events, newest first.
-func (s *Store) ListEvents(ctx context.Context, merchantID uuid.UUID, env sika.Environment, req KeysetRequest) ([]sika.Event, bool, error) {
-	items, more, err := queryKeyset(ctx, s, `e.payload`, `FROM events e WHERE e.merchant_id = $1 AND e.environment = $2`,
+func (s *Store) ListEvents(ctx context.Context, merchantID uuid.UUID, env sika.Environment, req KeysetRequest) ([]EventKey, bool, error) {
+	items, more, err := queryKeyset(ctx, s, `e.id, e.payload`, `FROM events e WHERE e.merchant_id = $1 AND e.environment = $2`,
 		"e.", []any{merchantID, env}, req, scanEvent)
 	if err != nil {
 		return nil, false, fmt.Errorf("list events: %w", err)
@@ -190,14 +196,14 @@ func (s *Store) ListEvents(ctx context.Context, merchantID uuid.UUID, env sika.E
 
 // EventByID returns an event of the merchant and environment, or not_found.
 func (s *Store) EventByID(ctx context.Context, merchantID uuid.UUID, env sika.Environment, id string) (sika.Event, error) {
-	ev, err := scanEvent(s.pool.QueryRow(ctx, `SELECT payload FROM events WHERE id = $1 AND merchant_id = $2 AND environment = $3`, id, merchantID, env))
+	ev, err := scanEvent(s.pool.QueryRow(ctx, `SELECT id, payload FROM events WHERE event_id = $1 AND merchant_id = $2 AND environment = $3`, id, merchantID, env))
 	if isNoRows(err) {
-		return ev, sika.NotFound("Event")
+		return ev.Event, sika.NotFound("Event")
 	}
 	if err != nil {
-		return ev, fmt.Errorf("select event: %w", err)
+		return ev.Event, fmt.Errorf("select event: %w", err)
 	}
-	return ev, nil
+	return ev.Event, nil
 }
 
 // EventDeliveries lists the delivery attempts of an event, oldest first.
@@ -225,7 +231,7 @@ func (s *Store) Redeliver(ctx context.Context, ev sika.Event, suffix string) (in
 	n := 0
 	err := s.InTx(ctx, func(tx pgx.Tx) error {
 		var link *uuid.UUID
-		if err := tx.QueryRow(ctx, `SELECT payment_link_id FROM events WHERE id = $1`, ev.ID).Scan(&link); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT payment_link_id FROM events WHERE event_id = $1`, ev.ID).Scan(&link); err != nil {
 			return fmt.Errorf("read event: %w", err)
 		}
 		rows, err := tx.Query(ctx, `SELECT id FROM webhook_endpoints

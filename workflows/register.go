@@ -20,6 +20,7 @@ func Register(w worker.Registry, a *activities.Activities) {
 	w.RegisterWorkflow(PurgeIdempotencyKeys)
 	w.RegisterWorkflow(Payment)
 	w.RegisterWorkflow(Payout)
+	w.RegisterWorkflow(WebhookDelivery)
 	w.RegisterActivity(a)
 }
 

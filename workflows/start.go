@@ -63,6 +63,20 @@ func startOperation(ctx context.Context, c client.Client, id string, wf any, in 
 // StartFromOutbox starts the workflow an outbox entry describes.
 func StartFromOutbox(ctx context.Context, c client.Client, e store.OutboxEntry) error {
 	switch e.Type {
+	case store.WebhookDeliveryWorkflowType:
+		var target store.DeliveryTarget
+		if err := json.Unmarshal(e.Input, &target); err != nil {
+			return fmt.Errorf("decode outbox %d: %w", e.ID, err)
+		}
+		_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+			ID: e.WorkflowID, TaskQueue: TaskQueue,
+			WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		}, WebhookDelivery, WebhookInput{Target: target, Schedule: WebhookSchedule})
+		var started *serviceerror.WorkflowExecutionAlreadyStarted
+		if err != nil && !errors.As(err, &started) && !temporal.IsWorkflowExecutionAlreadyStartedError(err) {
+			return fmt.Errorf("start %s: %w", e.WorkflowID, err)
+		}
+		return nil
 	case PaymentWorkflowType, PayoutWorkflowType:
 		var in activities.PaymentInput
 		if err := json.Unmarshal(e.Input, &in); err != nil {
@@ -76,17 +90,25 @@ func StartFromOutbox(ctx context.Context, c client.Client, e store.OutboxEntry) 
 	return fmt.Errorf("outbox %d: unknown workflow type %q", e.ID, e.Type)
 }
 
-// SweepOutbox starts, every interval, the workflows whose records were committed but whose
-// start did not happen (the process died in between, or Temporal was down): no record is ever
-// left without its workflow. It returns when ctx ends.
+// SweepOutbox starts the workflows waiting in the outbox: webhook deliveries as soon as their
+// event commits (a Postgres notification wakes it), and payments or payouts whose start did not
+// happen (the API died in between, or Temporal was down): no record is ever left without its
+// workflow. It also sweeps every interval, and returns when ctx ends.
 func SweepOutbox(ctx context.Context, st *store.Store, c client.Client, interval time.Duration, logger *slog.Logger) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
+	wake := make(chan struct{}, 1)
+	go func() {
+		_ = st.ListenOutbox(ctx, interval, func() {
+			select {
+			case wake <- struct{}{}:
+			default:
+			}
+		})
+	}()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-wake:
 		}
 		// Only rows old enough that the API's own start has clearly failed.
 		n, err := SweepOutboxOnce(ctx, st, c, max(1, int(2*interval/time.Second)))

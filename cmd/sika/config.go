@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -37,6 +38,12 @@ type Config struct {
 	// OutboxSweepInterval is how often the worker starts workflows a crash left in the outbox
 	// (SIKA_OUTBOX_SWEEP_INTERVAL, default 5s).
 	OutboxSweepInterval time.Duration
+	// WebhookAllowPrivate lets webhook endpoints target private and loopback addresses
+	// (SIKA_WEBHOOK_ALLOW_PRIVATE, default false; `sika dev` defaults it to true).
+	WebhookAllowPrivate bool
+	// WebhookSchedule is the delivery retry schedule (SIKA_WEBHOOK_SCHEDULE, comma-separated
+	// durations; default the contract's 0,5s,5m,30m,2h,5h,10h,14h,20h,24h).
+	WebhookSchedule []time.Duration
 	// RedisURL makes the rate limit shared by every API replica (REDIS_URL; empty: in-process).
 	RedisURL string
 	// HTTPAddr is where the API listens (SIKA_HTTP_ADDR, default 127.0.0.1:8080).
@@ -61,6 +68,8 @@ type Config struct {
 	// StateDir holds `sika dev` state: Postgres data, Temporal database, dev.json
 	// (SIKA_STATE_DIR, default .sika).
 	StateDir string
+	// FilesDir is where KYC uploads are stored (SIKA_FILES_DIR, default <SIKA_STATE_DIR>/files).
+	FilesDir string
 	// LogLevel is debug, info, warn or error (SIKA_LOG_LEVEL, default info).
 	LogLevel slog.Level
 	// LogFormat is json or text (SIKA_LOG_FORMAT, default text for dev, json otherwise).
@@ -68,7 +77,7 @@ type Config struct {
 
 	// httpAddrSet and publicURLSet remember whether the operator chose them: `sika dev` may
 	// move to a free port only when nobody asked for a particular one.
-	httpAddrSet, publicURLSet bool
+	httpAddrSet, publicURLSet, webhookAllowPrivateSet bool
 }
 
 // loadConfig reads the environment. It fails on a value that is present but malformed, never
@@ -89,6 +98,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		StateDir:          orDefault(getenv("SIKA_STATE_DIR"), ".sika"),
 		LogFormat:         getenv("SIKA_LOG_FORMAT"),
 	}
+	c.FilesDir = orDefault(getenv("SIKA_FILES_DIR"), filepath.Join(c.StateDir, "files"))
 	c.httpAddrSet, c.publicURLSet = getenv("SIKA_HTTP_ADDR") != "", c.PublicURL != ""
 	if c.PublicURL == "" {
 		c.PublicURL = "http://" + c.HTTPAddr
@@ -136,6 +146,26 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
 			errs = append(errs, fmt.Sprintf("SIKA_LOG_LEVEL=%q is not debug, info, warn or error", v))
 		}
+	}
+	switch v := getenv("SIKA_WEBHOOK_ALLOW_PRIVATE"); v {
+	case "":
+	case "true", "1":
+		c.WebhookAllowPrivate = true
+	case "false", "0":
+	default:
+		errs = append(errs, fmt.Sprintf("SIKA_WEBHOOK_ALLOW_PRIVATE=%q is not true or false", v))
+	}
+	c.webhookAllowPrivateSet = getenv("SIKA_WEBHOOK_ALLOW_PRIVATE") != ""
+	for _, part := range strings.Split(getenv("SIKA_WEBHOOK_SCHEDULE"), ",") {
+		if part = strings.TrimSpace(part); part == "" {
+			continue
+		}
+		d, err := time.ParseDuration(part)
+		if err != nil || d < 0 {
+			errs = append(errs, fmt.Sprintf("SIKA_WEBHOOK_SCHEDULE: %q is not a duration", part))
+			continue
+		}
+		c.WebhookSchedule = append(c.WebhookSchedule, d)
 	}
 	if c.LogFormat != "" && c.LogFormat != "json" && c.LogFormat != "text" {
 		errs = append(errs, fmt.Sprintf("SIKA_LOG_FORMAT=%q is not json or text", c.LogFormat))

@@ -68,6 +68,9 @@ func runDev(ctx context.Context, cfg Config) (err error) {
 			return err
 		}
 	}
+	if !cfg.webhookAllowPrivateSet {
+		cfg.WebhookAllowPrivate = true // a developer's receiver runs on localhost
+	}
 	if cfg.SandboxSecret == "" {
 		if cfg.SandboxSecret, err = devSecret(filepath.Join(stateDir, "sandbox_secret")); err != nil {
 			return err

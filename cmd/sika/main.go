@@ -63,6 +63,9 @@ func run(args []string) error {
 		return err
 	}
 	workflows.TaskQueue = cfg.TaskQueue
+	if len(cfg.WebhookSchedule) > 0 {
+		workflows.WebhookSchedule = cfg.WebhookSchedule
+	}
 	switch args[0] {
 	case "dev":
 		return runDev(ctx, cfg)

@@ -16,7 +16,9 @@ import (
 	"github.com/sikahq/sika/activities"
 	"github.com/sikahq/sika/api"
 	"github.com/sikahq/sika/api/ratelimit"
+	"github.com/sikahq/sika/filestore"
 	"github.com/sikahq/sika/store"
+	"github.com/sikahq/sika/webhook"
 	"github.com/sikahq/sika/workflows"
 )
 
@@ -73,6 +75,10 @@ func serveAPI(ctx context.Context, cfg Config, st *store.Store, tc client.Client
 	if err != nil {
 		return err
 	}
+	files, err := filestore.NewDir(cfg.FilesDir)
+	if err != nil {
+		return err
+	}
 	srv := api.NewServer(api.Config{
 		PublicURL:                cfg.PublicURL,
 		JWTSecret:                []byte(cfg.JWTSecret),
@@ -83,7 +89,9 @@ func serveAPI(ctx context.Context, cfg Config, st *store.Store, tc client.Client
 		TrustedProxies:           cfg.TrustedProxies,
 		Temporal:                 tc,
 		Gateways:                 gateways,
+		WebhookGuard:             webhook.Guard{AllowPrivate: cfg.WebhookAllowPrivate},
 		Logger:                   logger,
+		Files:                    files,
 		ReadinessChecks: map[string]func(context.Context) error{
 			"postgres": st.Ping,
 			"temporal": func(ctx context.Context) error {
@@ -126,6 +134,7 @@ func runWorker(ctx context.Context, cfg Config, st *store.Store, tc client.Clien
 	w := worker.New(tc, workflows.TaskQueue, worker.Options{})
 	workflows.Register(w, &activities.Activities{
 		Store: st, Gateways: gateways, CallbackBaseURL: cfg.PublicURL, PushLifetime: cfg.PushLifetime,
+		WebhookGuard: webhook.Guard{AllowPrivate: cfg.WebhookAllowPrivate},
 	})
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)

@@ -1,0 +1,256 @@
+package api
+
+import (
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/gorilla/mux"
+
+	"github.com/sikahq/sika"
+	"github.com/sikahq/sika/store"
+	"github.com/sikahq/sika/webhook"
+)
+
+// secretOverlap is how long a rotated-out secret keeps signing (contract §9).
+const secretOverlap = 24 * time.Hour
+
+type webhookRequest struct {
+	URL         *string `json:"url"`
+	Description *string `json:"description"`
+	Environment *string `json:"environment"`
+	IsActive    *bool   `json:"is_active"`
+	PaymentLink *string `json:"payment_link"`
+}
+
+// checkEndpointURL validates a webhook URL for the environment: https in LIVE, and never an
+// internal address unless the operator allows them.
+func (s *Server) checkEndpointURL(r *http.Request, raw string, env sika.Environment) error {
+	if strings.TrimSpace(raw) == "" {
+		return sika.FieldError("url", sika.MsgRequired)
+	}
+	if len(raw) > 2048 {
+		return sika.FieldError("url", "Ensure this field has no more than 2048 characters.")
+	}
+	if err := s.cfg.WebhookGuard.CheckURL(r.Context(), raw, env == sika.EnvironmentLive); err != nil {
+		return sika.FieldError("url", strings.TrimPrefix(err.Error(), webhook.ErrForbiddenDestination.Error()+": ")+".")
+	}
+	return nil
+}
+
+// createWebhook registers an endpoint in the dashboard's environment and shows its signing
+// secret once.
+func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
+	var req webhookRequest
+	if err := decodeBody(r, &req); err != nil {
+		return err
+	}
+	p := principalFrom(r.Context())
+	e := sika.WebhookEndpoint{Merchant: p.Merchant.ID, Environment: p.Environment, IsActive: true, CreatedByMember: &p.Member.ID}
+	var v sika.Validation
+	if req.URL == nil {
+		v.Add("url", sika.MsgRequired)
+	} else if err := s.checkEndpointURL(r, *req.URL, p.Environment); err != nil {
+		return err
+	} else {
+		e.URL = strings.TrimSpace(*req.URL)
+	}
+	if req.Environment != nil && sika.Environment(strings.ToUpper(*req.Environment)) != p.Environment {
+		v.Add("environment", "Must be the session's environment ("+string(p.Environment)+"); choose it with X-Environment.")
+	}
+	if req.Description != nil {
+		if len([]rune(*req.Description)) > 500 {
+			v.Add("description", "Ensure this field has no more than 500 characters.")
+		}
+		e.Description = strings.TrimSpace(*req.Description)
+	}
+	if req.IsActive != nil {
+		e.IsActive = *req.IsActive
+	}
+	if req.PaymentLink != nil && *req.PaymentLink != "" {
+		id, err := uuid.Parse(*req.PaymentLink)
+		if err != nil {
+			v.Add("payment_link", sika.MsgInvalidUUID)
+		} else {
+			e.PaymentLink = &id
+		}
+	}
+	if err := v.Err(); err != nil {
+		return err
+	}
+	secret, err := webhook.NewSecret()
+	if err != nil {
+		return err
+	}
+	created, err := s.store.CreateWebhookEndpoint(r.Context(), e, secret)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusCreated, created)
+	return nil
+}
+
+func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) error {
+	p, err := parsePage(r)
+	if err != nil {
+		return err
+	}
+	merchant, env := tenant(r.Context())
+	items, count, err := s.store.ListWebhookEndpoints(r.Context(), merchant, env, p)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, s.newPage(r, p, count, items))
+	return nil
+}
+
+func (s *Server) getWebhook(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathUUID(r, "id", "Webhook endpoint")
+	if err != nil {
+		return err
+	}
+	merchant, env := tenant(r.Context())
+	e, err := s.store.WebhookEndpointByID(r.Context(), merchant, env, id)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, e)
+	return nil
+}
+
+func (s *Server) patchWebhook(w http.ResponseWriter, r *http.Request) error {
+	var req webhookRequest
+	if err := decodeBody(r, &req); err != nil {
+		return err
+	}
+	id, err := pathUUID(r, "id", "Webhook endpoint")
+	if err != nil {
+		return err
+	}
+	merchant, env := tenant(r.Context())
+	if req.URL != nil {
+		if err := s.checkEndpointURL(r, *req.URL, env); err != nil {
+			return err
+		}
+		trimmed := strings.TrimSpace(*req.URL)
+		req.URL = &trimmed
+	}
+	if req.Description != nil && len([]rune(*req.Description)) > 500 {
+		return sika.FieldError("description", "Ensure this field has no more than 500 characters.")
+	}
+	e, err := s.store.UpdateWebhookEndpoint(r.Context(), merchant, env, id, store.EndpointPatch{URL: req.URL, Description: req.Description, IsActive: req.IsActive})
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, e)
+	return nil
+}
+
+func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathUUID(r, "id", "Webhook endpoint")
+	if err != nil {
+		return err
+	}
+	merchant, env := tenant(r.Context())
+	if err := s.store.DeleteWebhookEndpoint(r.Context(), merchant, env, id); err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, deleted{ID: id, Deleted: true})
+	return nil
+}
+
+// rotateWebhookSecret gives an endpoint a new secret, shown once; the old one keeps signing
+// (a second signature) for 24 hours so the merchant can switch without losing a delivery.
+func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathUUID(r, "id", "Webhook endpoint")
+	if err != nil {
+		return err
+	}
+	secret, err := webhook.NewSecret()
+	if err != nil {
+		return err
+	}
+	merchant, env := tenant(r.Context())
+	e, err := s.store.RotateWebhookSecret(r.Context(), merchant, env, id, secret, secretOverlap)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, e)
+	return nil
+}
+
+var eventIDPattern = regexp.MustCompile(`^evt_[0-9A-Za-z]{26}$`)
+
+// eventFor loads an event of the caller by its path id.
+func (s *Server) eventFor(r *http.Request) (sika.Event, error) {
+	id := mux.Vars(r)["id"]
+	if !eventIDPattern.MatchString(id) {
+		return sika.Event{}, sika.NotFound("Event")
+	}
+	merchant, env := tenant(r.Context())
+	ev, err := s.store.EventByID(r.Context(), merchant, env, id)
+	ev.Merchant = merchant
+	return ev, err
+}
+
+func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) error {
+	req, err := s.parseCursorPage(r)
+	if err != nil {
+		return err
+	}
+	merchant, env := tenant(r.Context())
+	items, more, err := s.store.ListEvents(r.Context(), merchant, env, keysetOf(req))
+	if err != nil {
+		return err
+	}
+	events := make([]any, len(items))
+	keys := map[string]Cursor{}
+	for i, e := range items {
+		events[i] = e.Event
+		keys[e.ID] = Cursor{CreatedAt: e.CreatedAt, ID: e.Key}
+	}
+	writeData(w, http.StatusOK, s.newCursorPage(r, req, events, more, func(v any) Cursor { return keys[v.(sika.Event).ID] }))
+	return nil
+}
+
+func (s *Server) getEvent(w http.ResponseWriter, r *http.Request) error {
+	ev, err := s.eventFor(r)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, ev)
+	return nil
+}
+
+func (s *Server) listEventDeliveries(w http.ResponseWriter, r *http.Request) error {
+	ev, err := s.eventFor(r)
+	if err != nil {
+		return err
+	}
+	items, err := s.store.EventDeliveries(r.Context(), ev.ID)
+	if err != nil {
+		return err
+	}
+	if items == nil {
+		items = []sika.WebhookDelivery{}
+	}
+	writeData(w, http.StatusOK, items)
+	return nil
+}
+
+// redeliverEvent queues a new delivery of an event to every endpoint that matches it now.
+func (s *Server) redeliverEvent(w http.ResponseWriter, r *http.Request) error {
+	ev, err := s.eventFor(r)
+	if err != nil {
+		return err
+	}
+	_, ev.Environment = tenant(r.Context())
+	n, err := s.store.Redeliver(r.Context(), ev, uuid.NewString())
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusAccepted, map[string]any{"event": ev.ID, "queued": n})
+	return nil
+}

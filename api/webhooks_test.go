@@ -1,0 +1,309 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sikahq/sika"
+	"github.com/sikahq/sika/store"
+	"github.com/sikahq/sika/webhook"
+)
+
+// receiver is a merchant's webhook endpoint on loopback. It verifies each delivery's signature,
+// dedupes on webhook-id, and fails a share of the deliveries with a 500 or by hanging.
+type receiver struct {
+	mu        sync.Mutex
+	secret    string
+	failShare float64
+	delivered map[string]json.RawMessage // webhook-id → body, first successful delivery
+	seen      map[string]int             // webhook-id → deliveries received (all outcomes)
+	failures  int
+	badSigs   int
+	sigCounts []int
+	answer    int // when set, every delivery is answered this status
+	srv       *httptest.Server
+}
+
+func newReceiver(t *testing.T, failShare float64) *receiver {
+	rc := &receiver{failShare: failShare, delivered: map[string]json.RawMessage{}, seen: map[string]int{}}
+	rc.srv = httptest.NewServer(http.HandlerFunc(rc.serve))
+	t.Cleanup(rc.srv.Close)
+	return rc
+}
+
+func (rc *receiver) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	id := r.Header.Get(webhook.HeaderID)
+	rc.mu.Lock()
+	rc.seen[id]++
+	rc.sigCounts = append(rc.sigCounts, len(strings.Fields(r.Header.Get(webhook.HeaderSignature))))
+	if err := webhook.Verify(rc.secret, r.Header, body, 5*time.Minute); err != nil {
+		rc.badSigs++
+	}
+	answer, fail := rc.answer, rand.Float64() < rc.failShare
+	rc.mu.Unlock()
+	switch {
+	case answer != 0:
+		w.WriteHeader(answer)
+		return
+	case fail && rand.IntN(2) == 0:
+		rc.count(func() { rc.failures++ })
+		w.WriteHeader(http.StatusInternalServerError)
+		return
+	case fail:
+		rc.count(func() { rc.failures++ })
+		<-r.Context().Done() // hang until the sender gives up
+		return
+	}
+	rc.count(func() {
+		if _, ok := rc.delivered[id]; !ok {
+			rc.delivered[id] = body
+		}
+	})
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (rc *receiver) count(f func()) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	f()
+}
+
+func (rc *receiver) deliveredCount() int {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return len(rc.delivered)
+}
+
+// register creates an endpoint for the receiver and keeps its secret.
+func (ps *paymentStack) register(t *testing.T, acct *account, rc *receiver, link *uuid.UUID) sika.WebhookEndpoint {
+	t.Helper()
+	body := map[string]any{"url": rc.srv.URL + "/hooks", "description": "test receiver"}
+	if link != nil {
+		body["payment_link"] = link.String()
+	}
+	r := ps.call(t, "POST", "/api/v1/merchant-webhooks/", body, acct.dashboard(sika.EnvironmentTest)...)
+	require.Equal(t, 201, r.Status, "%s", r.Body)
+	var e sika.WebhookEndpoint
+	r.data(t, &e)
+	require.True(t, strings.HasPrefix(e.SigningSecret, "whsec_"))
+	rc.mu.Lock()
+	rc.secret = e.SigningSecret
+	rc.mu.Unlock()
+	return e
+}
+
+func TestEveryEventIsDeliveredOnceDespiteFailures(t *testing.T) {
+	ps := payments(t)
+	acct := ps.newAccount(t, true)
+	first, second := newReceiver(t, 0.5), newReceiver(t, 0.5)
+	ps.register(t, acct, first, nil)
+	ps.register(t, acct, second, nil)
+
+	const payments = 200
+	ids := make(chan uuid.UUID, payments)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	for i := range payments {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			suffix := []string{"123", "001"}[i%2]
+			ids <- ps.pay(t, acct, benin("97000"+suffix)).ID
+		}(i)
+	}
+	wg.Wait()
+	close(ids)
+	for id := range ids {
+		ps.final(t, acct, id, 20*time.Second)
+	}
+	var events int
+	require.NoError(t, testStore.Pool().QueryRow(t.Context(), `SELECT count(*) FROM events WHERE merchant_id = $1`, acct.Merchant.ID).Scan(&events))
+	assert.Equal(t, 2*payments, events, "transaction.pending and its outcome for each payment")
+
+	for _, rc := range []*receiver{first, second} {
+		require.Eventually(t, func() bool { return rc.deliveredCount() == events }, 90*time.Second, 100*time.Millisecond,
+			"delivered %d of %d events", rc.deliveredCount(), events)
+		rc.mu.Lock()
+		assert.Zero(t, rc.badSigs, "every signature verifies")
+		assert.Greater(t, rc.failures, events/4, "the receiver failed often")
+		types := map[string]int{}
+		for _, body := range rc.delivered {
+			var ev sika.Event
+			require.NoError(t, json.Unmarshal(body, &ev))
+			types[string(ev.Type)]++
+			assert.Equal(t, sika.EnvironmentTest, ev.Environment)
+		}
+		rc.mu.Unlock()
+		assert.Equal(t, map[string]int{"transaction.pending": payments, "transaction.succeeded": payments / 2, "transaction.failed": payments / 2}, types)
+	}
+
+	// The event log and its deliveries show the failures.
+	var failedDelivery bool
+	var page struct {
+		Results []sika.Event
+		Next    *string
+	}
+	key := acct.key(sika.EnvironmentTest, sika.ScopePayin)
+	ps.call(t, "GET", "/api/v1/events/?page_size=100", nil, key...).data(t, &page)
+	require.Len(t, page.Results, 100)
+	require.NotNil(t, page.Next)
+	for _, ev := range page.Results {
+		var ds []sika.WebhookDelivery
+		ps.call(t, "GET", "/api/v1/events/"+ev.ID+"/deliveries/", nil, key...).data(t, &ds)
+		for _, d := range ds {
+			if !d.Succeeded {
+				failedDelivery = true
+			}
+		}
+	}
+	assert.True(t, failedDelivery, "failed attempts are in the deliveries log")
+}
+
+func TestWebhookEndpointsLifecycle(t *testing.T) {
+	ps := payments(t)
+	acct := ps.newAccount(t, true)
+	rc := newReceiver(t, 0)
+	e := ps.register(t, acct, rc, nil)
+	dash := acct.dashboard(sika.EnvironmentTest)
+
+	t.Run("the secret is shown only at creation and rotation", func(t *testing.T) {
+		r := ps.call(t, "GET", "/api/v1/merchant-webhooks/", nil, acct.key(sika.EnvironmentTest, sika.ScopePayin)...)
+		require.Equal(t, 200, r.Status)
+		assert.NotContains(t, string(r.Body), "whsec_")
+		assert.NotContains(t, string(ps.call(t, "GET", "/api/v1/merchant-webhooks/"+e.ID.String()+"/", nil, dash...).Body), "whsec_")
+		r = ps.call(t, "POST", "/api/v1/merchant-webhooks/", map[string]string{"url": rc.srv.URL}, acct.key(sika.EnvironmentTest, sika.ScopeBoth)...)
+		assert.Equal(t, "dashboard_only", r.code())
+	})
+	t.Run("rotation: both signatures for the overlap, then only the new one", func(t *testing.T) {
+		old := e.SigningSecret
+		r := ps.call(t, "POST", "/api/v1/merchant-webhooks/"+e.ID.String()+"/rotate-secret/", nil, dash...)
+		require.Equal(t, 200, r.Status, "%s", r.Body)
+		var rotated sika.WebhookEndpoint
+		r.data(t, &rotated)
+		require.NotEqual(t, old, rotated.SigningSecret)
+		rc.mu.Lock()
+		rc.secret, rc.sigCounts = rotated.SigningSecret, nil
+		rc.mu.Unlock()
+		p := ps.pay(t, acct, benin("97000123"))
+		ps.final(t, acct, p.ID, 10*time.Second)
+		require.Eventually(t, func() bool { return rc.deliveredCount() >= 2 }, 10*time.Second, 50*time.Millisecond)
+		rc.mu.Lock()
+		assert.Equal(t, 2, rc.sigCounts[0], "old and new secrets both sign")
+		assert.Zero(t, rc.badSigs)
+		rc.mu.Unlock()
+		_, err := testStore.Pool().Exec(t.Context(), `UPDATE webhook_endpoints SET previous_secret_expires_at = now() - interval '1 second' WHERE id = $1`, e.ID)
+		require.NoError(t, err)
+		rc.mu.Lock()
+		rc.sigCounts = nil
+		rc.mu.Unlock()
+		p = ps.pay(t, acct, benin("97000123"))
+		ps.final(t, acct, p.ID, 10*time.Second)
+		require.Eventually(t, func() bool { rc.mu.Lock(); defer rc.mu.Unlock(); return len(rc.sigCounts) >= 2 }, 10*time.Second, 50*time.Millisecond)
+		rc.mu.Lock()
+		assert.Equal(t, 1, rc.sigCounts[0], "the old secret is gone after the window")
+		rc.mu.Unlock()
+		assert.Error(t, webhook.Verify(old, signedBy(t, rotated.SigningSecret), []byte("x"), time.Minute))
+	})
+	t.Run("410 disables the endpoint", func(t *testing.T) {
+		gone := newReceiver(t, 0)
+		gone.answer = http.StatusGone
+		g := ps.register(t, acct, gone, nil)
+		p := ps.pay(t, acct, benin("97000123"))
+		ps.final(t, acct, p.ID, 10*time.Second)
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			var got sika.WebhookEndpoint
+			ps.call(t, "GET", "/api/v1/merchant-webhooks/"+g.ID.String()+"/", nil, dash...).data(t, &got)
+			assert.False(c, got.IsActive)
+			assert.Contains(c, got.DisabledReason, "410")
+		}, 10*time.Second, 50*time.Millisecond)
+		gone.mu.Lock()
+		before := len(gone.seen)
+		gone.mu.Unlock()
+		p = ps.pay(t, acct, benin("97000123"))
+		ps.final(t, acct, p.ID, 10*time.Second)
+		time.Sleep(300 * time.Millisecond)
+		gone.mu.Lock()
+		assert.Equal(t, before, len(gone.seen), "a disabled endpoint receives nothing")
+		gone.mu.Unlock()
+	})
+	t.Run("a deleted endpoint stops receiving; redelivery reaches the live ones", func(t *testing.T) {
+		r := ps.call(t, "DELETE", "/api/v1/merchant-webhooks/"+e.ID.String()+"/", nil, dash...)
+		require.Equal(t, 200, r.Status)
+		assert.Equal(t, 404, ps.call(t, "GET", "/api/v1/merchant-webhooks/"+e.ID.String()+"/", nil, dash...).Status)
+		fresh := newReceiver(t, 0)
+		ps.register(t, acct, fresh, nil)
+		var page struct{ Results []sika.Event }
+		ps.call(t, "GET", "/api/v1/events/?page_size=1", nil, dash...).data(t, &page)
+		require.Len(t, page.Results, 1)
+		r = ps.call(t, "POST", "/api/v1/events/"+page.Results[0].ID+"/redeliver/", nil, dash...)
+		require.Equal(t, 202, r.Status, "%s", r.Body)
+		require.Eventually(t, func() bool { return fresh.deliveredCount() >= 1 }, 10*time.Second, 50*time.Millisecond)
+		other := ps.newAccount(t, true)
+		assert.Equal(t, 404, ps.call(t, "GET", "/api/v1/events/"+page.Results[0].ID+"/", nil, other.key(sika.EnvironmentTest, sika.ScopeBoth)...).Status)
+	})
+}
+
+func signedBy(t *testing.T, secret string) http.Header {
+	h, err := webhook.Headers([]string{secret}, "evt_x", time.Now(), []byte("x"))
+	require.NoError(t, err)
+	return h
+}
+
+func TestLinkScopedEndpointsGetTheirLinkToo(t *testing.T) {
+	ps := payments(t)
+	acct := ps.newAccount(t, true)
+	global, scoped, elsewhere := newReceiver(t, 0), newReceiver(t, 0), newReceiver(t, 0)
+	link, otherLink := uuid.New(), uuid.New()
+	ps.register(t, acct, global, nil)
+	ps.register(t, acct, scoped, &link)
+	ps.register(t, acct, elsewhere, &otherLink)
+
+	n, err := testStore.NetworkByCode(context.Background(), "MTN_BJ")
+	require.NoError(t, err)
+	id, _ := uuid.NewV7()
+	a := sika.NewAmount(dec("1000"))
+	_, outbox, _, err := testStore.CreateTransaction(context.Background(), store.NewTransaction{Transaction: sika.Transaction{
+		ID: id, Reference: "PAY-LINK-" + id.String()[:8], Merchant: acct.Merchant.ID, Environment: sika.EnvironmentTest, Type: sika.TypePayment,
+		RequestedAmount: a, DebitedAmount: a, NetAmount: a, Currency: "XOF", Country: "BJ", NetworkID: n.ID, Network: n.Code,
+		FeeChargeMode: sika.FeeDeducted, PaymentLink: &link,
+	}}, store.WorkflowStart{ID: "none-" + id.String(), Type: "none", Input: nil})
+	require.NoError(t, err)
+	require.NoError(t, testStore.DeleteOutbox(context.Background(), outbox))
+	require.Eventually(t, func() bool { return global.deliveredCount() == 1 && scoped.deliveredCount() == 1 }, 10*time.Second, 50*time.Millisecond)
+	ps.pay(t, acct, benin("97000123")) // no link: global only
+	require.Eventually(t, func() bool { return global.deliveredCount() >= 2 }, 10*time.Second, 50*time.Millisecond)
+	time.Sleep(300 * time.Millisecond)
+	assert.Equal(t, 1, scoped.deliveredCount(), "a link-scoped endpoint gets its link's events, not the others")
+	assert.Zero(t, elsewhere.deliveredCount())
+}
+
+func TestWebhookURLsAreChecked(t *testing.T) {
+	ts := newTestServer(t) // internal addresses are not allowed here
+	acct := ts.newAccount(t, true)
+	for _, u := range []string{"http://127.0.0.1/", "http://localhost/", "http://10.1.2.3/", "http://169.254.169.254/",
+		"http://[::1]/", "http://0x7f000001/", "http://2130706433/", "http://192.168.0.10/", "http://172.16.5.4/",
+		"http://[::ffff:127.0.0.1]/", "http://0.0.0.0/", "not a url", "ftp://example.com/"} {
+		r := ts.call(t, "POST", "/api/v1/merchant-webhooks/", map[string]string{"url": u}, acct.dashboard(sika.EnvironmentTest)...)
+		assert.Equal(t, 400, r.Status, "%s: %s", u, r.Body)
+		assert.Contains(t, r.fields(), "url", u)
+	}
+	r := ts.call(t, "POST", "/api/v1/merchant-webhooks/", map[string]string{"url": "http://93.184.216.34/hooks"}, acct.dashboard(sika.EnvironmentLive)...)
+	assert.Equal(t, 400, r.Status, "LIVE endpoints need https")
+	r = ts.call(t, "POST", "/api/v1/merchant-webhooks/", map[string]string{"url": "https://93.184.216.34/hooks"}, acct.dashboard(sika.EnvironmentLive)...)
+	assert.Equal(t, 201, r.Status, "%s", r.Body)
+}

@@ -1,0 +1,28 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"github.com/sikahq/sika"
+)
+
+// SetMerchantSuspended suspends (or reinstates) a merchant on a staff member's decision and
+// returns it. Suspending a suspended merchant keeps who suspended it first, and when;
+// reinstating clears both.
+func (s *Store) SetMerchantSuspended(ctx context.Context, id, admin uuid.UUID, suspended bool) (sika.Merchant, error) {
+	m, err := scanMerchant(s.pool.QueryRow(ctx, `UPDATE merchants AS m SET is_suspended = $2,
+			suspended_at = CASE WHEN NOT $2 THEN NULL WHEN m.is_suspended THEN m.suspended_at ELSE now() END,
+			suspended_by_member = CASE WHEN NOT $2 THEN NULL WHEN m.is_suspended THEN m.suspended_by_member ELSE $3::uuid END,
+			updated_at = CASE WHEN m.is_suspended = $2 THEN m.updated_at ELSE now() END
+		WHERE m.id = $1 RETURNING `+merchantColumns, id, suspended, admin))
+	if isNoRows(err) {
+		return m, sika.NotFound("Merchant")
+	}
+	if err != nil {
+		return m, fmt.Errorf("set merchant suspended: %w", err)
+	}
+	return m, nil
+}
