@@ -29,10 +29,15 @@ deps:
 test: deps build temporal-cli
 	$(BIN)/sika stack -- $(GO) test -count=1 -p 2 -timeout 12m ./...
 
-## bench: softpay under load against an in-process stack (or BENCH_FLAGS="-base-url … -key …")
+## bench: softpay under load against an in-process stack (or BENCH_FLAGS="-base-url … -key …"), after bench-history
 .PHONY: bench
-bench: build temporal-cli
+bench: build temporal-cli bench-history
 	$(GO) run ./cmd/sikabench $(BENCH_FLAGS)
+
+## bench-history: transaction list, search and CSV export on 1,000,000 transactions in a throw-away Postgres (HISTORY_BENCH_FLAGS="-n 200 …")
+.PHONY: bench-history
+bench-history: deps
+	$(GO) run ./cmd/sikabench-history $(HISTORY_BENCH_FLAGS)
 
 ## vet: static checks
 vet:

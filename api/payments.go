@@ -427,55 +427,25 @@ func (s *Server) verifyPayment(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.recheckAtGateway(r.Context(), t, workflows.PaymentWorkflowID(t.ID), gateway.Gateway.CollectionStatus); err != nil {
+	if _, err := s.recheckAtGateway(r.Context(), t); err != nil {
 		return err
 	}
 	return s.writeTransaction(w, r, t.ID, http.StatusOK)
 }
 
-// recheckAtGateway reads the state of the transaction's latest attempt at its gateway. A final
-// answer that the record does not show yet goes to the transaction's workflow (an update that
-// returns once it is recorded); a final record that the gateway contradicts is logged for
-// support.
-func (s *Server) recheckAtGateway(ctx context.Context, t sika.Transaction, workflowID string, read func(gateway.Gateway, context.Context, string) (gateway.OperationStatus, error)) error {
-	attempt, err := s.store.LatestAttempt(ctx, t.ID)
-	if sika.ErrorCode(err) == sika.CodeNotFound {
-		return nil // not sent to any gateway yet
-	}
-	if err != nil {
-		return err
-	}
-	gw, err := s.cfg.Gateways.Gateway(attempt.Gateway)
-	if err != nil {
-		return err
-	}
-	st, err := read(gw, ctx, attempt.ID.String())
-	if err != nil {
-		return sika.Errorf(sika.CodeServiceUnavailable, "The gateway could not be reached to verify; retry shortly.")
-	}
+// recheckAtGateway asks the gateway about a transaction and lets its workflow record a final
+// answer (workflows.RecheckAtGateway); a gateway that cannot be reached is a 503.
+func (s *Server) recheckAtGateway(ctx context.Context, t sika.Transaction) (workflows.Recheck, error) {
+	rc, err := workflows.RecheckAtGateway(ctx, s.cfg.Temporal, s.store, s.cfg.Gateways, t)
 	switch {
-	case st.Status.Final() && t.Status == sika.StatusPending:
-		out := activities.CollectionOutcome{AttemptID: attempt.ID, Gateway: attempt.Gateway, GatewayReference: st.GatewayReference,
-			FailureCode: st.FailureCode, FailureMessage: st.FailureMessage, Kind: activities.OutcomeFailed}
-		if st.Status == gateway.StatusSuccess {
-			out.Kind = activities.OutcomeSuccess
-		}
-		uctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-		defer cancel()
-		h, err := s.cfg.Temporal.UpdateWorkflow(uctx, client.UpdateWorkflowOptions{
-			WorkflowID: workflowID, UpdateName: workflows.UpdateGatewayStatus,
-			Args: []any{out}, WaitForStage: client.WorkflowUpdateStageCompleted,
-		})
-		if err == nil {
-			err = h.Get(uctx, nil)
-		}
-		if err != nil {
-			logFrom(ctx).Warn("verify: workflow did not take the gateway status", "transaction", t.ID, "err", err)
-		}
-	case st.Status.Final() && string(st.Status) != string(t.Status):
-		logFrom(ctx).Error("verify: gateway and record disagree", "transaction", t.ID, "record", t.Status, "gateway", st.Status)
+	case errors.Is(err, workflows.ErrGatewayUnreachable):
+		return rc, sika.Errorf(sika.CodeServiceUnavailable, "The gateway could not be reached to verify; retry shortly.")
+	case err != nil:
+		logFrom(ctx).Warn("verify: the workflow did not take the gateway's answer", "transaction", t.ID, "err", err)
+	case rc.Disagrees:
+		logFrom(ctx).Error("verify: gateway and record disagree", "transaction", t.ID, "record", t.Status, "gateway", rc.Gateway.Status)
 	}
-	return nil
+	return rc, nil
 }
 
 // writeTransaction answers a transaction's detail.

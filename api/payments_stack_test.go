@@ -87,6 +87,8 @@ func startPaymentStack() (*paymentStack, error) {
 		PublicURL: "http://" + hs.Listener.Addr().String(), JWTSecret: []byte("test secret of at least thirty-two bytes"),
 		RateLimitPerMinute: 100000, Logger: testLogger(), Temporal: tc, Gateways: router,
 		WebhookGuard: webhook.Guard{AllowPrivate: true},
+		// Checkout tests expire sessions within seconds and drive hosted pages from one address.
+		CheckoutMinExpiry: time.Second, PublicRateLimitPerMinute: 100000,
 	}
 	srv := NewServer(cfg, testStore)
 	hs.Config.Handler = srv

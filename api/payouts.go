@@ -10,7 +10,6 @@ import (
 
 	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/activities"
-	"github.com/sikahq/sika/gateway"
 	"github.com/sikahq/sika/store"
 	"github.com/sikahq/sika/workflows"
 )
@@ -178,7 +177,7 @@ func (s *Server) verifyPayout(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if t.Status == sika.StatusPending {
-		if err := s.recheckAtGateway(ctx, t, workflows.PayoutWorkflowID(t.ID), gateway.Gateway.DisbursementStatus); err != nil {
+		if _, err := s.recheckAtGateway(ctx, t); err != nil {
 			return err
 		}
 	}

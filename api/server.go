@@ -53,12 +53,18 @@ type Config struct {
 	// Gateways reaches the operators (verify re-checks at the gateway; callbacks are parsed by
 	// the gateway that sent them).
 	Gateways *gateway.Router
+	// TemporalUIURL and TemporalNamespace make links to workflows in the Temporal UI for support.
+	TemporalUIURL     string
+	TemporalNamespace string
 	// WebhookGuard validates webhook endpoint URLs (no internal address unless allowed).
 	WebhookGuard webhook.Guard
 	// Logger receives access and error logs.
 	Logger *slog.Logger
 	// Now is the clock (tests may replace it).
 	Now func() time.Time
+	// CheckoutMinExpiry lowers the 5-minute floor of a checkout session's expires_at (tests
+	// only; zero keeps the contract's floor).
+	CheckoutMinExpiry time.Duration
 	// Files keeps KYC uploads under content-addressed names (a filestore.Dir); uploads and
 	// downloads answer 500 without it.
 	Files FileStore

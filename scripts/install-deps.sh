@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # install-deps.sh installs the Debian packages the test suite needs and that
-# are missing: redis-server (api/ratelimit starts one per test run) and
-# postgresql. Idempotent, and silent when everything is present. As root it
+# are missing: redis-server (api/ratelimit starts one per test run),
+# postgresql and chromium (the hosted-page browser tests drive it).
+# Idempotent, and silent when everything is present. As root it
 # installs them with apt-get; otherwise it prints what to install and exits 1.
 set -euo pipefail
 
@@ -11,6 +12,9 @@ if ! command -v redis-server >/dev/null 2>&1 && [[ ! -x /usr/bin/redis-server ]]
 fi
 if ! compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null; then
 	missing+=(postgresql)
+fi
+if ! command -v chromium >/dev/null 2>&1 && [[ ! -x /usr/bin/chromium ]]; then
+	missing+=(chromium)
 fi
 if [[ ${#missing[@]} -eq 0 ]]; then
 	exit 0

@@ -31,19 +31,35 @@ type KeysetPosition struct {
 // prefixes created_at and id ("t." or ""). It returns at most Limit rows newest first and
 // whether more rows lie in the requested direction.
 func queryKeyset[T any](ctx context.Context, s *Store, columns, from, alias string, args []any, req KeysetRequest, scan func(pgx.Row) (T, error)) ([]T, bool, error) {
-	order := " ORDER BY " + alias + "created_at DESC, " + alias + "id DESC"
-	if req.After != nil {
-		n := len(args)
-		op := "<"
-		if req.Backward {
-			op = ">"
-			order = " ORDER BY " + alias + "created_at ASC, " + alias + "id ASC"
-		}
-		from += fmt.Sprintf(" AND (%screated_at, %sid) %s ($%d, $%d)", alias, alias, op, n+1, n+2)
-		args = append(args, req.After.CreatedAt, req.After.ID)
+	return queryKeysetOn(ctx, s.pool, columns, from, alias, args, req, scan)
+}
+
+// queryer runs a query: the pool, or a transaction.
+type queryer interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// keysetClause is the position condition of req (" AND (created_at, id) < ($n+1, $n+2)", or ""
+// without a position) with its arguments, and the ORDER BY of its direction.
+func keysetClause(alias string, n int, req KeysetRequest) (cond string, args []any, order string) {
+	order = " ORDER BY " + alias + "created_at DESC, " + alias + "id DESC"
+	if req.After == nil {
+		return "", nil, order
 	}
-	query := "SELECT " + columns + " " + from + order + " LIMIT " + strconv.Itoa(req.Limit+1)
-	rows, err := s.pool.Query(ctx, query, args...)
+	op := "<"
+	if req.Backward {
+		op = ">"
+		order = " ORDER BY " + alias + "created_at ASC, " + alias + "id ASC"
+	}
+	cond = fmt.Sprintf(" AND (%screated_at, %sid) %s ($%d, $%d)", alias, alias, op, n+1, n+2)
+	return cond, []any{req.After.CreatedAt, req.After.ID}, order
+}
+
+// queryKeysetOn is queryKeyset on q (the pool, or a transaction with its own settings).
+func queryKeysetOn[T any](ctx context.Context, q queryer, columns, from, alias string, args []any, req KeysetRequest, scan func(pgx.Row) (T, error)) ([]T, bool, error) {
+	cond, more, order := keysetClause(alias, len(args), req)
+	query := "SELECT " + columns + " " + from + cond + order + " LIMIT " + strconv.Itoa(req.Limit+1)
+	rows, err := q.Query(ctx, query, append(args, more...)...)
 	if err != nil {
 		return nil, false, fmt.Errorf("keyset list: %w", err)
 	}
@@ -51,12 +67,12 @@ func queryKeyset[T any](ctx context.Context, s *Store, columns, from, alias stri
 	if err != nil {
 		return nil, false, fmt.Errorf("keyset scan: %w", err)
 	}
-	more := len(items) > req.Limit
-	if more {
+	hasMore := len(items) > req.Limit
+	if hasMore {
 		items = items[:req.Limit]
 	}
 	if req.After != nil && req.Backward {
 		slices.Reverse(items)
 	}
-	return items, more, nil
+	return items, hasMore, nil
 }

@@ -133,7 +133,8 @@ type Completion struct {
 // CompletePayment moves a PENDING transaction of the given run to SUCCESS or FAILED, in one
 // Postgres transaction with its status log, its attempt and its wallet movement: a successful
 // collection credits the wallet (COLLECTION/CREDIT); a payout settles its hold when it succeeds
-// (PAYOUT/DEBIT) and releases it when it fails (PAYOUT_REVERSAL/CREDIT). It is idempotent: a
+// (PAYOUT/DEBIT) and releases it when it fails (PAYOUT_REVERSAL/CREDIT); a successful payment
+// of a checkout session marks the session PAID (see markCheckoutSessionPaid). It is idempotent: a
 // transaction that is no longer PENDING in that run is left as it is and changed is false.
 func (s *Store) CompletePayment(ctx context.Context, c Completion) (t sika.Transaction, changed bool, err error) {
 	err = s.InTx(ctx, func(tx pgx.Tx) error {
@@ -172,7 +173,10 @@ func (s *Store) CompletePayment(ctx context.Context, c Completion) (t sika.Trans
 			}
 		}
 		changed = true
-		return transactionEvents(ctx, tx, t)
+		if err := transactionEvents(ctx, tx, t); err != nil {
+			return err
+		}
+		return markCheckoutSessionPaid(ctx, tx, t)
 	})
 	return t, changed, err
 }

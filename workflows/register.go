@@ -21,6 +21,7 @@ func Register(w worker.Registry, a *activities.Activities) {
 	w.RegisterWorkflow(Payment)
 	w.RegisterWorkflow(Payout)
 	w.RegisterWorkflow(WebhookDelivery)
+	w.RegisterWorkflow(CheckoutExpiry)
 	w.RegisterActivity(a)
 }
 

@@ -77,6 +77,12 @@ func StartFromOutbox(ctx context.Context, c client.Client, e store.OutboxEntry) 
 			return fmt.Errorf("start %s: %w", e.WorkflowID, err)
 		}
 		return nil
+	case CheckoutExpiryWorkflowType:
+		var in CheckoutExpiryInput
+		if err := json.Unmarshal(e.Input, &in); err != nil {
+			return fmt.Errorf("decode outbox %d: %w", e.ID, err)
+		}
+		return StartCheckoutExpiry(ctx, c, in)
 	case PaymentWorkflowType, PayoutWorkflowType:
 		var in activities.PaymentInput
 		if err := json.Unmarshal(e.Input, &in); err != nil {

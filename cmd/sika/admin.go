@@ -11,8 +11,15 @@ import (
 )
 
 func runAdmin(ctx context.Context, cfg Config, args []string) error {
-	if len(args) > 0 && args[0] == "check-ledger" {
-		return runCheckLedger(ctx, cfg)
+	if len(args) > 0 {
+		switch args[0] {
+		case "check-ledger":
+			return runCheckLedger(ctx, cfg)
+		case "kyc":
+			return runKYCCommand(ctx, cfg, args[1:])
+		case "payments":
+			return runPaymentsCommand(ctx, cfg, args[1:])
+		}
 	}
 	if len(args) == 0 || args[0] != "bootstrap" {
 		return errors.New("usage: sika admin bootstrap [--email EMAIL] [--name NAME] | sika admin check-ledger")

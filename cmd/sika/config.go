@@ -20,6 +20,9 @@ type Config struct {
 	// TemporalAddress is host:port of the Temporal frontend (TEMPORAL_ADDRESS). `sika dev`
 	// starts the Temporal dev server when it is empty.
 	TemporalAddress string
+	// TemporalUIURL is the Temporal UI, for links to workflows in support tools
+	// (SIKA_TEMPORAL_UI_URL; `sika dev` sets it to the UI it starts).
+	TemporalUIURL string
 	// TemporalNamespace is the Temporal namespace (TEMPORAL_NAMESPACE, default "default").
 	TemporalNamespace string
 	// TaskQueue is the Temporal task queue of the service (SIKA_TASK_QUEUE, default "sika").
@@ -87,6 +90,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		DatabaseURL:       getenv("DATABASE_URL"),
 		TemporalAddress:   getenv("TEMPORAL_ADDRESS"),
 		TemporalNamespace: orDefault(getenv("TEMPORAL_NAMESPACE"), "default"),
+		TemporalUIURL:     strings.TrimRight(getenv("SIKA_TEMPORAL_UI_URL"), "/"),
 		RedisURL:          getenv("REDIS_URL"),
 		TaskQueue:         orDefault(getenv("SIKA_TASK_QUEUE"), "sika"),
 		SandboxURL:        strings.TrimRight(getenv("SIKA_SANDBOX_URL"), "/"),

@@ -113,6 +113,9 @@ func runDev(ctx context.Context, cfg Config) (err error) {
 		}
 		stops = append(stops, t.Stop)
 		cfg.TemporalAddress, temporalUI = t.Address(), t.UIURL()
+		if cfg.TemporalUIURL == "" {
+			cfg.TemporalUIURL = temporalUI
+		}
 	}
 
 	st, err := openStore(ctx, cfg, logger)

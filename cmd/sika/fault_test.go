@@ -136,6 +136,13 @@ func TestWorkerKilledMidPayment(t *testing.T) {
 	orphan := orphanPayment(t, st, merchant.ID)
 	expected[orphan] = sika.StatusSuccess
 
+	// Support sees the orphan among the stuck transactions, with its workflow.
+	stuck := exec.Command(bin, "admin", "payments", "stuck", "--older-than", "0s")
+	stuck.Env = append(os.Environ(), "DATABASE_URL="+env.DatabaseURL)
+	out, err := stuck.Output()
+	require.NoError(t, err, string(out))
+	assert.Contains(t, string(out), "payment:"+orphan.String())
+
 	time.Sleep(600 * time.Millisecond) // pushes accepted, outcomes not yet in
 	require.NoError(t, first.Process.Signal(syscall.SIGKILL))
 	_ = first.Wait()
@@ -190,14 +197,14 @@ func TestWorkerKilledMidPayment(t *testing.T) {
 		out, err := cmd.Output()
 		return string(out), err
 	}
-	out, err := check()
-	require.NoError(t, err, out)
-	assert.Contains(t, out, "every wallet equals its ledger")
+	out2, err := check()
+	require.NoError(t, err, out2)
+	assert.Contains(t, out2, "every wallet equals its ledger")
 	_, err = st.Pool().Exec(ctx, `UPDATE wallets SET available_amount = available_amount + 5 WHERE merchant_id = $1`, merchant.ID)
 	require.NoError(t, err)
-	out, err = check()
+	out2, err = check()
 	assert.Error(t, err)
-	assert.Contains(t, out, "ledger sums to")
+	assert.Contains(t, out2, "ledger sums to")
 	_, err = st.Pool().Exec(ctx, `UPDATE wallets SET available_amount = available_amount - 5 WHERE merchant_id = $1`, merchant.ID)
 	require.NoError(t, err)
 }

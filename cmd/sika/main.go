@@ -32,6 +32,8 @@ commands:
   sandbox             serve the sandbox operator (TEST gateways)
   admin bootstrap     create or reset a staff member: [--email EMAIL] [--name NAME]
   admin check-ledger  verify every wallet against its ledger (non-zero exit on a discrepancy)
+  admin kyc list|approve|reject   the KYC review queue (approve/reject: --as STAFF_EMAIL [--note])
+  admin payments stuck|reverify   PENDING transactions with their workflows; re-check one at its gateway
   stack -- CMD ...    run CMD with a private Postgres and Temporal (make test)
 `
 

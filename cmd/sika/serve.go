@@ -88,6 +88,8 @@ func serveAPI(ctx context.Context, cfg Config, st *store.Store, tc client.Client
 		IdempotencyTTL:           cfg.IdempotencyTTL,
 		TrustedProxies:           cfg.TrustedProxies,
 		Temporal:                 tc,
+		TemporalUIURL:            cfg.TemporalUIURL,
+		TemporalNamespace:        cfg.TemporalNamespace,
 		Gateways:                 gateways,
 		WebhookGuard:             webhook.Guard{AllowPrivate: cfg.WebhookAllowPrivate},
 		Logger:                   logger,

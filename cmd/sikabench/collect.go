@@ -87,8 +87,13 @@ func collectCompletions(ctx context.Context, db *pgxpool.Pool, ids []uuid.UUID, 
 	c.windowAccepted = len(inWindow)
 	from, to := ld.windowStart.Add(offset), ld.windowEnd.Add(offset)
 	for start := from; start.Before(to); start = start.Add(bucket) {
+		span := min(bucket, to.Sub(start))
+		if n := len(c.bucketSpans); n > 0 && span < time.Second {
+			c.bucketSpans[n-1] += span // a sliver at the end joins the last bucket
+			break
+		}
 		c.bucketCounts = append(c.bucketCounts, 0)
-		c.bucketSpans = append(c.bucketSpans, min(bucket, to.Sub(start)))
+		c.bucketSpans = append(c.bucketSpans, span)
 	}
 	rows, err := db.Query(ctx, `SELECT id::text, status, failure_code, created_at, completed_at
 		FROM transactions WHERE id = ANY($1::uuid[])`, strs)
@@ -128,7 +133,7 @@ func collectCompletions(ctx context.Context, db *pgxpool.Pool, ids []uuid.UUID, 
 		}
 		if !completed.Before(from) && completed.Before(to) {
 			c.windowSuccess++
-			c.bucketCounts[int(completed.Sub(from)/bucket)]++
+			c.bucketCounts[min(int(completed.Sub(from)/bucket), len(c.bucketCounts)-1)]++
 		}
 	}
 	if err := rows.Err(); err != nil {

@@ -19,6 +19,7 @@ const clockTicks = 100
 type cpuSnapshot struct {
 	at         time.Time
 	busy, idle int64           // ticks, all cores
+	irq, steal int64           // of busy: interrupts (loopback networking is softirq), hypervisor
 	procs      map[int]procCPU // by pid
 }
 
@@ -35,11 +36,16 @@ func takeCPUSnapshot() cpuSnapshot {
 		f := strings.Fields(line)
 		for i := 1; i < len(f) && i <= 8; i++ { // user nice system idle iowait irq softirq steal
 			v, _ := strconv.ParseInt(f[i], 10, 64)
-			if i == 4 || i == 5 {
+			switch i {
+			case 4, 5:
 				s.idle += v
-			} else {
-				s.busy += v
+				continue
+			case 6, 7:
+				s.irq += v
+			case 8:
+				s.steal += v
 			}
+			s.busy += v
 		}
 	}
 	dirs, _ := filepath.Glob("/proc/[0-9]*")
@@ -75,7 +81,9 @@ type cpuUse struct {
 	cores  int
 	busy   time.Duration // every process, kernel included (/proc/stat)
 	idle   time.Duration
-	groups []cpuGroup // largest first
+	irq    time.Duration // of busy: irq + softirq
+	steal  time.Duration // of busy: taken by the hypervisor
+	groups []cpuGroup    // largest first
 }
 
 type cpuGroup struct {
@@ -89,6 +97,7 @@ func (end cpuSnapshot) sub(start cpuSnapshot) cpuUse {
 	u := cpuUse{span: end.at.Sub(start.at), cores: runtime.NumCPU()}
 	tick := time.Second / clockTicks
 	u.busy, u.idle = time.Duration(end.busy-start.busy)*tick, time.Duration(end.idle-start.idle)*tick
+	u.irq, u.steal = time.Duration(end.irq-start.irq)*tick, time.Duration(end.steal-start.steal)*tick
 	self := os.Getpid()
 	ours := func(pid int) bool {
 		for i := 0; i < 64 && pid > 1; i++ {
@@ -121,4 +130,60 @@ func (end cpuSnapshot) sub(start cpuSnapshot) cpuUse {
 	}
 	sort.Slice(u.groups, func(i, j int) bool { return u.groups[i].cpu > u.groups[j].cpu })
 	return u
+}
+
+// others is the busy time spent neither by this process and its descendants nor in interrupts
+// or steal: other processes, alive or exited during the window.
+func (u cpuUse) others() time.Duration {
+	ours := time.Duration(0)
+	for _, g := range u.groups {
+		if !strings.HasPrefix(g.name, "other") {
+			ours += g.cpu
+		}
+	}
+	return max(0, u.busy-u.irq-u.steal-ours)
+}
+
+// cpuTracker samples /proc every second between start and finish, so that processes which
+// exit during the window (test binaries, compilers) are still counted, by name, up to their
+// last sample.
+type cpuTracker struct {
+	start      cpuSnapshot
+	seen       map[int]procCPU
+	stop, done chan struct{}
+}
+
+func startCPUTracker() *cpuTracker {
+	t := &cpuTracker{start: takeCPUSnapshot(), seen: map[int]procCPU{}, stop: make(chan struct{}), done: make(chan struct{})}
+	for pid, p := range t.start.procs {
+		t.seen[pid] = p
+	}
+	go func() {
+		defer close(t.done)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-t.stop:
+				return
+			case <-tick.C:
+			}
+			for pid, p := range takeCPUSnapshot().procs {
+				t.seen[pid] = p
+			}
+		}
+	}()
+	return t
+}
+
+func (t *cpuTracker) finish() cpuUse {
+	close(t.stop)
+	<-t.done
+	end := takeCPUSnapshot()
+	for pid, p := range t.seen {
+		if _, alive := end.procs[pid]; !alive {
+			end.procs[pid] = p
+		}
+	}
+	return end.sub(t.start)
 }

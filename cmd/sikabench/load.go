@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,6 +23,7 @@ type sample struct {
 	status  int       // 0: transport error
 	id      uuid.UUID // of an accepted (201) payment
 	err     string
+	backoff time.Duration // asked by a 429 or 503 (Retry-After, at most 1 s)
 }
 
 // loadResult is every request of the run and the measurement window.
@@ -102,6 +104,12 @@ func (c *softpayClient) send(ctx context.Context) sample {
 	}
 	if s.status != http.StatusCreated {
 		s.err = string(raw)
+		if s.status == http.StatusTooManyRequests || s.status == http.StatusServiceUnavailable {
+			s.backoff = time.Second
+			if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs >= 0 {
+				s.backoff = min(time.Duration(secs)*time.Second, time.Second)
+			}
+		}
 		return s
 	}
 	var env struct {
@@ -160,7 +168,6 @@ func runLoad(ctx context.Context, t *target, o options, hooks loadHooks) (*loadR
 	end := warmEnd.Add(o.duration)
 
 	stop := make(chan struct{}) // closed at the end of the window: no new request
-	var stopOnce sync.Once
 	var sent atomic.Int64
 	maxHit := make(chan struct{})
 	var maxOnce sync.Once
@@ -185,7 +192,7 @@ func runLoad(ctx context.Context, t *target, o options, hooks loadHooks) (*loadR
 		case <-ctx.Done():
 		}
 		res.windowEnd = time.Now()
-		stopOnce.Do(func() { close(stop) })
+		close(stop)
 		hooks.windowEnd()
 	}()
 
@@ -209,7 +216,14 @@ func runLoad(ctx context.Context, t *target, o options, hooks loadHooks) (*loadR
 				}
 				// A request is not cancelled when the window closes: it is waited for and
 				// counted by when it was sent.
-				perClient[i] = append(perClient[i], c.send(ctx))
+				s := c.send(ctx)
+				perClient[i] = append(perClient[i], s)
+				if s.backoff > 0 { // a client told to wait waits (capped, so the run goes on)
+					select {
+					case <-time.After(s.backoff):
+					case <-stop:
+					}
+				}
 			}
 		})
 	}

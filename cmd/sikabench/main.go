@@ -3,20 +3,38 @@
 // prints the accept latency and throughput, the time from accept to SUCCESS, the completed
 // payments per second and the Temporal history events per payment, against the targets.
 //
-// By default (-self) it starts everything in its own process: a throw-away Postgres and
-// Temporal dev server (internal/devstack, ephemeral), the migrations, a merchant with a TEST
-// key, the sandbox operator (tick -tick), the API on loopback and the worker. With -base-url it
-// drives an API that already runs (`make run`); it then needs a TEST key with PAYIN scope
-// (-key), Postgres (-database-url) and Temporal (-temporal), read from .sika/ when present.
+//	go run ./cmd/sikabench -d 60s -c 32            # make bench BENCH_FLAGS="-d 60s -c 32"
 //
-// Completion is measured in Postgres, not by polling the API: once the load stops, the
-// harness waits (at most 2 ticks + 30 s) until every accepted payment is final, then reads
-// created_at and completed_at of the accepted ids in one query. Both stamps are Postgres'
-// now() of the writing transaction, so accept→SUCCESS needs no clock agreement. The measurement
-// window is placed on the Postgres clock with an offset measured at start.
+// By default (-self) it starts everything in its own process: a throw-away Postgres (fsync
+// off) and Temporal dev server (in memory) from internal/devstack, the migrations, a merchant
+// with a TEST key, the sandbox operator (tick -tick), the API on loopback and the worker,
+// assembled as `sika dev` assembles them, with the per-merchant rate limit lifted. With
+// -base-url it drives an API that already runs (`make run`); it then needs a TEST key with
+// PAYIN scope (-key), Postgres (-database-url) and Temporal (-temporal), read from the
+// environment or from .sika/ ($SIKA_STATE_DIR) when not given.
 //
-// The run is warm-up then -d of measurement; figures cover the measurement window only. It
-// exits 0 whatever the figures (it is a measurement) and 1 when the harness itself fails.
+// Load: -c clients, each sending one request at a time (never more than -c in flight): XOF
+// 1000 on MTN_BJ from a number ending in 123 (the sandbox approves it after one tick), with a
+// fresh Idempotency-Key. Without -rate the loop is closed (a client sends again as soon as it
+// has its answer); -rate paces all clients together to at most that many requests per second.
+// A 429 or 503 makes its client wait Retry-After (at most 1 s). The run is -warmup, then -d of
+// measurement (or until -max requests); the figures cover requests sent in the window.
+//
+// Completion is read in Postgres, not by polling the API: once the load stops, the harness
+// waits (at most 2 ticks + 30 s) until no accepted payment is PENDING, then reads created_at
+// and completed_at of the accepted ids in one query. Both are Postgres' now() of the writing
+// transaction, so accept→SUCCESS needs no clock agreement; the window is placed on the Postgres
+// clock with an offset measured at start. Completed/s counts SUCCESS whose completed_at falls in
+// the window, overall and per 10 s. History: the events of payment:<id> for a sample of
+// successful payments.
+//
+// To explain the figures it also reports, for the window: CPU per process (/proc), in -self
+// mode timings taken inside the API (softpay handler, workflow start RPC, callback signal) and
+// the service's Postgres pool waits, and with -cpuprofile a CPU profile of this process. Two
+// experiment flags (-pool-max-conns, -temporal-no-gzip) change the in-process service's
+// settings to test a fix without editing it.
+//
+// It exits 0 whatever the figures (it is a measurement) and 1 when the harness itself fails.
 package main
 
 import (
@@ -50,6 +68,7 @@ type options struct {
 	cpuProfile string
 	logFile    string
 	poolConns  int
+	noGzip     bool
 }
 
 func main() {
@@ -77,6 +96,7 @@ func run() error {
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of this process over the measurement window (in -self mode: API, worker, sandbox and clients)")
 	flag.StringVar(&o.logFile, "log", "", "where the in-process service logs go in -self mode (default a file in the temp dir)")
 	flag.IntVar(&o.poolConns, "pool-max-conns", 0, "experiment (-self): pool_max_conns of the service's Postgres pool (0: the service's default)")
+	flag.BoolVar(&o.noGzip, "temporal-no-gzip", false, "experiment (-self): the service's Temporal client sends uncompressed gRPC (the SDK gzips by default)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", flag.Args())
@@ -132,10 +152,11 @@ func run() error {
 		}
 		defer prof.Close()
 	}
-	var cpuStart, cpuEnd cpuSnapshot
+	var cpuTrack *cpuTracker
+	var cpu cpuUse
 	hooks := loadHooks{
 		windowStart: func() {
-			cpuStart = takeCPUSnapshot()
+			cpuTrack = startCPUTracker()
 			if t.pool != nil {
 				t.poolStart = t.pool.Stat()
 			}
@@ -150,7 +171,7 @@ func run() error {
 			if prof != nil {
 				pprof.StopCPUProfile()
 			}
-			cpuEnd = takeCPUSnapshot()
+			cpu = cpuTrack.finish()
 			if t.pool != nil {
 				t.poolEnd = t.pool.Stat()
 			}
@@ -164,6 +185,9 @@ func run() error {
 	if ctx.Err() != nil {
 		return errors.New("interrupted")
 	}
+	if ld.window() < time.Second {
+		return fmt.Errorf("the measurement window lasted %s: -max %d was reached during the warm-up", ld.window(), o.max)
+	}
 	fmt.Fprintf(os.Stderr, "sikabench: load done (%d requests); waiting for the payments to finish\n", len(ld.samples))
 
 	comp, err := collectCompletions(ctx, t.db, ld.acceptedIDs(), offset, ld, 2*o.tick+30*time.Second)
@@ -172,7 +196,7 @@ func run() error {
 	}
 	hist := countHistories(ctx, t, comp.successIDs, o.sample)
 
-	r := report{o: o, t: t, load: ld, comp: comp, hist: hist, cpu: cpuEnd.sub(cpuStart)}
+	r := report{o: o, t: t, load: ld, comp: comp, hist: hist, cpu: cpu}
 	r.print(os.Stdout)
 	if o.cpuProfile != "" {
 		fmt.Printf("\nCPU profile of the window written to %s (go tool pprof -top %s)\n", o.cpuProfile, o.cpuProfile)

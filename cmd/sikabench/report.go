@@ -142,6 +142,10 @@ func (r *report) print(w io.Writer) {
 		toSuccess(c, 50), toSuccess(c, 99), len(c.toSuccess), c.windowAccepted, c.windowPending)
 	rate := float64(c.windowSuccess) / win.Seconds()
 	line("completed/s overall", "%.1f /s   (%d SUCCESS with completed_at in the window)", rate, c.windowSuccess)
+	if growth := float64(accepted)/win.Seconds() - rate; growth > 0.1*rate && growth > 1 {
+		line("backlog", "grew by %.1f payments/s (accepted %.1f/s, completed %.1f/s): the load exceeds what the pipeline completes",
+			growth, float64(accepted)/win.Seconds(), rate)
+	}
 	minRate, buckets := minBucket(c)
 	line("completed/s min 10 s bucket", "%s", fmtRate(minRate))
 	line("  per 10 s bucket", "%s", buckets)
@@ -186,15 +190,56 @@ func (r *report) print(w io.Writer) {
 		line("avg per payment by event type", "%s", wrap(strings.Join(parts, ", "), 80, 39))
 	}
 
+	fmt.Fprintf(w, "\nTIMELINE (per 10 s of the window, by send time / completion time)\n")
+	fmt.Fprintf(w, "  %-8s %10s %12s %12s %12s\n", "from", "accepted/s", "accept p50", "accept p99", "completed/s")
+	for i := range c.bucketCounts {
+		from := ld.windowStart.Add(time.Duration(i) * bucket)
+		to := from.Add(c.bucketSpans[i])
+		var bl []time.Duration
+		for _, s := range ld.samples {
+			if s.status == http.StatusCreated && !s.sent.Before(from) && s.sent.Before(to) {
+				bl = append(bl, s.latency)
+			}
+		}
+		slices.Sort(bl)
+		span := to.Sub(from).Seconds()
+		fmt.Fprintf(w, "  %-8s %10.1f %9s ms %9s ms %12.1f\n", fmt.Sprintf("+%ds", i*10), float64(len(bl))/span,
+			ms(percentile(bl, 50)), ms(percentile(bl, 99)), float64(c.bucketCounts[i])/span)
+	}
+
 	if r.cpu.span > 0 && r.cpu.busy+r.cpu.idle > 0 {
 		total := r.cpu.busy + r.cpu.idle
 		fmt.Fprintf(w, "\nCPU DURING THE WINDOW (%d cores × %.1f s = %.1f core-s)\n", r.cpu.cores, r.cpu.span.Seconds(), total.Seconds())
 		line("busy (all processes + kernel)", "%.1f core-s (%.0f%%)", r.cpu.busy.Seconds(), 100*r.cpu.busy.Seconds()/total.Seconds())
+		accounted := time.Duration(0)
+		var perPayment []string
 		for i, g := range r.cpu.groups {
-			if i == 8 || g.cpu < 500*time.Millisecond {
-				break
+			accounted += g.cpu
+			if i >= 8 || g.cpu < 500*time.Millisecond {
+				continue
 			}
 			line("  "+g.name, "%.1f core-s (%.0f%%)", g.cpu.Seconds(), 100*g.cpu.Seconds()/total.Seconds())
+			if !strings.HasPrefix(g.name, "other") && c.windowSuccess > 0 {
+				perPayment = append(perPayment, fmt.Sprintf("%s %s ms", strings.Fields(g.name)[0], ms(g.cpu/time.Duration(c.windowSuccess))))
+			}
+		}
+		for _, k := range []struct {
+			name string
+			d    time.Duration
+		}{{"  irq + softirq (loopback network)", r.cpu.irq}, {"  steal (hypervisor)", r.cpu.steal},
+			{"  unattributed", r.cpu.busy - r.cpu.irq - r.cpu.steal - accounted}} {
+			if k.d > 500*time.Millisecond {
+				line(k.name, "%.1f core-s (%.0f%%)", k.d.Seconds(), 100*k.d.Seconds()/total.Seconds())
+			}
+		}
+		if len(perPayment) > 0 {
+			line("CPU per completed payment", "%s", strings.Join(perPayment, ", "))
+		}
+		if !r.o.self {
+			line("", "(with -base-url the service's own processes count as \"other\")")
+		} else if others := r.cpu.others(); others > total/10 {
+			fmt.Fprintf(w, "  WARNING: the machine was not quiet: %.1f core-s (%.0f%%) went to other processes;\n"+
+				"           latency and throughput figures are disturbed\n", others.Seconds(), 100*others.Seconds()/total.Seconds())
 		}
 	}
 
@@ -233,7 +278,7 @@ func minBucket(c *completions) (float64, string) {
 	for i, n := range c.bucketCounts {
 		span := c.bucketSpans[i]
 		r := float64(n) / span.Seconds()
-		if span < bucket {
+		if span < bucket-time.Second/2 {
 			parts = append(parts, fmt.Sprintf("(%.1f s: %.1f)", span.Seconds(), r))
 			if len(c.bucketCounts) > 1 {
 				continue // a trailing partial bucket does not count

@@ -103,10 +103,14 @@ func startSelf(ctx context.Context, o options) (_ *target, err error) {
 	}
 	t.closers = append(t.closers, t.db.Close)
 
-	rawTC, err := client.DialContext(ctx, client.Options{
+	copts := client.Options{
 		HostPort: stack.Temporal.Address(), Namespace: o.namespace,
 		Logger: tlog.NewStructuredLogger(logger.With("component", "temporal")),
-	})
+	}
+	if o.noGzip {
+		copts.ConnectionOptions.GrpcCompression = &client.GrpcCompressionNone{}
+	}
+	rawTC, err := client.DialContext(ctx, copts)
 	if err != nil {
 		return nil, fmt.Errorf("connect to temporal: %w", err)
 	}
@@ -170,7 +174,10 @@ func startSelf(ctx context.Context, o options) (_ *target, err error) {
 
 	t.describe = fmt.Sprintf("self: ephemeral Postgres (fsync off) + Temporal dev server (in memory), sandbox tick %s, API/worker/sandbox in this process", o.tick)
 	if o.poolConns > 0 {
-		t.describe += fmt.Sprintf(", pool_max_conns=%d", o.poolConns)
+		t.describe += fmt.Sprintf(", EXPERIMENT pool_max_conns=%d", o.poolConns)
+	}
+	if o.noGzip {
+		t.describe += ", EXPERIMENT Temporal gRPC without gzip"
 	}
 	return t, nil
 }

@@ -1,0 +1,269 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/gorilla/mux"
+
+	"github.com/sikahq/sika"
+	"github.com/sikahq/sika/store"
+	"github.com/sikahq/sika/workflows"
+)
+
+// Bounds of a checkout session's expires_at (architecture: default 24 h, 5 min to 7 days).
+const (
+	checkoutDefaultExpiry = 24 * time.Hour
+	checkoutMinExpiry     = 5 * time.Minute
+	checkoutMaxExpiry     = 7 * 24 * time.Hour
+)
+
+// checkoutRoutes mounts checkout sessions, payment links, the public endpoints their hosted
+// pages call (authorised by the slug, rate-limited per client address) and the pages.
+func (s *Server) checkoutRoutes(root *mux.Router) {
+	payin := routeOpts{access: accessMerchant, scope: sika.ScopePayin}
+	s.handle(root, http.MethodPost, "/checkout-sessions/", s.createCheckoutSession, routeOpts{access: accessMerchant, scope: sika.ScopePayin, movesMoney: true})
+	s.handle(root, http.MethodGet, "/checkout-sessions/", s.listCheckoutSessions, payin)
+	s.handle(root, http.MethodGet, "/checkout-sessions/{id}/", s.getCheckoutSession, payin)
+	s.handle(root, http.MethodPost, "/checkout-sessions/{id}/cancel/", s.cancelCheckoutSession, payin)
+
+	public := routeOpts{throttleByIP: true}
+	s.handle(root, http.MethodGet, "/checkout/{slug}/status/", s.checkoutStatus, public)
+	s.handle(root, http.MethodPost, "/checkout/{slug}/pay/", s.payCheckoutSession, public)
+	s.handle(root, http.MethodPost, "/checkout/{slug}/confirm-otp/", s.confirmCheckoutOTP, public)
+
+	s.paymentLinkRoutes(root)
+	s.hostedPageRoutes(root)
+}
+
+type checkoutSessionRequest struct {
+	Amount        string          `json:"amount"`
+	Currency      string          `json:"currency"`
+	CustomerEmail string          `json:"customer_email"`
+	CustomerName  string          `json:"customer_name"`
+	Description   string          `json:"description"`
+	Country       string          `json:"country"`
+	CustomerPhone string          `json:"customer_phone"`
+	ReturnURL     string          `json:"return_url"`
+	Metadata      json.RawMessage `json:"metadata"`
+	FeeChargeMode *string         `json:"fee_charge_mode"`
+	ExpiresAt     *string         `json:"expires_at"`
+}
+
+// createdCheckoutSession is the creation answer: the only one that shows fee_charge_mode (spec).
+type createdCheckoutSession struct {
+	sika.CheckoutSession
+	FeeChargeMode sika.FeeChargeMode `json:"fee_charge_mode"`
+}
+
+// createCheckoutSession validates the request and, in one Postgres transaction, records the
+// session and the outbox row of its expiry workflow, then starts the workflow.
+func (s *Server) createCheckoutSession(w http.ResponseWriter, r *http.Request) error {
+	var req checkoutSessionRequest
+	if err := decodeBody(r, &req); err != nil {
+		return err
+	}
+	c, err := s.newCheckoutSession(r.Context(), req)
+	if err != nil {
+		return err
+	}
+	c, outboxID, err := s.store.CreateCheckoutSession(r.Context(), c, func(c sika.CheckoutSession) store.WorkflowStart {
+		return workflows.CheckoutExpiryStart(checkoutExpiryInput(c))
+	})
+	if err != nil {
+		return err
+	}
+	s.startCheckoutExpiry(r.Context(), c, outboxID)
+	writeData(w, http.StatusCreated, createdCheckoutSession{CheckoutSession: c, FeeChargeMode: c.FeeChargeMode})
+	return nil
+}
+
+func checkoutExpiryInput(c sika.CheckoutSession) workflows.CheckoutExpiryInput {
+	return workflows.CheckoutExpiryInput{SessionID: c.ID, ExpiresAt: *c.ExpiresAt}
+}
+
+// newCheckoutSession validates a creation request into a session to record.
+func (s *Server) newCheckoutSession(ctx context.Context, req checkoutSessionRequest) (sika.CheckoutSession, error) {
+	var v sika.Validation
+	var c sika.CheckoutSession
+	now := s.cfg.Now().UTC()
+	c.Currency = strings.ToUpper(strings.TrimSpace(req.Currency))
+	if c.Currency == "" {
+		v.Add("currency", sika.MsgRequired)
+	} else if len(c.Currency) != 3 {
+		v.Add("currency", "Must be exactly 3 characters.")
+	}
+	amount, err := sika.ParseAmount(req.Amount, c.Currency)
+	if err != nil {
+		v.Add("amount", err.Error())
+	}
+	c.Amount = sika.NewAmount(amount)
+	c.CustomerEmail = strings.TrimSpace(req.CustomerEmail)
+	if c.CustomerEmail == "" {
+		v.Add("customer_email", sika.MsgRequired)
+	} else if !validEmail(c.CustomerEmail) {
+		v.Add("customer_email", sika.MsgInvalidEmail)
+	}
+	requireText(&v, "customer_name", req.CustomerName, 200)
+	c.CustomerName = strings.TrimSpace(req.CustomerName)
+	if c.Description = strings.TrimSpace(req.Description); len([]rune(c.Description)) > 500 {
+		v.Add("description", "Ensure this field has no more than 500 characters.")
+	}
+	var country sika.Country
+	if c.Country = strings.ToUpper(strings.TrimSpace(req.Country)); c.Country != "" {
+		if len(c.Country) != 2 {
+			v.Add("country", "Must be exactly 2 characters.")
+		} else if country, err = s.store.CountryByISO(ctx, c.Country); sika.ErrorCode(err) == sika.CodeNotFound {
+			v.Add("country", "Unknown country.")
+		} else if err != nil {
+			return c, err
+		}
+	}
+	if c.CustomerPhone = strings.TrimSpace(req.CustomerPhone); c.CustomerPhone != "" && country.ID != uuid.Nil {
+		if c.CustomerPhone, err = sika.NormalizePhone(country, c.CustomerPhone); err != nil {
+			v.Add("customer_phone", err.Error())
+		}
+	}
+	if c.ReturnURL = strings.TrimSpace(req.ReturnURL); c.ReturnURL != "" {
+		if u, err := url.Parse(c.ReturnURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			v.Add("return_url", "Enter a valid URL.")
+		}
+	}
+	if c.Metadata, err = normaliseMetadata(req.Metadata); err != nil {
+		v.Add("metadata", err.Error())
+	}
+	if req.FeeChargeMode != nil && *req.FeeChargeMode != "" {
+		if c.FeeChargeMode = sika.FeeChargeMode(strings.ToUpper(*req.FeeChargeMode)); !c.FeeChargeMode.Valid() {
+			v.Add("fee_charge_mode", `Must be "ADD_ON" or "DEDUCTED".`)
+		}
+	}
+	expires := now.Add(checkoutDefaultExpiry)
+	if req.ExpiresAt != nil {
+		minExpiry := checkoutMinExpiry
+		if s.cfg.CheckoutMinExpiry > 0 {
+			minExpiry = s.cfg.CheckoutMinExpiry
+		}
+		t, err := time.Parse(time.RFC3339Nano, *req.ExpiresAt)
+		switch {
+		case err != nil:
+			v.Add("expires_at", "Enter a valid date-time (RFC 3339).")
+		case t.Before(now.Add(minExpiry)):
+			v.Add("expires_at", "Must be at least "+minExpiry.String()+" in the future.")
+		case t.After(now.Add(checkoutMaxExpiry)):
+			v.Add("expires_at", "Must be at most 7 days in the future.")
+		default:
+			expires = t
+		}
+	}
+	if err := v.Err(); err != nil {
+		return c, err
+	}
+	expires = expires.UTC().Truncate(time.Microsecond)
+	c.ExpiresAt = &expires
+	p := principalFrom(ctx)
+	c.Merchant, c.Environment = p.Merchant.ID, p.Environment
+	if p.Member != nil {
+		c.CreatedByMember = &p.Member.ID
+	}
+	if c.ID, err = uuid.NewV7(); err != nil {
+		return c, err
+	}
+	slug, err := sika.RandomBase62(24)
+	if err != nil {
+		return c, err
+	}
+	c.Slug = "cs_" + slug
+	c.CheckoutURL = s.cfg.PublicURL + "/pay/" + c.Slug + "/"
+	return c, nil
+}
+
+// startCheckoutExpiry starts a committed session's expiry workflow and clears its outbox row;
+// when Temporal cannot be reached the row stays and the sweeper starts it.
+func (s *Server) startCheckoutExpiry(ctx context.Context, c sika.CheckoutSession, outboxID int64) {
+	if s.cfg.Temporal == nil {
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	if err := workflows.StartCheckoutExpiry(ctx, s.cfg.Temporal, checkoutExpiryInput(c)); err != nil {
+		logFrom(ctx).Warn("checkout expiry not started; the outbox sweeper will", "checkout_session", c.ID, "err", err)
+		return
+	}
+	if err := s.store.DeleteOutbox(ctx, outboxID); err != nil {
+		logFrom(ctx).Warn("delete outbox row", "checkout_session", c.ID, "err", err)
+	}
+}
+
+// listCheckoutSessions answers a page of the merchant's sessions, newest first.
+func (s *Server) listCheckoutSessions(w http.ResponseWriter, r *http.Request) error {
+	p, err := parsePage(r)
+	if err != nil {
+		return err
+	}
+	var v sika.Validation
+	q := r.URL.Query()
+	f := store.CheckoutSessionFilter{
+		Status:   sika.CheckoutStatus(strings.ToUpper(q.Get("status"))),
+		Currency: strings.ToUpper(q.Get("currency")),
+	}
+	if f.Status != "" && !f.Status.Valid() {
+		v.Add("status", "Select a valid choice: PENDING, PAID, EXPIRED or CANCELLED.")
+	}
+	if f.Currency != "" && len(f.Currency) != 3 {
+		v.Add("currency", "Must be exactly 3 characters.")
+	}
+	if err := v.Err(); err != nil {
+		return err
+	}
+	merchant, env := tenant(r.Context())
+	items, count, err := s.store.ListCheckoutSessions(r.Context(), merchant, env, f, p)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, s.newPage(r, p, count, items))
+	return nil
+}
+
+func (s *Server) checkoutSessionFor(r *http.Request) (sika.CheckoutSession, error) {
+	id, err := pathUUID(r, "id", "Checkout session")
+	if err != nil {
+		return sika.CheckoutSession{}, err
+	}
+	merchant, env := tenant(r.Context())
+	return s.store.CheckoutSessionByID(r.Context(), merchant, env, id)
+}
+
+func (s *Server) getCheckoutSession(w http.ResponseWriter, r *http.Request) error {
+	c, err := s.checkoutSessionFor(r)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, c)
+	return nil
+}
+
+// cancelCheckoutSession moves a PENDING session to CANCELLED, then tells its expiry workflow
+// to end (best effort: the workflow also finds out at its next status check).
+func (s *Server) cancelCheckoutSession(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathUUID(r, "id", "Checkout session")
+	if err != nil {
+		return err
+	}
+	merchant, env := tenant(r.Context())
+	c, err := s.store.CancelCheckoutSession(r.Context(), merchant, env, id)
+	if err != nil {
+		return err
+	}
+	if s.cfg.Temporal != nil {
+		ctx := context.WithoutCancel(r.Context())
+		if err := s.cfg.Temporal.SignalWorkflow(ctx, workflows.CheckoutExpiryWorkflowID(c.ID), "", workflows.SignalCheckoutSessionClosed, nil); err != nil {
+			logFrom(ctx).Warn("signal checkout expiry", "checkout_session", c.ID, "err", err)
+		}
+	}
+	writeData(w, http.StatusOK, c)
+	return nil
+}

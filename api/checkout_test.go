@@ -1,0 +1,342 @@
+package api
+
+import (
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sikahq/sika"
+	"github.com/sikahq/sika/gateway/sandbox"
+)
+
+// newSession creates a checkout session with a TEST PAYIN key; extra fields override the
+// defaults.
+func (ps *paymentStack) newSession(t *testing.T, acct *account, extra map[string]any) sika.CheckoutSession {
+	t.Helper()
+	body := map[string]any{"amount": "1000", "currency": "XOF", "customer_email": "ama@example.com", "customer_name": "Ama Owusu"}
+	for k, v := range extra {
+		body[k] = v
+	}
+	r := ps.call(t, "POST", "/api/v1/checkout-sessions/", body, acct.key(sika.EnvironmentTest, sika.ScopePayin)...)
+	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+	var c sika.CheckoutSession
+	r.data(t, &c)
+	return c
+}
+
+func (ps *paymentStack) session(t *testing.T, acct *account, id uuid.UUID) sika.CheckoutSession {
+	t.Helper()
+	var c sika.CheckoutSession
+	ps.call(t, "GET", "/api/v1/checkout-sessions/"+id.String()+"/", nil, acct.key(sika.EnvironmentTest, sika.ScopePayin)...).data(t, &c)
+	return c
+}
+
+// hostedPay posts the hosted page's payment of a session.
+func (ps *paymentStack) hostedPay(t *testing.T, c sika.CheckoutSession, body map[string]any) *response {
+	t.Helper()
+	return ps.call(t, "POST", "/api/v1/checkout/"+c.Slug+"/pay/", body)
+}
+
+func togo(phone string) map[string]any {
+	return map[string]any{"country": "TG", "network": "MOOV_TG", "customer_phone": phone}
+}
+
+// sessionEvents counts a session's events by type.
+func sessionEvents(t *testing.T, id uuid.UUID) map[string]int {
+	t.Helper()
+	rows, err := testStore.Pool().Query(t.Context(), `SELECT type FROM events WHERE payload->'data'->>'id' = $1`, id.String())
+	require.NoError(t, err)
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var typ string
+		require.NoError(t, rows.Scan(&typ))
+		out[typ]++
+	}
+	return out
+}
+
+func TestCheckoutSessionCreate(t *testing.T) {
+	ps := payments(t)
+	acct := ps.newAccount(t, true)
+	key := acct.key(sika.EnvironmentTest, sika.ScopePayin)
+	before := time.Now()
+
+	r := ps.call(t, "POST", "/api/v1/checkout-sessions/", map[string]any{"amount": "5000", "currency": "xof",
+		"customer_email": "ama@example.com", "customer_name": "Ama"}, append(key, "Idempotency-Key", "same")...)
+	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+	var raw map[string]any
+	r.data(t, &raw)
+	assert.Equal(t, "", raw["fee_charge_mode"], "fee_charge_mode is in the creation answer")
+	assert.Equal(t, "", raw["return_url"])
+	assert.Equal(t, "", raw["customer_phone"])
+	assert.Equal(t, map[string]any{}, raw["metadata"])
+	assert.Equal(t, "PENDING", raw["status"])
+	assert.Equal(t, "5000.00", raw["amount"])
+	assert.Equal(t, "XOF", raw["currency"])
+	var c sika.CheckoutSession
+	r.data(t, &c)
+	assert.Equal(t, ps.url+"/pay/"+c.Slug+"/", c.CheckoutURL)
+	require.NotNil(t, c.ExpiresAt)
+	assert.WithinDuration(t, before.Add(24*time.Hour), *c.ExpiresAt, time.Minute, "24 hours by default")
+	assert.Nil(t, c.Transaction)
+	assert.Nil(t, c.PaidAt)
+
+	// Idempotency-Key is ignored: the same key creates a second session.
+	r = ps.call(t, "POST", "/api/v1/checkout-sessions/", map[string]any{"amount": "5000", "currency": "XOF",
+		"customer_email": "ama@example.com", "customer_name": "Ama"}, append(key, "Idempotency-Key", "same")...)
+	require.Equal(t, http.StatusCreated, r.Status)
+	var second sika.CheckoutSession
+	r.data(t, &second)
+	assert.NotEqual(t, c.ID, second.ID)
+
+	full := ps.newSession(t, acct, map[string]any{"description": "Order 7", "country": "bj", "customer_phone": "97000123",
+		"return_url": "https://shop.example.com/done", "metadata": map[string]any{"order": 7}, "fee_charge_mode": "ADD_ON",
+		"expires_at": time.Now().Add(time.Hour).UTC().Format(time.RFC3339)})
+	assert.Equal(t, "BJ", full.Country)
+	assert.Equal(t, "+22997000123", full.CustomerPhone)
+	assert.Equal(t, "https://shop.example.com/done", full.ReturnURL)
+	assert.JSONEq(t, `{"order":7}`, string(full.Metadata))
+
+	// Detail and list never show fee_charge_mode.
+	r = ps.call(t, "GET", "/api/v1/checkout-sessions/"+full.ID.String()+"/", nil, key...)
+	require.Equal(t, http.StatusOK, r.Status)
+	raw = nil
+	r.data(t, &raw)
+	assert.NotContains(t, raw, "fee_charge_mode")
+
+	cases := []struct {
+		name   string
+		body   map[string]any
+		fields []string
+	}{
+		{"empty", map[string]any{}, []string{"amount", "currency", "customer_email", "customer_name"}},
+		{"bad values", map[string]any{"amount": "-1", "currency": "XO", "customer_email": "nope", "customer_name": "A",
+			"country": "BEN", "return_url": "not a url", "fee_charge_mode": "HALF", "metadata": []int{1}},
+			[]string{"amount", "currency", "customer_email", "country", "return_url", "fee_charge_mode", "metadata"}},
+		{"expires too soon", map[string]any{"amount": "1", "currency": "XOF", "customer_email": "a@example.com", "customer_name": "A",
+			"expires_at": time.Now().Add(-time.Minute).UTC().Format(time.RFC3339)}, []string{"expires_at"}},
+		{"expires too late", map[string]any{"amount": "1", "currency": "XOF", "customer_email": "a@example.com", "customer_name": "A",
+			"expires_at": time.Now().Add(8 * 24 * time.Hour).UTC().Format(time.RFC3339)}, []string{"expires_at"}},
+		{"expires not a date", map[string]any{"amount": "1", "currency": "XOF", "customer_email": "a@example.com", "customer_name": "A",
+			"expires_at": "tomorrow"}, []string{"expires_at"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := ps.call(t, "POST", "/api/v1/checkout-sessions/", tc.body, key...)
+			require.Equal(t, http.StatusBadRequest, r.Status, "%s", r.Body)
+			got := r.fields()
+			for _, f := range tc.fields {
+				assert.Contains(t, got, f)
+			}
+		})
+	}
+
+	r = ps.call(t, "POST", "/api/v1/checkout-sessions/", map[string]any{"amount": "1", "currency": "XOF",
+		"customer_email": "a@example.com", "customer_name": "A"}, acct.key(sika.EnvironmentTest, sika.ScopePayout)...)
+	assert.Equal(t, http.StatusForbidden, r.Status)
+	assert.Equal(t, "api_key_scope_forbidden", r.code())
+}
+
+func TestCheckoutSessionListDetailCancel(t *testing.T) {
+	ps := payments(t)
+	acct := ps.newAccount(t, true)
+	key := acct.key(sika.EnvironmentTest, sika.ScopePayin)
+	a := ps.newSession(t, acct, nil)
+	b := ps.newSession(t, acct, map[string]any{"currency": "EUR", "amount": "10.50"})
+	c := ps.newSession(t, acct, nil)
+
+	var pg struct {
+		Count   int
+		Next    *string
+		Results []sika.CheckoutSession
+	}
+	ps.call(t, "GET", "/api/v1/checkout-sessions/?page_size=2", nil, key...).data(t, &pg)
+	assert.Equal(t, 3, pg.Count)
+	require.Len(t, pg.Results, 2)
+	assert.Equal(t, c.ID, pg.Results[0].ID, "newest first")
+	assert.NotNil(t, pg.Next)
+	ps.call(t, "GET", "/api/v1/checkout-sessions/?currency=eur", nil, key...).data(t, &pg)
+	require.Equal(t, 1, pg.Count)
+	assert.Equal(t, b.ID, pg.Results[0].ID)
+	r := ps.call(t, "GET", "/api/v1/checkout-sessions/?status=OPEN", nil, key...)
+	assert.Equal(t, http.StatusBadRequest, r.Status)
+	assert.Contains(t, r.fields(), "status")
+
+	r = ps.call(t, "POST", "/api/v1/checkout-sessions/"+a.ID.String()+"/cancel/", nil, key...)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	var cancelled map[string]any
+	r.data(t, &cancelled)
+	assert.Equal(t, "CANCELLED", cancelled["status"])
+	assert.NotContains(t, cancelled, "fee_charge_mode")
+	r = ps.call(t, "POST", "/api/v1/checkout-sessions/"+a.ID.String()+"/cancel/", nil, key...)
+	assert.Equal(t, http.StatusConflict, r.Status)
+	assert.Equal(t, "not_pending", r.code())
+	assert.Contains(t, string(r.Env.Error), "CANCELLED")
+	assert.Equal(t, map[string]int{"checkout_session.cancelled": 1}, sessionEvents(t, a.ID))
+
+	ps.call(t, "GET", "/api/v1/checkout-sessions/?status=CANCELLED", nil, key...).data(t, &pg)
+	require.Equal(t, 1, pg.Count)
+	assert.Equal(t, a.ID, pg.Results[0].ID)
+
+	other := ps.newAccount(t, true)
+	for _, path := range []string{"/api/v1/checkout-sessions/" + b.ID.String() + "/", "/api/v1/checkout-sessions/" + uuid.NewString() + "/", "/api/v1/checkout-sessions/nope/"} {
+		r := ps.call(t, "GET", path, nil, other.key(sika.EnvironmentTest, sika.ScopePayin)...)
+		assert.Equal(t, http.StatusNotFound, r.Status, path)
+	}
+	r = ps.call(t, "POST", "/api/v1/checkout-sessions/"+b.ID.String()+"/cancel/", nil, other.key(sika.EnvironmentTest, sika.ScopePayin)...)
+	assert.Equal(t, http.StatusNotFound, r.Status)
+	r = ps.call(t, "GET", "/api/v1/checkout-sessions/"+b.ID.String()+"/", nil, acct.key(sika.EnvironmentLive, sika.ScopePayin)...)
+	assert.Equal(t, http.StatusNotFound, r.Status, "a TEST session is invisible to LIVE keys")
+	for _, m := range []string{"PATCH", "PUT", "DELETE"} {
+		r := ps.call(t, m, "/api/v1/checkout-sessions/"+b.ID.String()+"/", map[string]any{}, key...)
+		assert.Equal(t, http.StatusMethodNotAllowed, r.Status, m)
+	}
+}
+
+func TestCheckoutSessionPaidOnHostedPayment(t *testing.T) {
+	ps := payments(t)
+	acct := ps.newAccount(t, true)
+	c := ps.newSession(t, acct, map[string]any{"country": "BJ", "metadata": map[string]any{"cart": "c-1"}})
+
+	r := ps.call(t, "GET", "/api/v1/checkout/"+c.Slug+"/status/", nil)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	assert.JSONEq(t, `{"status":"PENDING","expires_at":"`+c.ExpiresAt.Format(time.RFC3339Nano)+`","paid_at":null,"transaction":null}`, string(r.Env.Data))
+
+	r = ps.hostedPay(t, c, map[string]any{"network": "MTN_BJ", "customer_phone": "97000123"})
+	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+	var p hostedPayment
+	r.data(t, &p)
+	assert.Equal(t, "ussd_push", string(p.NextAction.Type))
+	d := ps.final(t, acct, p.ID, 10*time.Second)
+	assert.Equal(t, sika.StatusSuccess, d.Status)
+	require.NotNil(t, d.CheckoutSession)
+	assert.Equal(t, c.ID, *d.CheckoutSession)
+	assert.JSONEq(t, `{"cart":"c-1"}`, string(d.Metadata), "the session's metadata goes on the transaction")
+	assert.Equal(t, "Ama Owusu", d.CustomerName)
+
+	var slug string
+	require.NoError(t, testStore.Pool().QueryRow(t.Context(), `SELECT checkout_session_slug FROM transactions WHERE id = $1`, p.ID).Scan(&slug))
+	assert.Equal(t, c.Slug, slug, "the slug is on the transaction, for search")
+
+	got := ps.session(t, acct, c.ID)
+	assert.Equal(t, sika.CheckoutPaid, got.Status)
+	require.NotNil(t, got.Transaction)
+	assert.Equal(t, p.ID, *got.Transaction)
+	assert.NotNil(t, got.PaidAt)
+	assert.Equal(t, map[string]int{"checkout_session.paid": 1}, sessionEvents(t, c.ID))
+
+	var view checkoutStatusView
+	ps.call(t, "GET", "/api/v1/checkout/"+c.Slug+"/status/", nil).data(t, &view)
+	assert.Equal(t, sika.CheckoutPaid, view.Status)
+	require.NotNil(t, view.Transaction)
+	assert.Equal(t, sika.StatusSuccess, view.Transaction.Status)
+
+	r = ps.hostedPay(t, c, map[string]any{"network": "MTN_BJ", "customer_phone": "97000123"})
+	assert.Equal(t, http.StatusConflict, r.Status)
+	assert.Equal(t, "session_not_payable", r.code())
+	r = ps.call(t, "GET", "/api/v1/checkout/nope/status/", nil)
+	assert.Equal(t, http.StatusNotFound, r.Status)
+}
+
+func TestCheckoutSessionPaidOnceWhenTwoPaymentsRace(t *testing.T) {
+	ps := payments(t)
+	acct := ps.newAccount(t, true)
+	c := ps.newSession(t, acct, nil)
+	var ids []uuid.UUID
+	for range 2 {
+		r := ps.hostedPay(t, c, togo("90000123"))
+		require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+		var p hostedPayment
+		r.data(t, &p)
+		assert.Equal(t, "otp_confirmation", string(p.NextAction.Type))
+		ids = append(ids, p.ID)
+	}
+	var wg sync.WaitGroup
+	for _, id := range ids {
+		wg.Go(func() {
+			r := ps.call(t, "POST", "/api/v1/checkout/"+c.Slug+"/confirm-otp/", map[string]any{"transaction": id, "otp": sandbox.ValidOTP})
+			assert.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		})
+	}
+	wg.Wait()
+	for _, id := range ids {
+		assert.Equal(t, sika.StatusSuccess, ps.final(t, acct, id, 10*time.Second).Status, "both customers paid")
+	}
+	got := ps.session(t, acct, c.ID)
+	assert.Equal(t, sika.CheckoutPaid, got.Status)
+	require.NotNil(t, got.Transaction)
+	assert.Contains(t, ids, *got.Transaction)
+	assert.Equal(t, map[string]int{"checkout_session.paid": 1}, sessionEvents(t, c.ID), "PAID exactly once")
+	credited := 0
+	for _, e := range ps.ledger(t, acct) {
+		if e.Type == sika.LedgerCollection {
+			credited++
+		}
+	}
+	assert.Equal(t, 2, credited, "both payments are credited")
+}
+
+func TestCheckoutSessionLatePayments(t *testing.T) {
+	ps := payments(t)
+	acct := ps.newAccount(t, true)
+	key := acct.key(sika.EnvironmentTest, sika.ScopePayin)
+
+	t.Run("cancelled before the payment succeeded", func(t *testing.T) {
+		c := ps.newSession(t, acct, nil)
+		r := ps.hostedPay(t, c, togo("90000123"))
+		require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+		var p hostedPayment
+		r.data(t, &p)
+		r = ps.call(t, "POST", "/api/v1/checkout-sessions/"+c.ID.String()+"/cancel/", nil, key...)
+		require.Equal(t, http.StatusOK, r.Status)
+		r = ps.call(t, "POST", "/api/v1/checkout/"+c.Slug+"/confirm-otp/", map[string]any{"transaction": p.ID, "otp": sandbox.ValidOTP})
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		d := ps.final(t, acct, p.ID, 10*time.Second)
+		assert.Equal(t, sika.StatusSuccess, d.Status, "the customer paid: the transaction is recorded")
+		got := ps.session(t, acct, c.ID)
+		assert.Equal(t, sika.CheckoutCancelled, got.Status)
+		assert.Nil(t, got.Transaction)
+		assert.Equal(t, map[string]int{"checkout_session.cancelled": 1}, sessionEvents(t, c.ID))
+		r = ps.hostedPay(t, c, togo("90000123"))
+		assert.Equal(t, http.StatusConflict, r.Status)
+		assert.Equal(t, "session_not_payable", r.code())
+	})
+	t.Run("expired before the payment succeeded", func(t *testing.T) {
+		c := ps.newSession(t, acct, map[string]any{"expires_at": time.Now().Add(1500 * time.Millisecond).UTC().Format(time.RFC3339Nano)})
+		r := ps.hostedPay(t, c, togo("90000123"))
+		require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+		var p hostedPayment
+		r.data(t, &p)
+		require.EventuallyWithT(t, func(ct *assert.CollectT) {
+			assert.Equal(ct, sika.CheckoutExpired, ps.session(t, acct, c.ID).Status)
+		}, 10*time.Second, 50*time.Millisecond, "the expiry workflow expires the session")
+		r = ps.call(t, "POST", "/api/v1/checkout/"+c.Slug+"/confirm-otp/", map[string]any{"transaction": p.ID, "otp": sandbox.ValidOTP})
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		assert.Equal(t, sika.StatusSuccess, ps.final(t, acct, p.ID, 10*time.Second).Status)
+		assert.Equal(t, sika.CheckoutExpired, ps.session(t, acct, c.ID).Status)
+		assert.Equal(t, map[string]int{"checkout_session.expired": 1}, sessionEvents(t, c.ID))
+	})
+}
+
+func TestCheckoutSessionExpires(t *testing.T) {
+	ps := payments(t)
+	acct := ps.newAccount(t, true)
+	c := ps.newSession(t, acct, map[string]any{"expires_at": time.Now().Add(1500 * time.Millisecond).UTC().Format(time.RFC3339Nano)})
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		assert.Equal(ct, sika.CheckoutExpired, ps.session(t, acct, c.ID).Status)
+	}, 10*time.Second, 50*time.Millisecond)
+	assert.Equal(t, map[string]int{"checkout_session.expired": 1}, sessionEvents(t, c.ID))
+	r := ps.hostedPay(t, c, map[string]any{"network": "MTN_BJ", "country": "BJ", "customer_phone": "97000123"})
+	assert.Equal(t, http.StatusConflict, r.Status)
+	assert.Equal(t, "session_not_payable", r.code())
+	r = ps.call(t, "POST", "/api/v1/checkout-sessions/"+c.ID.String()+"/cancel/", nil, acct.key(sika.EnvironmentTest, sika.ScopePayin)...)
+	assert.Equal(t, http.StatusConflict, r.Status)
+	assert.Equal(t, "not_pending", r.code())
+	assert.Contains(t, string(r.Env.Error), "EXPIRED")
+}

@@ -1,0 +1,354 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/gorilla/mux"
+
+	"github.com/sikahq/sika"
+	"github.com/sikahq/sika/activities"
+	"github.com/sikahq/sika/store"
+	"github.com/sikahq/sika/workflows"
+)
+
+// paymentLinkRoutes mounts the merchant routes of payment links and the public endpoints of
+// their hosted page.
+func (s *Server) paymentLinkRoutes(root *mux.Router) {
+	payin := routeOpts{access: accessMerchant, scope: sika.ScopePayin}
+	merchant := routeOpts{access: accessMerchant}
+	s.handle(root, http.MethodPost, "/payment-links/", s.createPaymentLink, payin)
+	s.handle(root, http.MethodGet, "/payment-links/", s.listPaymentLinks, merchant)
+	s.handle(root, http.MethodGet, "/payment-links/{id}/", s.getPaymentLink, merchant)
+	s.handle(root, http.MethodPatch, "/payment-links/{id}/", s.updatePaymentLink, payin)
+	s.handle(root, http.MethodPut, "/payment-links/{id}/", s.updatePaymentLink, payin)
+	s.handle(root, http.MethodDelete, "/payment-links/{id}/", s.deletePaymentLink, payin)
+	s.handle(root, http.MethodGet, "/payment-links/{id}/transactions/", s.listPaymentLinkTransactions, merchant)
+
+	public := routeOpts{throttleByIP: true}
+	s.handle(root, http.MethodPost, "/links/{slug}/pay/", s.payPaymentLink, public)
+	s.handle(root, http.MethodGet, "/links/{slug}/payments/{id}/", s.getLinkPayment, public)
+	s.handle(root, http.MethodPost, "/links/{slug}/confirm-otp/", s.confirmLinkOTP, public)
+}
+
+// paymentLinkRequest is a create or update body; a nil field was absent or null (present
+// tells them apart).
+type paymentLinkRequest struct {
+	Name        *string         `json:"name"`
+	Description *string         `json:"description"`
+	AmountType  *string         `json:"amount_type"`
+	Amount      *string         `json:"amount"`
+	MinAmount   *string         `json:"min_amount"`
+	Currency    *string         `json:"currency"`
+	Country     *string         `json:"country"`
+	UsageLimit  *int            `json:"usage_limit"`
+	IsActive    *bool           `json:"is_active"`
+	Metadata    json.RawMessage `json:"metadata"`
+
+	present map[string]bool
+}
+
+// decodePaymentLink reads a body and which fields it carries.
+func decodePaymentLink(r *http.Request) (paymentLinkRequest, error) {
+	var req paymentLinkRequest
+	body, err := readBody(r, maxJSONBody)
+	if err != nil {
+		return req, err
+	}
+	if err := decodeJSONObject(body, &req); err != nil {
+		return req, err
+	}
+	var raw map[string]json.RawMessage
+	_ = json.Unmarshal(body, &raw)
+	req.present = map[string]bool{}
+	for k := range raw {
+		req.present[k] = true
+	}
+	return req, nil
+}
+
+// apply writes the request's fields on l (all of them when full, as PUT and create do: an
+// absent field takes its default) and validates the result.
+func (s *Server) apply(ctx context.Context, req paymentLinkRequest, l *sika.PaymentLink, full bool) error {
+	var v sika.Validation
+	has := func(f string) bool { return full || req.present[f] }
+	str := func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return strings.TrimSpace(*p)
+	}
+	if has("name") {
+		l.Name = str(req.Name)
+		requireText(&v, "name", l.Name, 200)
+	}
+	if has("description") {
+		if l.Description = str(req.Description); len([]rune(l.Description)) > 500 {
+			v.Add("description", "Ensure this field has no more than 500 characters.")
+		}
+	}
+	if has("amount_type") {
+		l.AmountType = sika.AmountType(strings.ToUpper(str(req.AmountType)))
+		if l.AmountType == "" {
+			l.AmountType = sika.AmountFixed
+		}
+		if !l.AmountType.Valid() {
+			v.Add("amount_type", `Must be "FIXED" or "FREE".`)
+		}
+	}
+	if has("currency") {
+		if l.Currency = strings.ToUpper(str(req.Currency)); l.Currency == "" {
+			v.Add("currency", sika.MsgRequired)
+		} else if len(l.Currency) != 3 {
+			v.Add("currency", "Must be exactly 3 characters.")
+		}
+	}
+	amount := func(field string, raw *string) *sika.Amount {
+		if raw == nil || strings.TrimSpace(*raw) == "" {
+			return nil
+		}
+		d, err := sika.ParseAmount(*raw, l.Currency)
+		if err != nil {
+			v.Add(field, err.Error())
+			return nil
+		}
+		a := sika.NewAmount(d)
+		return &a
+	}
+	if has("amount") {
+		l.Amount = amount("amount", req.Amount)
+	}
+	if has("min_amount") {
+		l.MinAmount = amount("min_amount", req.MinAmount)
+	}
+	if has("country") {
+		if l.Country = strings.ToUpper(str(req.Country)); l.Country != "" {
+			if len(l.Country) != 2 {
+				v.Add("country", "Must be exactly 2 characters.")
+			} else if _, err := s.store.CountryByISO(ctx, l.Country); sika.ErrorCode(err) == sika.CodeNotFound {
+				v.Add("country", "Unknown country.")
+			} else if err != nil {
+				return err
+			}
+		}
+	}
+	if has("usage_limit") {
+		if l.UsageLimit = req.UsageLimit; l.UsageLimit != nil && *l.UsageLimit < 1 {
+			v.Add("usage_limit", sika.MsgPositiveInt)
+		}
+	}
+	if has("is_active") {
+		l.IsActive = req.IsActive == nil || *req.IsActive
+	}
+	if has("metadata") {
+		var err error
+		if l.Metadata, err = normaliseMetadata(req.Metadata); err != nil {
+			v.Add("metadata", err.Error())
+		}
+	}
+	return v.Err()
+}
+
+func (s *Server) createPaymentLink(w http.ResponseWriter, r *http.Request) error {
+	req, err := decodePaymentLink(r)
+	if err != nil {
+		return err
+	}
+	var l sika.PaymentLink
+	if err := s.apply(r.Context(), req, &l, true); err != nil {
+		return err
+	}
+	p := principalFrom(r.Context())
+	l.Merchant, l.Environment = p.Merchant.ID, p.Environment
+	if p.Member != nil {
+		l.CreatedByMember = &p.Member.ID
+	}
+	if l.ID, err = uuid.NewV7(); err != nil {
+		return err
+	}
+	slug, err := sika.RandomBase62(16)
+	if err != nil {
+		return err
+	}
+	l.Slug = "pl_" + slug
+	l.URL = s.cfg.PublicURL + "/l/" + l.Slug + "/"
+	if l, err = s.store.CreatePaymentLink(r.Context(), l); err != nil {
+		return err
+	}
+	writeData(w, http.StatusCreated, l)
+	return nil
+}
+
+func (s *Server) listPaymentLinks(w http.ResponseWriter, r *http.Request) error {
+	p, err := parsePage(r)
+	if err != nil {
+		return err
+	}
+	merchant, env := tenant(r.Context())
+	items, count, err := s.store.ListPaymentLinks(r.Context(), merchant, env, p)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, s.newPage(r, p, count, items))
+	return nil
+}
+
+func (s *Server) paymentLinkFor(r *http.Request) (sika.PaymentLink, error) {
+	id, err := pathUUID(r, "id", "Payment link")
+	if err != nil {
+		return sika.PaymentLink{}, err
+	}
+	merchant, env := tenant(r.Context())
+	return s.store.PaymentLinkByID(r.Context(), merchant, env, id)
+}
+
+func (s *Server) getPaymentLink(w http.ResponseWriter, r *http.Request) error {
+	l, err := s.paymentLinkFor(r)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, l)
+	return nil
+}
+
+// updatePaymentLink is PATCH (the fields sent) and PUT (every field; absent ones take their
+// defaults). `merchant` in the body is ignored: a link is never reassigned.
+func (s *Server) updatePaymentLink(w http.ResponseWriter, r *http.Request) error {
+	req, err := decodePaymentLink(r)
+	if err != nil {
+		return err
+	}
+	l, err := s.paymentLinkFor(r)
+	if err != nil {
+		return err
+	}
+	if err := s.apply(r.Context(), req, &l, r.Method == http.MethodPut); err != nil {
+		return err
+	}
+	if l, err = s.store.UpdatePaymentLink(r.Context(), l); err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, l)
+	return nil
+}
+
+func (s *Server) deletePaymentLink(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathUUID(r, "id", "Payment link")
+	if err != nil {
+		return err
+	}
+	merchant, env := tenant(r.Context())
+	if err := s.store.DeletePaymentLink(r.Context(), merchant, env, id); err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, deleted{ID: id, Deleted: true})
+	return nil
+}
+
+func (s *Server) listPaymentLinkTransactions(w http.ResponseWriter, r *http.Request) error {
+	p, err := parsePage(r)
+	if err != nil {
+		return err
+	}
+	l, err := s.paymentLinkFor(r)
+	if err != nil {
+		return err
+	}
+	items, count, err := s.store.ListLinkTransactions(r.Context(), l.ID, p)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, s.newPage(r, p, count, items))
+	return nil
+}
+
+// payPaymentLink creates a payment on a link's hosted page: one transaction per payment, up to
+// usage_limit. The customer gives name, number, network and, when the link lets them, the
+// amount (FREE links, or FIXED links without an amount), at least min_amount.
+func (s *Server) payPaymentLink(w http.ResponseWriter, r *http.Request) error {
+	var req hostedPayRequest
+	if err := decodeBody(r, &req); err != nil {
+		return err
+	}
+	l, err := s.store.PaymentLinkBySlug(r.Context(), mux.Vars(r)["slug"])
+	if err != nil {
+		return err
+	}
+	if !l.IsActive {
+		return sika.Errorf(sika.CodeLinkInactive, "This payment link is disabled.")
+	}
+	amount := req.Amount
+	if !l.CustomerChoosesAmount() {
+		amount = l.Amount.StringFixed(2)
+	} else if d, err := sika.ParseAmount(amount, l.Currency); err == nil && l.MinAmount != nil && d.LessThan(l.MinAmount.Decimal) {
+		return sika.Errorf(sika.CodeAmountOutOfRange, "The amount must be at least %s %s.", sika.FormatAmount(l.MinAmount.Decimal), l.Currency)
+	}
+	ctx, err := s.hostedContext(r.Context(), l.Merchant, l.Environment)
+	if err != nil {
+		return err
+	}
+	country := req.Country
+	if country == "" {
+		country = l.Country
+	}
+	col, err := s.prepareCollection(ctx, softpayRequest{
+		Amount: amount, Currency: l.Currency, Country: country, Network: req.Network,
+		CustomerPhone: req.CustomerPhone, CustomerName: req.CustomerName, CustomerEmail: req.CustomerEmail,
+		Description: firstNonEmpty(l.Description, l.Name), OTP: req.OTP, Metadata: l.Metadata,
+	})
+	if err != nil {
+		return err
+	}
+	col.tx.PaymentLink = &l.ID
+	t, outboxID, err := s.store.CreateLinkPayment(ctx, store.NewTransaction{
+		Transaction: col.tx, OTP: col.otp, Reason: "Payment requested on the payment link page",
+	}, workflows.PaymentStart(activities.PaymentInput{TransactionID: col.tx.ID, Run: 1}))
+	if err != nil {
+		return err
+	}
+	return s.answerHostedPayment(ctx, w, t, col.network, outboxID)
+}
+
+func firstNonEmpty(values ...string) string {
+	for _, v := range values {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// getLinkPayment is what a link's page polls: one of its payments.
+func (s *Server) getLinkPayment(w http.ResponseWriter, r *http.Request) error {
+	l, err := s.store.PaymentLinkBySlug(r.Context(), mux.Vars(r)["slug"])
+	if err != nil {
+		return err
+	}
+	id, err := pathUUID(r, "id", "Transaction")
+	if err != nil {
+		return err
+	}
+	t, err := s.store.Transaction(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	if t.PaymentLink == nil || *t.PaymentLink != l.ID {
+		return sika.NotFound("Transaction")
+	}
+	writeData(w, http.StatusOK, newHostedPayment(t))
+	return nil
+}
+
+// confirmLinkOTP is confirmHostedOTP for a link's page.
+func (s *Server) confirmLinkOTP(w http.ResponseWriter, r *http.Request) error {
+	l, err := s.store.PaymentLinkBySlug(r.Context(), mux.Vars(r)["slug"])
+	if err != nil {
+		return err
+	}
+	return s.confirmHostedOTP(w, r, func(t sika.Transaction) bool {
+		return t.PaymentLink != nil && *t.PaymentLink == l.ID
+	})
+}

@@ -1,0 +1,183 @@
+package api
+
+import (
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sikahq/sika"
+)
+
+func (ps *paymentStack) newLink(t *testing.T, acct *account, body map[string]any) sika.PaymentLink {
+	t.Helper()
+	r := ps.call(t, "POST", "/api/v1/payment-links/", body, acct.key(sika.EnvironmentTest, sika.ScopePayin)...)
+	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+	var l sika.PaymentLink
+	r.data(t, &l)
+	return l
+}
+
+func (ps *paymentStack) linkPay(t *testing.T, l sika.PaymentLink, body map[string]any) *response {
+	t.Helper()
+	return ps.call(t, "POST", "/api/v1/links/"+l.Slug+"/pay/", body)
+}
+
+func beninPayer(phone string) map[string]any {
+	return map[string]any{"country": "BJ", "network": "MTN_BJ", "customer_phone": phone, "customer_name": "Koffi"}
+}
+
+func TestPaymentLinkCRUD(t *testing.T) {
+	ps := payments(t)
+	acct := ps.newAccount(t, true)
+	key := acct.key(sika.EnvironmentTest, sika.ScopePayin)
+
+	l := ps.newLink(t, acct, map[string]any{"name": "T-shirt", "amount": "5000", "currency": "XOF"})
+	assert.Equal(t, sika.AmountFixed, l.AmountType, "FIXED by default")
+	assert.Equal(t, ps.url+"/l/"+l.Slug+"/", l.URL)
+	assert.True(t, l.IsActive)
+	assert.Nil(t, l.UsageLimit)
+	assert.Equal(t, acct.Merchant.ID, l.Merchant)
+	noAmount := ps.newLink(t, acct, map[string]any{"name": "Tip jar", "currency": "XOF"})
+	assert.Nil(t, noAmount.Amount, "a FIXED link without amount is accepted")
+	twin := ps.newLink(t, acct, map[string]any{"name": "T-shirt", "amount": "5000", "currency": "XOF"})
+	assert.NotEqual(t, l.ID, twin.ID, "no idempotency: a double call creates two links")
+
+	r := ps.call(t, "POST", "/api/v1/payment-links/", map[string]any{"amount_type": "SOME", "amount": "abc", "usage_limit": 0}, key...)
+	require.Equal(t, http.StatusBadRequest, r.Status)
+	for _, f := range []string{"name", "currency", "amount_type", "amount", "usage_limit"} {
+		assert.Contains(t, r.fields(), f)
+	}
+	r = ps.call(t, "POST", "/api/v1/payment-links/", map[string]any{"name": "x", "currency": "XOF"}, acct.key(sika.EnvironmentTest, sika.ScopePayout)...)
+	assert.Equal(t, http.StatusForbidden, r.Status)
+
+	other := ps.newAccount(t, true)
+	path := "/api/v1/payment-links/" + l.ID.String() + "/"
+	r = ps.call(t, "PATCH", path, map[string]any{"is_active": false, "merchant": other.Merchant.ID, "usage_limit": 3}, key...)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	var got sika.PaymentLink
+	r.data(t, &got)
+	assert.False(t, got.IsActive)
+	assert.Equal(t, acct.Merchant.ID, got.Merchant, "merchant is not reassignable")
+	assert.Equal(t, "T-shirt", got.Name, "PATCH keeps what it does not send")
+	require.NotNil(t, got.UsageLimit)
+	assert.Equal(t, 3, *got.UsageLimit)
+	r = ps.call(t, "PUT", path, map[string]any{"name": "Hoodie", "currency": "XOF", "amount_type": "FREE", "min_amount": "500"}, key...)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	r.data(t, &got)
+	assert.Equal(t, "Hoodie", got.Name)
+	assert.Equal(t, sika.AmountFree, got.AmountType)
+	assert.Nil(t, got.Amount, "PUT resets what it does not send")
+	assert.Nil(t, got.UsageLimit)
+	assert.True(t, got.IsActive)
+	assert.Equal(t, l.Slug, got.Slug)
+
+	var pg struct {
+		Count   int
+		Results []sika.PaymentLink
+	}
+	ps.call(t, "GET", "/api/v1/payment-links/", nil, key...).data(t, &pg)
+	assert.Equal(t, 3, pg.Count)
+	r = ps.call(t, "GET", path, nil, other.key(sika.EnvironmentTest, sika.ScopePayin)...)
+	assert.Equal(t, http.StatusNotFound, r.Status)
+	r = ps.call(t, "DELETE", path, nil, other.key(sika.EnvironmentTest, sika.ScopePayin)...)
+	assert.Equal(t, http.StatusNotFound, r.Status)
+
+	r = ps.call(t, "DELETE", path, nil, key...)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	r = ps.call(t, "GET", path, nil, key...)
+	assert.Equal(t, http.StatusNotFound, r.Status)
+	r = ps.linkPay(t, l, beninPayer("97000123"))
+	assert.Equal(t, http.StatusNotFound, r.Status, "a deleted link's page is gone")
+}
+
+func TestPaymentLinkPayments(t *testing.T) {
+	ps := payments(t)
+	acct := ps.newAccount(t, true)
+	key := acct.key(sika.EnvironmentTest, sika.ScopePayin)
+
+	fixed := ps.newLink(t, acct, map[string]any{"name": "Ticket", "amount": "2500", "currency": "XOF", "metadata": map[string]any{"event": "gala"}})
+	r := ps.linkPay(t, fixed, map[string]any{"country": "BJ", "network": "MTN_BJ", "customer_phone": "97000123", "customer_name": "Koffi", "amount": "1"})
+	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+	var p hostedPayment
+	r.data(t, &p)
+	assert.Equal(t, "2500.00", p.Amount.StringFixed(2), "a FIXED link charges its amount")
+	d := ps.final(t, acct, p.ID, 10*time.Second)
+	assert.Equal(t, sika.StatusSuccess, d.Status)
+	require.NotNil(t, d.PaymentLink)
+	assert.Equal(t, fixed.ID, *d.PaymentLink)
+	assert.JSONEq(t, `{"event":"gala"}`, string(d.Metadata))
+	var routed int
+	require.NoError(t, testStore.Pool().QueryRow(t.Context(), `SELECT count(*) FROM events WHERE payment_link_id = $1 AND type = 'transaction.succeeded'`,
+		fixed.ID).Scan(&routed))
+	assert.Equal(t, 1, routed, "the link's events carry the link, for link-scoped webhook endpoints")
+	var slug string
+	require.NoError(t, testStore.Pool().QueryRow(t.Context(), `SELECT payment_link_slug FROM transactions WHERE id = $1`, p.ID).Scan(&slug))
+	assert.Equal(t, fixed.Slug, slug, "the slug is on the transaction, for search")
+	var polled hostedPayment
+	ps.call(t, "GET", "/api/v1/links/"+fixed.Slug+"/payments/"+p.ID.String()+"/", nil).data(t, &polled)
+	assert.Equal(t, sika.StatusSuccess, polled.Status)
+
+	free := ps.newLink(t, acct, map[string]any{"name": "Donation", "amount_type": "FREE", "min_amount": "500", "currency": "XOF"})
+	body := beninPayer("97000123")
+	body["amount"] = "499"
+	r = ps.linkPay(t, free, body)
+	assert.Equal(t, http.StatusUnprocessableEntity, r.Status, "%s", r.Body)
+	assert.Equal(t, "amount_out_of_range", r.code())
+	body["amount"] = "750"
+	r = ps.linkPay(t, free, body)
+	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+	r.data(t, &p)
+	assert.Equal(t, "750.00", p.Amount.StringFixed(2))
+	delete(body, "amount")
+	r = ps.linkPay(t, free, body)
+	assert.Equal(t, http.StatusBadRequest, r.Status)
+	assert.Contains(t, r.fields(), "amount")
+
+	var pg struct {
+		Count   int
+		Results []sika.Transaction
+	}
+	ps.call(t, "GET", "/api/v1/payment-links/"+fixed.ID.String()+"/transactions/", nil, key...).data(t, &pg)
+	require.Equal(t, 1, pg.Count)
+	assert.Equal(t, d.ID, pg.Results[0].ID)
+	r = ps.call(t, "GET", "/api/v1/links/"+free.Slug+"/payments/"+d.ID.String()+"/", nil)
+	assert.Equal(t, http.StatusNotFound, r.Status, "another link's payment")
+
+	r = ps.call(t, "PATCH", "/api/v1/payment-links/"+fixed.ID.String()+"/", map[string]any{"is_active": false}, key...)
+	require.Equal(t, http.StatusOK, r.Status)
+	r = ps.linkPay(t, fixed, beninPayer("97000123"))
+	assert.Equal(t, http.StatusConflict, r.Status)
+	assert.Equal(t, "link_inactive", r.code())
+}
+
+func TestPaymentLinkUsageLimitUnderConcurrency(t *testing.T) {
+	ps := payments(t)
+	acct := ps.newAccount(t, true)
+	l := ps.newLink(t, acct, map[string]any{"name": "Limited", "amount": "1000", "currency": "XOF", "usage_limit": 10})
+	var mu sync.Mutex
+	statuses := map[int]int{}
+	codes := map[string]int{}
+	var wg sync.WaitGroup
+	for range 30 {
+		wg.Go(func() {
+			r := ps.linkPay(t, l, beninPayer("97000123"))
+			mu.Lock()
+			defer mu.Unlock()
+			statuses[r.Status]++
+			codes[r.code()]++
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, map[int]int{http.StatusCreated: 10, http.StatusConflict: 20}, statuses)
+	assert.Equal(t, 20, codes["usage_limit_reached"])
+	var n int
+	require.NoError(t, testStore.Pool().QueryRow(t.Context(), `SELECT count(*) FROM transactions WHERE payment_link_id = $1`, l.ID).Scan(&n))
+	assert.Equal(t, 10, n, "exactly usage_limit transactions")
+	var got sika.PaymentLink
+	ps.call(t, "GET", "/api/v1/payment-links/"+l.ID.String()+"/", nil, acct.key(sika.EnvironmentTest, sika.ScopePayin)...).data(t, &got)
+	assert.Equal(t, 10, got.UsageCount)
+}

@@ -1,0 +1,190 @@
+// Command sikabench-history measures the transaction history on a million transactions: the
+// filtered cursor list, the search and the streaming CSV export, over HTTP against the real API
+// (api.NewServer on loopback) and a real Postgres.
+//
+// It is self-contained: it starts a throw-away Postgres (internal/devstack, ephemeral), applies
+// the migrations (store.Migrate), seeds -rows transactions with COPY (pgx CopyFrom, generated
+// row by row from a fixed seed: a big merchant holding most rows in LIVE and exactly
+// -export-rows in TEST, and 20 small merchants), their gateway attempts and status logs, then
+// VACUUM ANALYZE. With -database-url it uses that server instead (an admin URL; the data goes
+// to database sika_history_bench, reused when it already holds the same data set).
+//
+// It then sends each scenario -n times, one request at a time, and prints p50, p95, p99 and
+// max per scenario and per group against the targets (list p99 <= 30 ms, search p99 <= 50 ms),
+// then exports -export-rows rows and prints rows/s and the peak RSS of the process during the
+// export (its high-water mark reset just before, /proc/self/clear_refs), next to a small
+// export's peak for comparison: equal peaks mean constant memory. It exits 0 whatever the
+// figures (it is a measurement) and 1 when the harness itself fails.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sikahq/sika/api"
+	"github.com/sikahq/sika/internal/devstack"
+	"github.com/sikahq/sika/store"
+)
+
+type options struct {
+	rows        int
+	exportRows  int
+	n           int
+	databaseURL string
+	hold        bool
+	exportLive  bool
+	only        string
+}
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "sikabench-history:", err)
+		os.Exit(1)
+	}
+}
+
+const benchDatabase = "sika_history_bench"
+
+func run() error {
+	var o options
+	flag.IntVar(&o.rows, "rows", 1_000_000, "transactions to seed in all")
+	flag.IntVar(&o.exportRows, "export-rows", 100_000, "transactions of the big merchant in TEST: the size of the measured export")
+	flag.IntVar(&o.n, "n", 100, "measured requests per scenario (after 10 warm-up requests)")
+	flag.StringVar(&o.databaseURL, "database-url", "", "admin URL of a Postgres server to use instead of an ephemeral one")
+	flag.BoolVar(&o.hold, "hold", false, "after seeding, print the database URL and wait for Ctrl-C (for EXPLAIN sessions)")
+	flag.BoolVar(&o.exportLive, "export-live", true, "also export the big merchant's LIVE history (most rows), to show the memory does not grow")
+	flag.StringVar(&o.only, "only", "", "run only the scenarios of this group (list, search, attempts) and no export, or only the exports (export)")
+	flag.Parse()
+	if flag.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", flag.Args())
+	}
+	if o.rows < 1000 || o.exportRows < 1 || o.exportRows > o.rows/2 || o.n < 1 {
+		return errors.New("-rows must be at least 1000, -export-rows between 1 and rows/2, -n at least 1")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	logf := func(format string, args ...any) {
+		fmt.Fprintf(os.Stderr, "sikabench-history: "+format+"\n", args...)
+	}
+
+	adminURL := o.databaseURL
+	if adminURL == "" {
+		dir, err := os.MkdirTemp("", "sika-history-bench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		logf("starting an ephemeral Postgres")
+		pg, err := devstack.StartPostgres(ctx, devstack.PostgresOptions{DataDir: filepath.Join(dir, "postgres"), Ephemeral: true, Logger: quiet})
+		if err != nil {
+			return err
+		}
+		defer pg.Stop()
+		adminURL = pg.URL("postgres")
+	}
+	if err := devstack.CreateDatabase(ctx, adminURL, benchDatabase); err != nil {
+		return err
+	}
+	dbURL, err := devstack.DatabaseURL(adminURL, benchDatabase)
+	if err != nil {
+		return err
+	}
+	st, err := store.Open(ctx, dbURL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if _, err := st.Migrate(ctx); err != nil {
+		return err
+	}
+	pool, err := pgxpool.New(ctx, dbURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+
+	d := &dataset{rows: o.rows, exportRows: o.exportRows, others: 20,
+		end: time.Now().UTC().Add(-time.Hour).Truncate(time.Hour)}
+	d.start = d.end.AddDate(-2, 0, 0)
+	if err := d.prepare(ctx, st, pool, logf); err != nil {
+		return err
+	}
+	if o.hold {
+		logf("data set ready in %s; Ctrl-C to stop", dbURL)
+		<-ctx.Done()
+		return nil
+	}
+
+	// Seeding garbage must not count in the export's peak RSS.
+	runtime.GC()
+	debug.FreeOSMemory()
+
+	base, closeAPI, err := serveAPI(st)
+	if err != nil {
+		return err
+	}
+	defer closeAPI()
+	b := &bench{base: base, d: d, pool: pool, client: &http.Client{Timeout: 5 * time.Minute}, n: o.n, logf: logf}
+	b.only = o.only
+	results, err := b.runScenarios(ctx)
+	if err != nil {
+		return err
+	}
+	var exports []exportResult
+	if o.only == "" || o.only == "export" {
+		if exports, err = b.runExports(ctx, o.exportLive); err != nil {
+			return err
+		}
+	}
+	printReport(os.Stdout, o, results, exports)
+	return nil
+}
+
+// prepare seeds the data set, or reuses it when the database already holds it.
+func (d *dataset) prepare(ctx context.Context, st *store.Store, pool *pgxpool.Pool, logf func(string, ...any)) error {
+	var count int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM transactions`).Scan(&count); err != nil {
+		return err
+	}
+	if count == d.rows {
+		logf("reusing the %d transactions already seeded", count)
+		return d.reuse(ctx, st, pool)
+	}
+	if count != 0 {
+		return fmt.Errorf("database %s holds %d transactions, not %d: drop it first", benchDatabase, count, d.rows)
+	}
+	logf("seeding %d transactions", d.rows)
+	return d.seed(ctx, st, pool, logf)
+}
+
+// serveAPI serves the API on a loopback port and returns its base URL.
+func serveAPI(st *store.Store) (string, func(), error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	base := "http://" + ln.Addr().String()
+	srv := api.NewServer(api.Config{
+		PublicURL: base, JWTSecret: []byte("sikabench-history secret of at least 32 bytes"),
+		RateLimitPerMinute: 1 << 30, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}, st)
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = hs.Serve(ln) }()
+	return base, func() { _ = hs.Close() }, nil
+}

@@ -1,0 +1,470 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sikahq/sika"
+	"github.com/sikahq/sika/store"
+)
+
+// The data set: a big merchant with most of the rows in LIVE and exactly exportRows in TEST (the
+// export measurement), and small merchants sharing the rest, so that every query has other
+// tenants' rows to skip. Rows are generated from their index with a fixed seed: a rerun seeds
+// the same data, and the attempts and status logs are regenerated from the same transaction.
+type dataset struct {
+	rows       int // transactions in all
+	exportRows int // the big merchant's TEST transactions
+	others     int // small merchants
+	start, end time.Time
+
+	main      merchantKeys
+	merchants []uuid.UUID // index 0 is the big merchant
+	networks  map[string]networkInfo
+}
+
+type merchantKeys struct {
+	ID         uuid.UUID
+	Live, Test string // API keys of scope BOTH
+}
+
+type networkInfo struct {
+	ID      uuid.UUID
+	Country string
+	Code    string
+}
+
+// partition is a run of consecutive row indexes that belong to one tenant.
+type partition struct {
+	from, to int // [from, to)
+	merchant int
+	env      sika.Environment
+}
+
+func (d *dataset) mainLiveRows() int {
+	return d.rows - d.exportRows - d.others*d.otherRows()
+}
+
+// otherRows is the size of a small merchant's history (both environments).
+func (d *dataset) otherRows() int { return d.rows / 10 / max(d.others, 1) }
+
+// partitionOf returns the tenant of row i.
+func (d *dataset) partitionOf(i int) partition {
+	live := d.mainLiveRows()
+	switch {
+	case i < live:
+		return partition{0, live, 0, sika.EnvironmentLive}
+	case i < live+d.exportRows:
+		return partition{live, live + d.exportRows, 0, sika.EnvironmentTest}
+	}
+	k := (i - live - d.exportRows) / d.otherRows()
+	from := live + d.exportRows + k*d.otherRows()
+	split := from + d.otherRows()*4/5
+	if i < split {
+		return partition{from, split, k + 1, sika.EnvironmentLive}
+	}
+	return partition{split, from + d.otherRows(), k + 1, sika.EnvironmentTest}
+}
+
+// weighted is a value and its share of the rows, in parts per thousand.
+type weighted[T any] struct {
+	value    T
+	perMille int
+}
+
+// pickWeighted draws a value with the weights of choices (which add up to 1000).
+func pickWeighted[T any](r *rand.Rand, choices []weighted[T]) T {
+	pick := r.IntN(1000)
+	for _, c := range choices {
+		if pick < c.perMille {
+			return c.value
+		}
+		pick -= c.perMille
+	}
+	return choices[len(choices)-1].value
+}
+
+// The mix of the data set.
+var (
+	typeMix = []weighted[sika.TransactionType]{
+		{sika.TypePayment, 850}, {sika.TypeTopUp, 30}, {sika.TypePayout, 100}, {sika.TypeTransfer, 20},
+	}
+	statusMix = []weighted[sika.TransactionStatus]{
+		{sika.StatusSuccess, 780}, {sika.StatusFailed, 150}, {sika.StatusPending, 70},
+	}
+	networkMix = []weighted[string]{
+		{"MTN_BJ", 350}, {"MOOV_BJ", 200}, {"CELTIIS_BJ", 50},
+		{"ORANGE_CI", 80}, {"MTN_CI", 60}, {"WAVE_CI", 50}, {"MOOV_CI", 10},
+		{"ORANGE_SN", 50}, {"WAVE_SN", 40}, {"FREE_SN", 10},
+		{"TMONEY_TG", 30}, {"MOOV_TG", 20},
+		{"MTN_CM", 20}, {"ORANGE_CM", 20},
+		{"VODACOM_CD", 10},
+	}
+)
+
+var (
+	firstNames = strings.Fields(`Koffi Kossi Komlan Kodjo Yao Kwame Ama Akosua Afi Adjoa Aminata Awa Fatou Mariama
+		Ousmane Moussa Ibrahim Abdoulaye Mamadou Seydou Cheikh Aïssatou Fatoumata Oumar Boubacar Adama Salif Issa
+		Yawa Akouvi Sénamé Edem Eyram Délali Mawuli Sitsofe Kafui Elom Nadège Rosine`)
+	lastNames = strings.Fields(`Mensah Agbodjan Adjovi Houngbo Dossou Ahouansou Gbaguidi Hounkpatin Kpadonou Sossou
+		Diallo Traoré Koné Ouattara Coulibaly Touré Diop Ndiaye Fall Sow Ba Sy Gueye Camara Cissé Konaté Kouassi
+		Kouamé Yao N'Guessan Bamba Fofana Sanogo Diabaté Amégah Akakpo Lawson Johnson Ekué Afanou Tété Agbeko
+		Atayi Adzoh Fiagbe Dzodzi Tchalla Kpodar Ayéva`)
+	emailDomains = []string{"gmail.com", "gmail.com", "gmail.com", "gmail.com", "yahoo.fr", "yahoo.fr", "outlook.com", "orange.sn", "hotmail.fr", ""}
+	callingCodes = map[string]struct {
+		code   string
+		length int
+	}{"BJ": {"229", 8}, "CI": {"225", 10}, "SN": {"221", 9}, "TG": {"228", 8}, "CM": {"237", 9}, "CD": {"243", 9}}
+	currencies        = map[string]string{"BJ": "XOF", "CI": "XOF", "SN": "XOF", "TG": "XOF", "CM": "XAF", "CD": "CDF"}
+	linkSlugs         = 100
+	referencePrefixes = map[sika.TransactionType]string{sika.TypePayment: "PAY", sika.TypeTopUp: "TOP", sika.TypePayout: "PO", sika.TypeTransfer: "TRF"}
+)
+
+const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+// txRow is one generated transaction with what its attempts and logs need.
+type txRow struct {
+	id                                  uuid.UUID
+	reference, gatewayReference         string
+	merchant                            uuid.UUID
+	env                                 sika.Environment
+	typ                                 sika.TransactionType
+	status                              sika.TransactionStatus
+	requested, clientFee, debited       int64 // in cents
+	gatewayFee, platformFee, net        int64
+	currency, country, network          string
+	networkID                           uuid.UUID
+	name, email, phone, recipient, desc string
+	mode                                sika.FeeChargeMode
+	gateway                             string
+	fallback                            bool
+	failureCode, failureMessage         string
+	createdAt, completedAt              time.Time
+	linkSlug, sessionSlug               *string
+	metadata                            string
+}
+
+func randomString(r *rand.Rand, alphabet string, n int) string {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = alphabet[r.IntN(len(alphabet))]
+	}
+	return string(b)
+}
+
+func randomUUID(r *rand.Rand) uuid.UUID {
+	var u uuid.UUID
+	for i := 0; i < 16; i += 8 {
+		v := r.Uint64()
+		for j := 0; j < 8; j++ {
+			u[i+j] = byte(v >> (8 * j))
+		}
+	}
+	u[6] = u[6]&0x0f | 0x40
+	u[8] = u[8]&0x3f | 0x80
+	return u
+}
+
+// createdAt spreads a partition's rows evenly over the data set's period, oldest first; one row
+// in seven shares the instant of the row before it, so that the id tie-break is exercised.
+func (d *dataset) createdAt(i int, p partition) time.Time {
+	if i%7 == 3 && i > p.from {
+		i--
+	}
+	step := d.end.Sub(d.start) / time.Duration(p.to-p.from)
+	return d.start.Add(time.Duration(i-p.from) * step).Truncate(time.Microsecond)
+}
+
+// transaction generates row i.
+func (d *dataset) transaction(i int) txRow {
+	r := rand.New(rand.NewPCG(0x51CA, uint64(i)))
+	p := d.partitionOf(i)
+	t := txRow{id: randomUUID(r), merchant: d.merchants[p.merchant], env: p.env, createdAt: d.createdAt(i, p)}
+	t.typ = pickWeighted(r, typeMix)
+	t.status = pickWeighted(r, statusMix)
+	t.network = pickWeighted(r, networkMix)
+	n := d.networks[t.network]
+	t.networkID, t.country, t.currency = n.ID, n.Country, currencies[n.Country]
+	units := int64(1)
+	if sika.MinorUnits(t.currency) == 0 {
+		units = 100
+	}
+	t.requested = (100 + r.Int64N(500000)) * units
+	if units == 1 {
+		t.requested = 1000 + r.Int64N(5000000)
+	}
+	t.clientFee = (t.requested*15/1000 + units - 1) / units * units
+	t.gatewayFee = t.requested * 10 / 1000 / units * units
+	t.platformFee = t.clientFee - t.gatewayFee
+	if r.IntN(2) == 0 {
+		t.mode, t.debited, t.net = sika.FeeAddOn, t.requested+t.clientFee, t.requested
+	} else {
+		t.mode, t.debited, t.net = sika.FeeDeducted, t.requested, t.requested-t.clientFee
+	}
+	first, last := firstNames[r.IntN(len(firstNames))], lastNames[r.IntN(len(lastNames))]
+	t.name = first + " " + last
+	if domain := emailDomains[r.IntN(len(emailDomains))]; domain != "" {
+		t.email = strings.ToLower(first+"."+last) + strconv.Itoa(r.IntN(100)) + "@" + domain
+	}
+	cc := callingCodes[t.country]
+	t.phone = "+" + cc.code + randomString(r, "0123456789", cc.length)
+	if t.typ.FlowDirection() == sika.DirectionOutbound {
+		t.recipient, t.phone = t.phone, ""
+	}
+	t.desc = "Commande " + strconv.Itoa(r.IntN(1_000_000))
+	t.reference = referencePrefixes[t.typ] + "-" + t.createdAt.Format("20060102") + "-" + randomString(r, crockford, 10)
+	t.gateway = "sandbox-a"
+	if t.fallback = r.IntN(100) < 8; t.fallback {
+		t.gateway = "sandbox-b"
+	}
+	if t.status != sika.StatusPending || r.IntN(10) < 7 {
+		t.gatewayReference = "GW" + randomString(r, crockford, 14)
+	}
+	if t.status != sika.StatusPending {
+		t.completedAt = t.createdAt.Add(time.Duration(5+r.IntN(120)) * time.Second)
+	}
+	if t.status == sika.StatusFailed {
+		t.failureCode, t.failureMessage = "payer_declined", "The customer declined the payment."
+	}
+	if r.IntN(10) == 0 {
+		s := fmt.Sprintf("boutique-%03d", r.IntN(linkSlugs))
+		t.linkSlug = &s
+	}
+	if r.IntN(5) == 0 {
+		s := "cs_" + randomString(r, crockford, 16)
+		t.sessionSlug = &s
+	}
+	t.metadata = "{}"
+	if r.IntN(3) == 0 {
+		t.metadata = `{"order_id":"` + strconv.Itoa(r.IntN(10_000_000)) + `"}`
+	}
+	return t
+}
+
+func numeric(cents int64) pgtype.Numeric {
+	return pgtype.Numeric{Int: big.NewInt(cents), Exp: -2, Valid: true}
+}
+
+func optionalTime(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+var transactionCopyColumns = []string{"id", "reference", "merchant_id", "environment", "transaction_type", "status",
+	"requested_amount", "client_fee", "debited_amount", "gateway_fee", "platform_fee", "net_amount", "currency",
+	"country", "network_id", "network", "customer_name", "customer_email", "customer_phone", "recipient", "description",
+	"metadata", "fee_charge_mode", "gateway", "gateway_reference", "failure_code", "failure_message", "created_at",
+	"updated_at", "completed_at", "payment_link_slug", "checkout_session_slug"}
+
+func (t txRow) values() []any {
+	updated := t.createdAt
+	if !t.completedAt.IsZero() {
+		updated = t.completedAt
+	}
+	return []any{t.id, t.reference, t.merchant, string(t.env), string(t.typ), string(t.status),
+		numeric(t.requested), numeric(t.clientFee), numeric(t.debited), numeric(t.gatewayFee), numeric(t.platformFee),
+		numeric(t.net), t.currency, t.country, t.networkID, t.network, t.name, t.email, t.phone, t.recipient, t.desc,
+		t.metadata, string(t.mode), t.gateway, t.gatewayReference, t.failureCode, t.failureMessage, t.createdAt,
+		updated, optionalTime(t.completedAt), t.linkSlug, t.sessionSlug}
+}
+
+var attemptCopyColumns = []string{"id", "transaction_id", "merchant_id", "environment", "run", "sequence", "gateway",
+	"priority", "status", "gateway_reference", "failure_code", "failure_message", "created_at", "updated_at", "completed_at"}
+
+// attempts are the gateway attempts of a transaction: none for a PENDING one the gateway has
+// not answered, one otherwise, and a first one lost to an unavailable gateway for a fallback.
+func (t txRow) attempts() [][]any {
+	if t.gatewayReference == "" {
+		return nil
+	}
+	var out [][]any
+	seq := 1
+	status := string(t.status)
+	if t.status == sika.StatusCancelled {
+		status = string(sika.StatusFailed)
+	}
+	if t.fallback {
+		id := t.id
+		id[0] ^= 0xA1
+		out = append(out, []any{id, t.id, t.merchant, string(t.env), 1, 1, "sandbox-a", 1, "FAILED", "",
+			"gateway_unavailable", "The gateway is unavailable.", t.createdAt, t.createdAt, &t.createdAt})
+		seq = 2
+	}
+	id := t.id
+	id[0] ^= 0xA2
+	failure := ""
+	if t.status == sika.StatusFailed {
+		failure = t.failureCode
+	}
+	out = append(out, []any{id, t.id, t.merchant, string(t.env), 1, seq, t.gateway, seq, status, t.gatewayReference,
+		failure, t.failureMessage, t.createdAt, t.createdAt, optionalTime(t.completedAt)})
+	return out
+}
+
+var statusLogCopyColumns = []string{"id", "transaction_id", "merchant_id", "environment", "from_status", "to_status",
+	"reason", "triggered_by", "created_at"}
+
+// statusLogs are the creation entry and, once final, the outcome.
+func (t txRow) statusLogs() [][]any {
+	first := t.id
+	first[0] ^= 0xB1
+	out := [][]any{{first, t.id, t.merchant, string(t.env), nil, "PENDING", "Payment requested", "CLIENT", t.createdAt}}
+	if t.status != sika.StatusPending {
+		second := t.id
+		second[0] ^= 0xB2
+		by := "SYSTEM"
+		if t.id[1]%5 < 2 {
+			by = "WEBHOOK_CALLBACK"
+		}
+		out = append(out, []any{second, t.id, t.merchant, string(t.env), "PENDING", string(t.status), "Gateway outcome", by, t.completedAt})
+	}
+	return out
+}
+
+// rowSource feeds CopyFrom from a generator, one transaction index at a time; a transaction may
+// give several rows (attempts, logs).
+type rowSource struct {
+	d       *dataset
+	i, n    int
+	rows    func(txRow) [][]any
+	pending [][]any
+	cur     []any
+	count   int
+}
+
+func (s *rowSource) Next() bool {
+	for len(s.pending) == 0 {
+		if s.i >= s.n {
+			return false
+		}
+		s.pending = s.rows(s.d.transaction(s.i))
+		s.i++
+	}
+	s.cur, s.pending = s.pending[0], s.pending[1:]
+	s.count++
+	return true
+}
+
+func (s *rowSource) Values() ([]any, error) { return s.cur, nil }
+func (s *rowSource) Err() error             { return nil }
+
+// seed creates the merchants and their keys and COPYs the transactions, then their attempts and
+// status logs, then analyses the tables.
+func (d *dataset) seed(ctx context.Context, st *store.Store, pool *pgxpool.Pool, logf func(string, ...any)) error {
+	if err := d.createMerchants(ctx, st); err != nil {
+		return err
+	}
+	if err := d.loadNetworks(ctx, pool); err != nil {
+		return err
+	}
+	begin := time.Now()
+	n, err := pool.CopyFrom(ctx, pgx.Identifier{"transactions"}, transactionCopyColumns,
+		&rowSource{d: d, n: d.rows, rows: func(t txRow) [][]any { return [][]any{t.values()} }})
+	if err != nil {
+		return fmt.Errorf("copy transactions: %w", err)
+	}
+	logf("copied %d transactions in %s", n, time.Since(begin).Round(time.Millisecond))
+	begin = time.Now()
+	if n, err = pool.CopyFrom(ctx, pgx.Identifier{"transaction_attempts"}, attemptCopyColumns,
+		&rowSource{d: d, n: d.rows, rows: txRow.attempts}); err != nil {
+		return fmt.Errorf("copy attempts: %w", err)
+	}
+	logf("copied %d attempts in %s", n, time.Since(begin).Round(time.Millisecond))
+	begin = time.Now()
+	if n, err = pool.CopyFrom(ctx, pgx.Identifier{"transaction_status_logs"}, statusLogCopyColumns,
+		&rowSource{d: d, n: d.rows, rows: txRow.statusLogs}); err != nil {
+		return fmt.Errorf("copy status logs: %w", err)
+	}
+	logf("copied %d status logs in %s", n, time.Since(begin).Round(time.Millisecond))
+	begin = time.Now()
+	if _, err := pool.Exec(ctx, `VACUUM (ANALYZE) transactions, transaction_attempts, transaction_status_logs`); err != nil {
+		return fmt.Errorf("vacuum analyze: %w", err)
+	}
+	logf("vacuum analyze in %s", time.Since(begin).Round(time.Millisecond))
+	return nil
+}
+
+// createMerchants registers the big merchant (with LIVE and TEST keys) and the small ones.
+func (d *dataset) createMerchants(ctx context.Context, st *store.Store) error {
+	hash, err := sika.HashPassword("history bench password")
+	if err != nil {
+		return err
+	}
+	for k := 0; k <= d.others; k++ {
+		member, m, err := st.RegisterMember(ctx, fmt.Sprintf("history-%d@sika.local", k), hash, "History Bench", false,
+			&store.NewMerchant{Name: fmt.Sprintf("Boutique %d", k), Country: "BJ", KYCStatus: sika.KYCVerified, IsActive: true})
+		if err != nil {
+			return fmt.Errorf("register merchant %d: %w", k, err)
+		}
+		d.merchants = append(d.merchants, m.ID)
+		if k > 0 {
+			continue
+		}
+		d.main.ID = m.ID
+		live, err := st.CreateAPIKey(ctx, m.ID, sika.EnvironmentLive, sika.ScopeBoth, "history bench", &member.ID)
+		if err != nil {
+			return err
+		}
+		test, err := st.CreateAPIKey(ctx, m.ID, sika.EnvironmentTest, sika.ScopeBoth, "history bench", &member.ID)
+		if err != nil {
+			return err
+		}
+		d.main.Live, d.main.Test = live.Secret, test.Secret
+	}
+	return nil
+}
+
+func (d *dataset) loadNetworks(ctx context.Context, pool *pgxpool.Pool) error {
+	rows, err := pool.Query(ctx, `SELECT n.id, c.iso_code, n.code FROM networks n JOIN countries c ON c.id = n.country_id`)
+	if err != nil {
+		return err
+	}
+	infos, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (networkInfo, error) {
+		var n networkInfo
+		err := r.Scan(&n.ID, &n.Country, &n.Code)
+		return n, err
+	})
+	if err != nil {
+		return err
+	}
+	d.networks = map[string]networkInfo{}
+	for _, n := range infos {
+		d.networks[n.Code] = n
+	}
+	for _, n := range networkMix {
+		if _, ok := d.networks[n.value]; !ok {
+			return fmt.Errorf("network %s is not in the catalogue", n.value)
+		}
+	}
+	return nil
+}
+
+// reuse finds the big merchant of a data set seeded by an earlier run and gives it new keys
+// (secrets are shown only at creation).
+func (d *dataset) reuse(ctx context.Context, st *store.Store, pool *pgxpool.Pool) error {
+	if err := pool.QueryRow(ctx, `SELECT id FROM merchants WHERE name = 'Boutique 0'`).Scan(&d.main.ID); err != nil {
+		return fmt.Errorf("find the big merchant: %w", err)
+	}
+	live, err := st.CreateAPIKey(ctx, d.main.ID, sika.EnvironmentLive, sika.ScopeBoth, "history bench", nil)
+	if err != nil {
+		return err
+	}
+	test, err := st.CreateAPIKey(ctx, d.main.ID, sika.EnvironmentTest, sika.ScopeBoth, "history bench", nil)
+	if err != nil {
+		return err
+	}
+	d.main.Live, d.main.Test = live.Secret, test.Secret
+	return nil
+}

@@ -1,0 +1,275 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sikahq/sika"
+)
+
+// TransactionFilter narrows a transaction list or export. Zero fields do not filter; the
+// tenancy (merchant and environment) is always applied on top.
+type TransactionFilter struct {
+	Status        sika.TransactionStatus
+	Type          sika.TransactionType
+	FlowDirection sika.Direction
+	Currency      string
+	Country       string
+	Network       string
+	// Merchant, when set, must also equal the row's merchant: another merchant's id than the
+	// caller's therefore matches nothing.
+	Merchant *uuid.UUID
+	// CreatedFrom and CreatedTo bound created_at, both inclusive.
+	CreatedFrom *time.Time
+	CreatedTo   *time.Time
+	// Search is a case-insensitive substring of the reference, gateway reference, customer
+	// name, email or phone, payment-link slug or checkout-session slug (search_text).
+	Search string
+}
+
+// sqlWhere accumulates a WHERE clause with its positional arguments.
+type sqlWhere struct {
+	clauses []string
+	args    []any
+}
+
+// add appends a condition whose `?` is replaced by the next placeholder bound to arg.
+func (w *sqlWhere) add(cond string, arg any) {
+	w.args = append(w.args, arg)
+	w.clauses = append(w.clauses, strings.Replace(cond, "?", "$"+strconv.Itoa(len(w.args)), 1))
+}
+
+// addIf adds the condition when set.
+func (w *sqlWhere) addIf(set bool, cond string, arg any) {
+	if set {
+		w.add(cond, arg)
+	}
+}
+
+// from renders `FROM <table> WHERE …`.
+func (w *sqlWhere) from(table string) string {
+	return "FROM " + table + " WHERE " + strings.Join(w.clauses, " AND ")
+}
+
+// tenantWhere starts a WHERE clause on the tenancy of alias.
+func tenantWhere(alias string, merchantID uuid.UUID, env sika.Environment) *sqlWhere {
+	w := &sqlWhere{}
+	w.add(alias+"merchant_id = ?", merchantID)
+	w.add(alias+"environment = ?", env)
+	return w
+}
+
+// transactionWhere is the tenancy and the filter of a transaction query on alias t.
+func transactionWhere(merchantID uuid.UUID, env sika.Environment, f TransactionFilter) *sqlWhere {
+	w := tenantWhere("t.", merchantID, env)
+	w.addIf(f.Merchant != nil, "t.merchant_id = ?", f.Merchant)
+	w.addIf(f.Status != "", "t.status = ?", f.Status)
+	w.addIf(f.Type != "", "t.transaction_type = ?", f.Type)
+	w.addIf(f.FlowDirection != "", "t.flow_direction = ?", f.FlowDirection)
+	w.addIf(f.Currency != "", "t.currency = ?", f.Currency)
+	w.addIf(f.Country != "", "t.country = ?", f.Country)
+	w.addIf(f.Network != "", "t.network = ?", f.Network)
+	w.addIf(f.CreatedFrom != nil, "t.created_at >= ?", f.CreatedFrom)
+	w.addIf(f.CreatedTo != nil, "t.created_at <= ?", f.CreatedTo)
+	if f.Search != "" {
+		w.clauses = append(w.clauses, searchCondition(w, f.Search))
+	}
+	return w
+}
+
+// searchCondition is the search condition, its arguments added to w: the query as a substring
+// of search_text (migration 0005), both sides lower-cased by Postgres with the ICU root
+// collation. The pattern is then given back the column's collation: a LIKE under another
+// collation than the index's cannot use the index (the search would scan the whole history).
+//
+// A query that reads as a phone number is also searched as its digits, since numbers are
+// stored in E.164 (+22997000123): "+229 97 00 01 23", "(229) 97000123" and "0022997000123" are
+// searched as their digits alone (a stored field never holds spaces or parentheses between
+// digits, and the digits match wherever the query with + or 00 would); "97-00-01-23" is
+// searched both as written (a reference holds dashes) and as digits.
+func searchCondition(w *sqlWhere, q string) string {
+	patterns := []string{likeContaining(q)}
+	if digits, ok := phoneDigits(q); ok && digits != q {
+		if strings.ContainsAny(q, "-.") {
+			patterns = append(patterns, likeContaining(digits))
+		} else {
+			patterns = []string{likeContaining(digits)}
+		}
+	}
+	var or []string
+	for _, p := range patterns {
+		w.args = append(w.args, p)
+		or = append(or, "t.search_text LIKE (lower($"+strconv.Itoa(len(w.args))+` COLLATE "und-x-icu") COLLATE "default")`)
+	}
+	return "(" + strings.Join(or, " OR ") + ")"
+}
+
+// likeContaining is the LIKE pattern of a substring, its wildcards escaped.
+func likeContaining(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return "%" + r.Replace(s) + "%"
+}
+
+// phoneDigits returns the digits of a query that looks like a phone number (digits with
+// separators, an optional leading + or 00), without the + or 00, and whether it looks so.
+func phoneDigits(q string) (string, bool) {
+	var b strings.Builder
+	for i, r := range q {
+		switch {
+		case r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case r == '+' && i == 0:
+		case r == ' ' || r == '-' || r == '.' || r == '(' || r == ')':
+		default:
+			return "", false
+		}
+	}
+	digits := b.String()
+	if strings.HasPrefix(q, "00") {
+		digits = strings.TrimPrefix(digits, "00")
+	}
+	return digits, len(digits) >= 3
+}
+
+// ListTransactions returns a cursor page of the merchant's transactions, newest first, ties
+// broken by id.
+func (s *Store) ListTransactions(ctx context.Context, merchantID uuid.UUID, env sika.Environment, f TransactionFilter, req KeysetRequest) ([]sika.Transaction, bool, error) {
+	if f.Search != "" {
+		return s.searchTransactions(ctx, merchantID, env, f, req)
+	}
+	return listWhere(ctx, s, "transactions", transactionColumns, "transactions t", "t.", transactionWhere(merchantID, env, f), req, scanTransaction)
+}
+
+// exportBatch is how many rows each FETCH of an export reads from its cursor.
+var exportBatch = 1000
+
+// ExportTransactions streams every transaction of the filter, newest first, to emit, through a
+// Postgres cursor read exportBatch rows at a time: memory stays constant whatever the number of
+// rows, and the cursor's fast-start plan (cursor_tuple_fraction) walks the index in order
+// instead of sorting the whole result before the first row. An error from emit stops the
+// export and is returned as is.
+func (s *Store) ExportTransactions(ctx context.Context, merchantID uuid.UUID, env sika.Environment, f TransactionFilter, emit func(sika.Transaction) error) error {
+	w := transactionWhere(merchantID, env, f)
+	return s.InTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "DECLARE transactions_export NO SCROLL CURSOR FOR SELECT "+transactionColumns+" "+
+			w.from("transactions t")+" ORDER BY t.created_at DESC, t.id DESC", w.args...); err != nil {
+			return fmt.Errorf("export transactions: declare cursor: %w", err)
+		}
+		for {
+			n, err := fetchExportBatch(ctx, tx, emit)
+			if err != nil || n < exportBatch {
+				return err
+			}
+		}
+	})
+}
+
+// fetchExportBatch reads the next batch of the export cursor into emit and returns its size.
+func fetchExportBatch(ctx context.Context, tx pgx.Tx, emit func(sika.Transaction) error) (int, error) {
+	rows, err := tx.Query(ctx, "FETCH "+strconv.Itoa(exportBatch)+" FROM transactions_export")
+	if err != nil {
+		return 0, fmt.Errorf("export transactions: fetch: %w", err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		t, err := scanTransaction(rows)
+		if err != nil {
+			return n, fmt.Errorf("export transactions: scan: %w", err)
+		}
+		if err := emit(t); err != nil {
+			return n, err
+		}
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		return n, fmt.Errorf("export transactions: fetch: %w", err)
+	}
+	return n, nil
+}
+
+// AttemptFilter narrows the list of gateway attempts; zero fields do not filter.
+type AttemptFilter struct {
+	Status      sika.AttemptStatus
+	Gateway     string
+	Transaction *uuid.UUID
+}
+
+// ListAttempts returns a cursor page of the merchant's gateway attempts, newest first.
+func (s *Store) ListAttempts(ctx context.Context, merchantID uuid.UUID, env sika.Environment, f AttemptFilter, req KeysetRequest) ([]sika.TransactionAttempt, bool, error) {
+	w := tenantWhere("a.", merchantID, env)
+	w.addIf(f.Status != "", "a.status = ?", f.Status)
+	w.addIf(f.Gateway != "", "a.gateway = ?", f.Gateway)
+	w.addIf(f.Transaction != nil, "a.transaction_id = ?", f.Transaction)
+	return listWhere(ctx, s, "attempts", attemptColumns, "transaction_attempts a", "a.", w, req, scanAttempt)
+}
+
+// AttemptByID returns a gateway attempt of the merchant and environment, or not_found.
+func (s *Store) AttemptByID(ctx context.Context, merchantID uuid.UUID, env sika.Environment, id uuid.UUID) (sika.TransactionAttempt, error) {
+	return tenantRowByID(ctx, s, "Transaction attempt", attemptColumns, "transaction_attempts a", "a.", merchantID, env, id, scanAttempt)
+}
+
+// StatusLogFilter narrows the list of status changes; zero fields do not filter.
+type StatusLogFilter struct {
+	ToStatus    sika.TransactionStatus
+	TriggeredBy sika.Trigger
+	Transaction *uuid.UUID
+}
+
+// ListStatusLogs returns a cursor page of the merchant's status changes, newest first.
+func (s *Store) ListStatusLogs(ctx context.Context, merchantID uuid.UUID, env sika.Environment, f StatusLogFilter, req KeysetRequest) ([]sika.TransactionStatusLog, bool, error) {
+	w := tenantWhere("l.", merchantID, env)
+	w.addIf(f.ToStatus != "", "l.to_status = ?", f.ToStatus)
+	w.addIf(f.TriggeredBy != "", "l.triggered_by = ?", f.TriggeredBy)
+	w.addIf(f.Transaction != nil, "l.transaction_id = ?", f.Transaction)
+	return listWhere(ctx, s, "status logs", statusLogColumns, "transaction_status_logs l", "l.", w, req, scanStatusLog)
+}
+
+// StatusLogByID returns a status change of the merchant and environment, or not_found.
+func (s *Store) StatusLogByID(ctx context.Context, merchantID uuid.UUID, env sika.Environment, id uuid.UUID) (sika.TransactionStatusLog, error) {
+	return tenantRowByID(ctx, s, "Transaction status log", statusLogColumns, "transaction_status_logs l", "l.", merchantID, env, id, scanStatusLog)
+}
+
+// listWhere is a keyset page of table (with its alias) under w; what names the rows in errors.
+func listWhere[T any](ctx context.Context, s *Store, what, columns, table, alias string, w *sqlWhere, req KeysetRequest, scan func(pgx.Row) (T, error)) ([]T, bool, error) {
+	items, more, err := queryKeyset(ctx, s, columns, w.from(table), alias, w.args, req, scan)
+	if err != nil {
+		return nil, false, fmt.Errorf("list %s: %w", what, err)
+	}
+	return items, more, nil
+}
+
+// tenantRowByID reads the row id of table (with its alias) in the tenancy, or not_found; kind
+// names it ("Transaction attempt").
+func tenantRowByID[T any](ctx context.Context, s *Store, kind, columns, table, alias string, merchantID uuid.UUID, env sika.Environment, id uuid.UUID, scan func(pgx.Row) (T, error)) (T, error) {
+	w := tenantWhere(alias, merchantID, env)
+	w.add(alias+"id = ?", id)
+	v, err := scan(s.pool.QueryRow(ctx, "SELECT "+columns+" "+w.from(table), w.args...))
+	if isNoRows(err) {
+		return v, sika.NotFound(kind)
+	}
+	if err != nil {
+		return v, fmt.Errorf("select %s: %w", strings.ToLower(kind), err)
+	}
+	return v, nil
+}
+
+// CatalogueCodes says which of a country ISO code, a network code and a currency the catalogue
+// knows; an empty code counts as known. One round trip, for validating list filters.
+func (s *Store) CatalogueCodes(ctx context.Context, country, network, currency string) (countryOK, networkOK, currencyOK bool, err error) {
+	err = s.pool.QueryRow(ctx, `SELECT
+			$1::text = '' OR EXISTS (SELECT 1 FROM countries WHERE iso_code = $1::text),
+			$2::text = '' OR EXISTS (SELECT 1 FROM networks WHERE code = $2::text),
+			$3::text = '' OR EXISTS (SELECT 1 FROM countries WHERE default_currency = $3::text)`,
+		country, network, currency).Scan(&countryOK, &networkOK, &currencyOK)
+	if err != nil {
+		return false, false, false, fmt.Errorf("check catalogue codes: %w", err)
+	}
+	return countryOK, networkOK, currencyOK, nil
+}

@@ -1,0 +1,170 @@
+// Hosted payment page: validates the form, starts the payment through the page's public
+// endpoint, then follows it (phone approval, post-push OTP, redirect) until it succeeds or
+// fails. No framework, no third-party code.
+(function () {
+  "use strict";
+  var page = document.getElementById("page");
+  var form = document.getElementById("pay-form");
+  if (!page || !form) return;
+  var msg = JSON.parse(document.getElementById("messages").textContent || "{}");
+  var kind = page.dataset.kind;
+  var payURL = page.dataset.payUrl, otpURL = page.dataset.otpUrl, pollURL = page.dataset.pollUrl;
+  var $ = function (id) { return document.getElementById(id); };
+  var current = null; // the payment in progress
+  var pollTimer = null;
+
+  function show(id) {
+    ["form-screen", "waiting-screen", "otp-screen", "success-screen", "failure-screen", "closed"].forEach(function (s) {
+      var el = $(s);
+      if (el) el.hidden = s !== id;
+    });
+    var focus = $(id) && $(id).querySelector("h2, input, button");
+    if (focus && focus.tagName === "H2") { focus.setAttribute("tabindex", "-1"); }
+    if (focus) focus.focus();
+  }
+
+  function selectedNetwork() {
+    return form.querySelector("input[name=network]:checked");
+  }
+
+  function filterNetworks() {
+    var country = $("country").value, any = false, checked = selectedNetwork();
+    form.querySelectorAll(".network").forEach(function (label) {
+      var visible = label.dataset.country === country;
+      label.hidden = !visible;
+      if (visible) any = true;
+      if (!visible && checked && label.contains(checked)) checked.checked = false;
+    });
+    $("no-network").hidden = any;
+    updateOTP();
+  }
+
+  function updateOTP() {
+    var n = selectedNetwork();
+    var needs = !!(n && n.dataset.otp);
+    $("otp-field").hidden = !needs;
+    $("otp-instructions").textContent = needs ? msg.otp_help + " " + n.dataset.otpInstructions : "";
+  }
+
+  function errorText(body) {
+    if (!body || !body.error) return msg.error_generic;
+    if (body.error.message) return body.error.message;
+    var out = [];
+    Object.keys(body.error).forEach(function (k) { out.push(body.error[k].join(" ")); });
+    return out.join(" ") || msg.error_generic;
+  }
+
+  function post(url, data) {
+    return fetch(url, {
+      method: "POST", headers: { "Content-Type": "application/json", "Accept": "application/json" },
+      body: JSON.stringify(data), credentials: "omit"
+    }).then(function (r) {
+      return r.json().then(function (body) { return { status: r.status, body: body }; });
+    });
+  }
+
+  function setBusy(button, busy, label) {
+    button.disabled = busy;
+    if (busy) { button.dataset.label = button.textContent; button.textContent = msg.paying; }
+    else if (button.dataset.label) { button.textContent = button.dataset.label; }
+  }
+
+  form.addEventListener("submit", function (ev) {
+    ev.preventDefault();
+    var err = $("form-error");
+    err.textContent = "";
+    var data = { country: $("country").value, customer_phone: $("customer_phone").value.trim() };
+    var n = selectedNetwork();
+    var missing = !n || !data.customer_phone;
+    if (n) data.network = n.value;
+    if (n && n.dataset.otp) { data.otp = $("otp").value.trim(); missing = missing || !data.otp; }
+    if ($("amount")) {
+      data.amount = $("amount").value.trim().replace(",", ".");
+      missing = missing || !data.amount;
+      var min = parseFloat(page.dataset.minAmount);
+      if (data.amount && !isNaN(min) && parseFloat(data.amount) < min) {
+        err.textContent = msg.error_min_amount + " " + page.dataset.minAmount + ".";
+        $("amount").setAttribute("aria-invalid", "true");
+        $("amount").focus();
+        return;
+      }
+    }
+    if ($("customer_name")) {
+      data.customer_name = $("customer_name").value.trim();
+      data.customer_email = $("customer_email").value.trim();
+      missing = missing || !data.customer_name;
+    }
+    if (missing) { err.textContent = msg.field_required; return; }
+    var button = $("pay-button");
+    setBusy(button, true);
+    post(payURL, data).then(function (res) {
+      setBusy(button, false);
+      if (res.status !== 201) { err.textContent = errorText(res.body); return; }
+      follow(res.body.data);
+    }).catch(function () { setBusy(button, false); err.textContent = msg.error_network; });
+  });
+
+  function follow(payment) {
+    current = payment;
+    var next = payment.next_action || {};
+    if (payment.status !== "PENDING") { finish(payment); return; }
+    if (next.type === "otp_confirmation") { $("otp-error").textContent = ""; $("push-otp").value = ""; show("otp-screen"); }
+    else {
+      $("redirect").hidden = next.type !== "redirect" || !next.url;
+      if (next.url) $("redirect-link").href = next.url;
+      show("waiting-screen");
+    }
+    poll();
+  }
+
+  $("otp-form").addEventListener("submit", function (ev) {
+    ev.preventDefault();
+    var code = $("push-otp").value.trim();
+    if (!code) { $("otp-error").textContent = msg.field_required; return; }
+    var button = $("otp-button");
+    setBusy(button, true);
+    post(otpURL, { transaction: current.id, otp: code }).then(function (res) {
+      setBusy(button, false);
+      if (res.status !== 200) { $("otp-error").textContent = errorText(res.body); return; }
+      if (res.body.data.status !== "PENDING") finish(res.body.data);
+      else show("waiting-screen");
+    }).catch(function () { setBusy(button, false); $("otp-error").textContent = msg.error_network; });
+  });
+
+  function poll() {
+    clearTimeout(pollTimer);
+    pollTimer = setTimeout(function () {
+      var url = kind === "link" ? pollURL + current.id + "/" : pollURL;
+      fetch(url, { headers: { "Accept": "application/json" }, credentials: "omit" })
+        .then(function (r) { return r.json(); })
+        .then(function (body) {
+          var data = body && body.data;
+          var payment = kind === "link" ? data : data && data.transaction;
+          if (payment && payment.id === current.id && payment.status !== "PENDING") { finish(payment); return; }
+          poll();
+        })
+        .catch(function () { poll(); });
+    }, 1000);
+  }
+
+  function finish(payment) {
+    clearTimeout(pollTimer);
+    if (payment.status === "SUCCESS") {
+      $("success-reference").textContent = payment.reference;
+      show("success-screen");
+    } else {
+      $("failure-message").textContent = msg["failure_" + payment.failure_code] || payment.failure_message || "";
+      show("failure-screen");
+    }
+  }
+
+  $("retry-button").addEventListener("click", function () {
+    current = null;
+    if ($("otp")) $("otp").value = "";
+    show("form-screen");
+  });
+
+  $("country").addEventListener("change", filterNetworks);
+  form.addEventListener("change", function (ev) { if (ev.target.name === "network") updateOTP(); });
+  filterNetworks();
+})();

@@ -1,0 +1,91 @@
+package workflows
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/sikahq/sika"
+	"github.com/sikahq/sika/activities"
+	"github.com/sikahq/sika/gateway"
+	"github.com/sikahq/sika/store"
+)
+
+// WorkflowIDOf is the workflow that decides a transaction: payment:<id> for collections,
+// payout:<id> for payouts and settlements ("" for transfers, which complete at once).
+func WorkflowIDOf(t sika.Transaction) string {
+	switch t.Type {
+	case sika.TypePayment, sika.TypeTopUp:
+		return PaymentWorkflowID(t.ID)
+	case sika.TypePayout:
+		return PayoutWorkflowID(t.ID)
+	}
+	return ""
+}
+
+// ErrGatewayUnreachable is returned when the gateway could not be asked.
+var ErrGatewayUnreachable = errors.New("the gateway could not be reached")
+
+// Recheck is what a re-check at the gateway found.
+type Recheck struct {
+	// Asked is false when the transaction was never sent to a gateway.
+	Asked   bool
+	Gateway gateway.OperationStatus
+	// Disagrees is true when the record is final and the gateway says otherwise: support must
+	// look at it (the record is never rewritten behind the workflow's back).
+	Disagrees bool
+}
+
+// RecheckAtGateway reads the state of a transaction's latest attempt at its gateway. A final
+// answer that the record does not show yet goes to the transaction's workflow, as an update that
+// returns once the workflow has recorded it; the workflow stays the only writer of outcomes.
+// Used by verify, the admin re-verify and the CLI.
+func RecheckAtGateway(ctx context.Context, c client.Client, st *store.Store, gws *gateway.Router, t sika.Transaction) (Recheck, error) {
+	var out Recheck
+	attempt, err := st.LatestAttempt(ctx, t.ID)
+	if sika.ErrorCode(err) == sika.CodeNotFound {
+		return out, nil
+	}
+	if err != nil {
+		return out, err
+	}
+	gw, err := gws.Gateway(attempt.Gateway)
+	if err != nil {
+		return out, err
+	}
+	read := gw.CollectionStatus
+	if t.Type == sika.TypePayout {
+		read = gw.DisbursementStatus
+	}
+	st2, err := read(ctx, attempt.ID.String())
+	if err != nil {
+		return out, fmt.Errorf("%w: %v", ErrGatewayUnreachable, err)
+	}
+	out.Asked, out.Gateway = true, st2
+	switch {
+	case st2.Status.Final() && t.Status == sika.StatusPending:
+		outcome := activities.CollectionOutcome{AttemptID: attempt.ID, Gateway: attempt.Gateway, GatewayReference: st2.GatewayReference,
+			FailureCode: st2.FailureCode, FailureMessage: st2.FailureMessage, Kind: activities.OutcomeFailed}
+		if st2.Status == gateway.StatusSuccess {
+			outcome.Kind = activities.OutcomeSuccess
+		}
+		uctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		defer cancel()
+		h, err := c.UpdateWorkflow(uctx, client.UpdateWorkflowOptions{
+			WorkflowID: WorkflowIDOf(t), UpdateName: UpdateGatewayStatus,
+			Args: []any{outcome}, WaitForStage: client.WorkflowUpdateStageCompleted,
+		})
+		if err == nil {
+			err = h.Get(uctx, nil)
+		}
+		if err != nil {
+			return out, fmt.Errorf("hand the gateway's answer to %s: %w", WorkflowIDOf(t), err)
+		}
+	case st2.Status.Final() && string(st2.Status) != string(t.Status):
+		out.Disagrees = true
+	}
+	return out, nil
+}
