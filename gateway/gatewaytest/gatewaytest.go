@@ -1,0 +1,333 @@
+// Package gatewaytest is the contract every gateway.Gateway adapter must honour, run against
+// the adapter's own fake operator: success, decline, unavailable before acceptance, ambiguous
+// timeout after acceptance (resolved by a status read, never duplicated), duplicate and
+// untrusted callbacks, and auth token expiry, for collections and (when supported) payouts.
+//
+// An adapter's test implements Harness and calls Run.
+package gatewaytest
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sikahq/sika/gateway"
+)
+
+// Behaviour is what the fake operator does with the next initiation (Collect or Disburse).
+type Behaviour int
+
+// Behaviours of the next initiation.
+const (
+	// Succeed: accept; the operation ends SUCCESS (at once or after a few status reads).
+	Succeed Behaviour = iota
+	// Decline: accept, then the customer refuses (collections: payer_declined); or refuse at
+	// once with a Declined error.
+	Decline
+	// Unavailable503: answer 503 (or the operator's "try later") without creating anything.
+	Unavailable503
+	// RefuseConnection: refuse the TCP connection; nothing is sent.
+	RefuseConnection
+	// TimeoutAfterAccept: create the operation (it will SUCCEED), then never answer, so that
+	// the adapter times out after sending.
+	TimeoutAfterAccept
+)
+
+func (b Behaviour) String() string {
+	return [...]string{"succeed", "decline", "unavailable-503", "refuse-connection", "timeout-after-accept"}[b]
+}
+
+// Controls drive the fake operator behind one adapter.
+type Controls interface {
+	// Next sets the behaviour of the next initiation; later ones Succeed again.
+	Next(b Behaviour)
+	// Operations counts the operations (collections and payouts) created at the operator.
+	Operations() int
+	// Callback returns the callback the operator would send now about the operation, as
+	// received by our endpoint (headers and raw body).
+	Callback(kind gateway.CallbackKind, reference string) (http.Header, []byte)
+	// ExpireToken makes the operator refuse the adapter's current auth token, as if it had
+	// expired early; adapters without tokens do nothing.
+	ExpireToken()
+	// TokenRequests counts the auth token requests the adapter made (0 without tokens).
+	TokenRequests() int
+}
+
+// Features describe the adapter under test.
+type Features struct {
+	Payouts         bool // Disburse and DisbursementStatus are supported
+	Tokens          bool // the adapter authenticates with expiring tokens (token cases run)
+	SignedCallbacks bool // callbacks are signed: Trusted, and a tampered one is refused
+	// ResolveWithin bounds how long an operation takes to reach its final state (default 5s).
+	ResolveWithin time.Duration
+	// The request template (defaults: BJ, XOF, MTN_BJ, +22997000000, 1000).
+	Country, Currency, Network, Phone string
+	Amount                            decimal.Decimal
+}
+
+// Harness builds an adapter wired to a fresh fake operator.
+type Harness interface {
+	Features() Features
+	// New returns the adapter and its operator's controls; the harness cleans up with t.
+	New(t *testing.T) (gateway.Gateway, Controls)
+}
+
+// Reference returns a fresh attempt reference (a random UUID v4, like attempt ids).
+func Reference() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// Run runs the contract against h.
+func Run(t *testing.T, h Harness) {
+	f := h.Features()
+	if f.ResolveWithin <= 0 {
+		f.ResolveWithin = 5 * time.Second
+	}
+	if f.Country == "" {
+		f.Country, f.Currency, f.Network, f.Phone = "BJ", "XOF", "MTN_BJ", "+22997000000"
+	}
+	if f.Amount.IsZero() {
+		f.Amount = decimal.NewFromInt(1000)
+	}
+	c := contract{h: h, f: f}
+	ops := []op{c.collection()}
+	if f.Payouts {
+		ops = append(ops, c.payout())
+	}
+	for _, o := range ops {
+		t.Run(o.name, func(t *testing.T) {
+			t.Run("success", func(t *testing.T) { c.success(t, o) })
+			t.Run("decline", func(t *testing.T) { c.decline(t, o) })
+			t.Run("unavailable-503", func(t *testing.T) { c.unavailable(t, o, Unavailable503) })
+			t.Run("connection-refused", func(t *testing.T) { c.unavailable(t, o, RefuseConnection) })
+			t.Run("ambiguous-timeout", func(t *testing.T) { c.ambiguous(t, o) })
+			t.Run("same-reference-twice", func(t *testing.T) { c.sameReference(t, o) })
+			t.Run("unknown-reference", func(t *testing.T) { c.unknown(t, o) })
+			t.Run("duplicate-callback", func(t *testing.T) { c.duplicateCallback(t, o) })
+			if f.Tokens {
+				t.Run("token-expiry", func(t *testing.T) { c.tokenExpiry(t, o) })
+			}
+		})
+	}
+	t.Run("otp-without-otp-step", func(t *testing.T) {
+		gw, _ := h.New(t)
+		_, err := gw.ConfirmOTP(t.Context(), Reference(), "123456")
+		if err != nil { // adapters with an OTP step may answer NOT_FOUND instead
+			assert.Contains(t, []gateway.Kind{gateway.KindInvalid, gateway.KindDeclined}, gateway.KindOf(err), "%v", err)
+		}
+	})
+}
+
+// op abstracts over collections and payouts.
+type op struct {
+	name     string
+	kind     gateway.CallbackKind
+	initiate func(ctx context.Context, gw gateway.Gateway, ref string) (gateway.OperationStatus, error)
+	status   func(ctx context.Context, gw gateway.Gateway, ref string) (gateway.OperationStatus, error)
+	// declineCode is the failure code a Decline must produce ("" accepts any).
+	declineCode string
+}
+
+type contract struct {
+	h Harness
+	f Features
+}
+
+func (c contract) collection() op {
+	return op{
+		name: "collection",
+		kind: gateway.CallbackCollection,
+		initiate: func(ctx context.Context, gw gateway.Gateway, ref string) (gateway.OperationStatus, error) {
+			res, err := gw.Collect(ctx, gateway.CollectRequest{
+				Reference: ref, Amount: c.f.Amount, Currency: c.f.Currency, Country: c.f.Country,
+				Network: c.f.Network, Phone: c.f.Phone, CustomerName: "Awa Test", Description: "Order 42",
+			})
+			return gateway.OperationStatus{Reference: ref, GatewayReference: res.GatewayReference, Status: res.Status,
+				FailureCode: res.FailureCode, FailureMessage: res.FailureMessage}, err
+		},
+		status: func(ctx context.Context, gw gateway.Gateway, ref string) (gateway.OperationStatus, error) {
+			return gw.CollectionStatus(ctx, ref)
+		},
+		declineCode: gateway.FailurePayerDeclined,
+	}
+}
+
+func (c contract) payout() op {
+	return op{
+		name: "payout",
+		kind: gateway.CallbackDisbursement,
+		initiate: func(ctx context.Context, gw gateway.Gateway, ref string) (gateway.OperationStatus, error) {
+			return gw.Disburse(ctx, gateway.DisburseRequest{
+				Reference: ref, Amount: c.f.Amount, Currency: c.f.Currency, Country: c.f.Country,
+				Network: c.f.Network, Phone: c.f.Phone, RecipientName: "Awa Test", Description: "Payout 42",
+			})
+		},
+		status: func(ctx context.Context, gw gateway.Gateway, ref string) (gateway.OperationStatus, error) {
+			return gw.DisbursementStatus(ctx, ref)
+		},
+	}
+}
+
+// final polls the status until it is final and returns it.
+func (c contract) final(t *testing.T, gw gateway.Gateway, o op, ref string) gateway.OperationStatus {
+	t.Helper()
+	var last gateway.OperationStatus
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		st, err := o.status(t.Context(), gw, ref)
+		require.NoError(ct, err)
+		last = st
+		assert.True(ct, st.Status.Final(), "status %s", st.Status)
+	}, c.f.ResolveWithin, 20*time.Millisecond)
+	return last
+}
+
+func (c contract) success(t *testing.T, o op) {
+	gw, ctl := c.h.New(t)
+	ref := Reference()
+	st, err := o.initiate(t.Context(), gw, ref)
+	require.NoError(t, err)
+	assert.Contains(t, []gateway.Status{gateway.StatusPending, gateway.StatusSuccess}, st.Status)
+	final := c.final(t, gw, o, ref)
+	assert.Equal(t, gateway.StatusSuccess, final.Status)
+	assert.Equal(t, ref, final.Reference)
+	assert.Empty(t, final.FailureCode)
+	assert.Equal(t, 1, ctl.Operations())
+}
+
+func (c contract) decline(t *testing.T, o op) {
+	gw, ctl := c.h.New(t)
+	ref := Reference()
+	ctl.Next(Decline)
+	st, err := o.initiate(t.Context(), gw, ref)
+	if err != nil { // declined at once
+		require.Equal(t, gateway.KindDeclined, gateway.KindOf(err), "%v", err)
+		if o.declineCode != "" {
+			assert.Equal(t, o.declineCode, gateway.CodeOf(err))
+		}
+		return
+	}
+	assert.NotEqual(t, gateway.StatusSuccess, st.Status)
+	final := c.final(t, gw, o, ref)
+	require.Equal(t, gateway.StatusFailed, final.Status)
+	assert.NotEmpty(t, final.FailureCode)
+	if o.declineCode != "" {
+		assert.Equal(t, o.declineCode, final.FailureCode)
+	}
+	// final: sending the same reference again neither creates nor revives anything
+	again, err := o.initiate(t.Context(), gw, ref)
+	require.NoError(t, err)
+	assert.Equal(t, gateway.StatusFailed, again.Status)
+	assert.Equal(t, 1, ctl.Operations())
+	final = c.final(t, gw, o, ref)
+	assert.Equal(t, gateway.StatusFailed, final.Status)
+}
+
+func (c contract) unavailable(t *testing.T, o op, b Behaviour) {
+	gw, ctl := c.h.New(t)
+	ref := Reference()
+	ctl.Next(b)
+	_, err := o.initiate(t.Context(), gw, ref)
+	require.Error(t, err)
+	assert.Equal(t, gateway.KindUnavailable, gateway.KindOf(err), "%v", err)
+	assert.Equal(t, 0, ctl.Operations(), "nothing may be created at the operator")
+	st, err := o.status(t.Context(), gw, ref)
+	require.NoError(t, err)
+	assert.Equal(t, gateway.StatusNotFound, st.Status)
+	// the operator is back: the same reference goes through, once
+	_, err = o.initiate(t.Context(), gw, ref)
+	require.NoError(t, err)
+	assert.Equal(t, gateway.StatusSuccess, c.final(t, gw, o, ref).Status)
+	assert.Equal(t, 1, ctl.Operations())
+}
+
+func (c contract) ambiguous(t *testing.T, o op) {
+	gw, ctl := c.h.New(t)
+	ref := Reference()
+	ctl.Next(TimeoutAfterAccept)
+	_, err := o.initiate(t.Context(), gw, ref)
+	require.Error(t, err)
+	assert.Equal(t, gateway.KindAmbiguous, gateway.KindOf(err), "%v", err)
+	// a status read finds the operation and its outcome
+	final := c.final(t, gw, o, ref)
+	assert.Equal(t, gateway.StatusSuccess, final.Status)
+	// sending the same reference again does not create a second operation
+	again, err := o.initiate(t.Context(), gw, ref)
+	require.NoError(t, err)
+	assert.Equal(t, gateway.StatusSuccess, again.Status)
+	assert.Equal(t, 1, ctl.Operations())
+}
+
+func (c contract) sameReference(t *testing.T, o op) {
+	gw, ctl := c.h.New(t)
+	ref := Reference()
+	_, err := o.initiate(t.Context(), gw, ref)
+	require.NoError(t, err)
+	again, err := o.initiate(t.Context(), gw, ref)
+	require.NoError(t, err)
+	assert.NotEqual(t, gateway.StatusFailed, again.Status)
+	assert.Equal(t, gateway.StatusSuccess, c.final(t, gw, o, ref).Status)
+	assert.Equal(t, 1, ctl.Operations())
+}
+
+func (c contract) unknown(t *testing.T, o op) {
+	gw, _ := c.h.New(t)
+	st, err := o.status(t.Context(), gw, Reference())
+	require.NoError(t, err)
+	assert.Equal(t, gateway.StatusNotFound, st.Status)
+}
+
+func (c contract) duplicateCallback(t *testing.T, o op) {
+	gw, ctl := c.h.New(t)
+	ref := Reference()
+	_, err := o.initiate(t.Context(), gw, ref)
+	require.NoError(t, err)
+	final := c.final(t, gw, o, ref)
+	header, body := ctl.Callback(o.kind, ref)
+	first, err := gw.ParseCallback(header.Clone(), body)
+	require.NoError(t, err)
+	second, err := gw.ParseCallback(header.Clone(), body)
+	require.NoError(t, err)
+	assert.Equal(t, first, second, "the same callback twice must decode to the same outcome")
+	assert.Equal(t, o.kind, first.Kind)
+	assert.Equal(t, ref, first.Reference)
+	assert.Equal(t, final.Status, first.Status)
+	assert.Equal(t, c.f.SignedCallbacks, first.Trusted, "only signed callbacks may be Trusted")
+	if c.f.SignedCallbacks {
+		tampered := append([]byte(nil), body...)
+		tampered[len(tampered)/2] ^= 1
+		_, err := gw.ParseCallback(header.Clone(), tampered)
+		assert.Error(t, err, "a tampered signed callback must be refused")
+	}
+	assert.Equal(t, 1, ctl.Operations())
+}
+
+func (c contract) tokenExpiry(t *testing.T, o op) {
+	gw, ctl := c.h.New(t)
+	first := Reference()
+	_, err := o.initiate(t.Context(), gw, first)
+	require.NoError(t, err)
+	before := ctl.TokenRequests()
+	require.Positive(t, before)
+	ctl.ExpireToken()
+	ref := Reference()
+	_, err = o.initiate(t.Context(), gw, ref)
+	require.NoError(t, err, "the adapter must refresh an expired token and go on")
+	assert.Equal(t, before+1, ctl.TokenRequests(), "exactly one refresh")
+	assert.Equal(t, gateway.StatusSuccess, c.final(t, gw, o, ref).Status)
+	assert.Equal(t, 2, ctl.Operations(), "the refused call must not have created an operation twice")
+	// status reads after the refresh need no new token
+	_, err = o.status(t.Context(), gw, first)
+	require.NoError(t, err)
+	assert.Equal(t, before+1, ctl.TokenRequests())
+}

@@ -1,0 +1,412 @@
+package mtnmomo
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sikahq/sika/gateway"
+	"github.com/sikahq/sika/gateway/gatewaytest"
+)
+
+// Credentials of the fake account.
+const (
+	fakeCollectionKey   = "coll-sub-key"
+	fakeDisbursementKey = "disb-sub-key"
+	fakeAPIUser         = "0c8a5b3e-7d1f-4c2a-9e6b-1f2d3c4b5a69"
+	fakeAPIKey          = "fake-api-key"
+	fakeEnvironment     = "mtnbenin"
+)
+
+// fakeOp is an operation the fake operator holds.
+type fakeOp struct {
+	product string // collection or disbursement
+	body    map[string]any
+	status  string // PENDING, SUCCESSFUL, FAILED
+	reason  string
+	final   string // the status the operation reaches at its first status read
+	finalR  string
+	txID    string
+}
+
+// fakeMTN is an MTN MoMo Open API on loopback speaking the documented wire format. It checks
+// every request (subscription key, Bearer token, X-Reference-Id a UUID, X-Target-Environment,
+// amount a string) and reports violations with t.Errorf.
+type fakeMTN struct {
+	t   *testing.T
+	srv *httptest.Server
+
+	mu            sync.Mutex
+	tokens        map[string]string // token → product
+	tokenRequests map[string]int    // product → count
+	tokenTTL      int               // expires_in of issued tokens, seconds
+	tokenDelay    time.Duration
+	ops           map[string]*fakeOp // X-Reference-Id → operation
+	next          []gatewaytest.Behaviour
+	refuse        bool // the next dial is refused
+	nextStatus    int  // a forced answer to the next initiation (0: none)
+	nextCreate    bool // whether that forced answer creates the operation first
+	seqTx         int
+	requests      []seenRequest
+	rejectBearer  bool            // refuse every Bearer token
+	transport     *http.Transport // the adapter's, to drop idle connections before a refusal
+}
+
+// seenRequest records what an API call carried.
+type seenRequest struct {
+	Method, Path, ReferenceID string
+}
+
+func newFakeMTN(t *testing.T) *fakeMTN {
+	f := &fakeMTN{t: t, tokens: map[string]string{}, tokenRequests: map[string]int{}, tokenTTL: 3600,
+		ops: map[string]*fakeOp{}}
+	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+// client returns an adapter wired to f (dials go through f's refusal switch).
+func (f *fakeMTN) client(t *testing.T, configure func(*Config)) *Client {
+	closed := closedAddr(t)
+	transport := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		f.mu.Lock()
+		refuse := f.refuse
+		f.refuse = false
+		f.mu.Unlock()
+		if refuse {
+			addr = closed // a real connection refused
+		}
+		var d net.Dialer
+		return d.DialContext(ctx, network, addr)
+	}}
+	t.Cleanup(transport.CloseIdleConnections)
+	f.mu.Lock()
+	f.transport = transport
+	f.mu.Unlock()
+	cfg := Config{
+		Name:                        "mtnmomo-bj",
+		BaseURL:                     f.srv.URL,
+		CollectionSubscriptionKey:   fakeCollectionKey,
+		DisbursementSubscriptionKey: fakeDisbursementKey,
+		APIUser:                     fakeAPIUser,
+		APIKey:                      fakeAPIKey,
+		TargetEnvironment:           map[string]string{"BJ": fakeEnvironment},
+		CallbackURL:                 "https://sika.example/callbacks/mtnmomo-bj",
+		HTTPClient:                  &http.Client{Transport: transport},
+		Timeout:                     300 * time.Millisecond,
+	}
+	if configure != nil {
+		configure(&cfg)
+	}
+	return New(cfg)
+}
+
+// closedAddr returns a loopback address nobody listens on.
+func closedAddr(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	return addr
+}
+
+func (f *fakeMTN) errorf(format string, args ...any) {
+	f.t.Helper()
+	f.t.Errorf("fake MTN: "+format, args...)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, code, message string) {
+	writeJSON(w, status, map[string]string{"code": code, "message": message})
+}
+
+func (f *fakeMTN) serve(w http.ResponseWriter, r *http.Request) {
+	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	if len(parts) < 2 {
+		writeError(w, http.StatusNotFound, "NOT_FOUND", "no such path")
+		return
+	}
+	product := parts[0]
+	key := map[string]string{"collection": fakeCollectionKey, "disbursement": fakeDisbursementKey}[product]
+	if key == "" {
+		writeError(w, http.StatusNotFound, "NOT_FOUND", "no such product")
+		return
+	}
+	if got := r.Header.Get("Ocp-Apim-Subscription-Key"); got != key {
+		f.errorf("%s %s: subscription key %q, want the %s key", r.Method, r.URL.Path, got, product)
+		writeJSON(w, http.StatusUnauthorized, map[string]any{"statusCode": 401, "message": "Access denied due to invalid subscription key."})
+		return
+	}
+	if parts[1] == "token" && r.Method == http.MethodPost {
+		f.token(w, r, product)
+		return
+	}
+	if !f.authorized(w, r, product) {
+		return
+	}
+	if env := r.Header.Get("X-Target-Environment"); env != fakeEnvironment {
+		f.errorf("%s %s: X-Target-Environment %q, want %q", r.Method, r.URL.Path, env, fakeEnvironment)
+	}
+	resource := map[string]string{"collection": "requesttopay", "disbursement": "transfer"}[product]
+	switch {
+	case len(parts) == 3 && parts[1] == "v1_0" && parts[2] == resource && r.Method == http.MethodPost:
+		f.initiate(w, r, product)
+	case len(parts) == 4 && parts[1] == "v1_0" && parts[2] == resource && r.Method == http.MethodGet:
+		f.status(w, product, parts[3])
+	default:
+		writeError(w, http.StatusNotFound, "NOT_FOUND", "no such path")
+	}
+}
+
+func (f *fakeMTN) token(w http.ResponseWriter, r *http.Request, product string) {
+	want := "Basic " + base64.StdEncoding.EncodeToString([]byte(fakeAPIUser+":"+fakeAPIKey))
+	if r.Header.Get("Authorization") != want {
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "login_failed"})
+		return
+	}
+	f.mu.Lock()
+	delay := f.tokenDelay
+	f.tokenRequests[product]++
+	tok := fmt.Sprintf("tok-%s-%d", product, f.tokenRequests[product])
+	f.tokens[tok] = product
+	ttl := f.tokenTTL
+	f.mu.Unlock()
+	time.Sleep(delay)
+	writeJSON(w, http.StatusOK, map[string]any{"access_token": tok, "token_type": "access_token", "expires_in": ttl})
+}
+
+func (f *fakeMTN) authorized(w http.ResponseWriter, r *http.Request, product string) bool {
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	f.mu.Lock()
+	valid := ok && f.tokens[tok] == product && !f.rejectBearer
+	f.mu.Unlock()
+	if !valid {
+		if r.Method == http.MethodPost {
+			f.mu.Lock()
+			f.requests = append(f.requests, seenRequest{r.Method, r.URL.Path, r.Header.Get("X-Reference-Id")})
+			f.mu.Unlock()
+		}
+		writeJSON(w, http.StatusUnauthorized, map[string]any{"statusCode": 401, "message": "Access denied due to invalid access token."})
+	}
+	return valid
+}
+
+func (f *fakeMTN) initiate(w http.ResponseWriter, r *http.Request, product string) {
+	ref := r.Header.Get("X-Reference-Id")
+	f.mu.Lock()
+	f.requests = append(f.requests, seenRequest{r.Method, r.URL.Path, ref})
+	f.mu.Unlock()
+	if !isUUID(ref) {
+		f.errorf("X-Reference-Id %q is not a UUID", ref)
+		writeError(w, http.StatusBadRequest, "INVALID_REFERENCE_ID", "X-Reference-Id must be a UUID")
+		return
+	}
+	raw, _ := io.ReadAll(r.Body)
+	var body map[string]any
+	if err := json.Unmarshal(raw, &body); err != nil {
+		writeError(w, http.StatusBadRequest, "BAD_REQUEST", "body is not JSON")
+		return
+	}
+	f.checkBody(product, body)
+
+	f.mu.Lock()
+	b := gatewaytest.Succeed
+	if len(f.next) > 0 {
+		b, f.next = f.next[0], f.next[1:]
+	}
+	forced, create := f.nextStatus, f.nextCreate
+	f.nextStatus = 0
+	if existing, ok := f.ops[ref]; ok {
+		if existing.body["amount"] != body["amount"] {
+			f.errorf("reference %s sent again with amount %v, first %v", ref, body["amount"], existing.body["amount"])
+		}
+		f.mu.Unlock()
+		writeError(w, http.StatusConflict, "RESOURCE_ALREADY_EXIST", "Duplicated reference id. Creation of resource failed.")
+		return
+	}
+	if b == gatewaytest.Unavailable503 {
+		f.mu.Unlock()
+		writeError(w, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", "Service unavailable, try again later")
+		return
+	}
+	if forced != 0 && !create {
+		f.mu.Unlock()
+		writeError(w, forced, "INTERNAL_PROCESSING_ERROR", "forced answer")
+		return
+	}
+	op := &fakeOp{product: product, body: body, status: "PENDING", final: "SUCCESSFUL"}
+	if b == gatewaytest.Decline {
+		op.final, op.finalR = "FAILED", "APPROVAL_REJECTED"
+		if product == "disbursement" {
+			op.finalR = "PAYEE_NOT_FOUND"
+		}
+	}
+	f.ops[ref] = op
+	f.mu.Unlock()
+
+	switch {
+	case forced != 0:
+		writeError(w, forced, "INTERNAL_PROCESSING_ERROR", "forced answer")
+	case b == gatewaytest.TimeoutAfterAccept:
+		<-r.Context().Done() // accepted, but the answer never comes
+	default:
+		w.WriteHeader(http.StatusAccepted)
+	}
+}
+
+// checkBody checks the documented shape of a requesttopay or transfer body.
+func (f *fakeMTN) checkBody(product string, body map[string]any) {
+	if _, ok := body["amount"].(string); !ok {
+		f.errorf("amount %#v is not a string", body["amount"])
+	}
+	if s, _ := body["amount"].(string); strings.Contains(s, ".") && body["currency"] == "XOF" {
+		f.errorf("XOF amount %q has decimals", s)
+	}
+	partyKey := map[string]string{"collection": "payer", "disbursement": "payee"}[product]
+	p, ok := body[partyKey].(map[string]any)
+	if !ok {
+		f.errorf("%s body without %s", product, partyKey)
+		return
+	}
+	if p["partyIdType"] != "MSISDN" {
+		f.errorf("partyIdType %v", p["partyIdType"])
+	}
+	if id, _ := p["partyId"].(string); id == "" || strings.Trim(id, "0123456789") != "" {
+		f.errorf("partyId %q is not digits", id)
+	}
+	for _, k := range []string{"currency", "externalId", "payerMessage", "payeeNote"} {
+		if _, ok := body[k].(string); !ok {
+			f.errorf("body field %s missing", k)
+		}
+	}
+}
+
+func (f *fakeMTN) status(w http.ResponseWriter, product, ref string) {
+	f.mu.Lock()
+	op, ok := f.ops[ref]
+	if !ok || op.product != product {
+		f.mu.Unlock()
+		writeError(w, http.StatusNotFound, "RESOURCE_NOT_FOUND", "Requested resource was not found.")
+		return
+	}
+	if op.status == "PENDING" { // the customer answers by the first status read
+		op.status, op.reason = op.final, op.finalR
+		if op.status == "SUCCESSFUL" {
+			f.seqTx++
+			op.txID = fmt.Sprintf("%d", 1000000+f.seqTx)
+		}
+	}
+	answer := f.statusJSON(ref, op)
+	f.mu.Unlock()
+	writeJSON(w, http.StatusOK, answer)
+}
+
+// statusJSON renders an operation as MTN does (for status reads and callbacks).
+func (f *fakeMTN) statusJSON(_ string, op *fakeOp) map[string]any {
+	out := map[string]any{
+		"amount":       op.body["amount"],
+		"currency":     op.body["currency"],
+		"externalId":   op.body["externalId"],
+		"payerMessage": op.body["payerMessage"],
+		"payeeNote":    op.body["payeeNote"],
+		"status":       op.status,
+	}
+	if op.txID != "" {
+		out["financialTransactionId"] = op.txID
+	}
+	if op.product == "collection" {
+		out["payer"] = op.body["payer"]
+	} else {
+		out["payee"] = op.body["payee"]
+	}
+	if op.reason != "" {
+		out["reason"] = op.reason
+	}
+	return out
+}
+
+// forceNext makes the next initiation answer status, after creating the operation if create.
+func (f *fakeMTN) forceNext(status int, create bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.nextStatus, f.nextCreate = status, create
+}
+
+func (f *fakeMTN) seen() []seenRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]seenRequest(nil), f.requests...)
+}
+
+func (f *fakeMTN) tokenCount(product string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.tokenRequests[product]
+}
+
+// Controls of gatewaytest.
+
+func (f *fakeMTN) Next(b gatewaytest.Behaviour) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if b == gatewaytest.RefuseConnection {
+		f.refuse = true // the next dial, whichever endpoint it is for
+		if f.transport != nil {
+			f.transport.CloseIdleConnections()
+		}
+		return
+	}
+	f.next = append(f.next, b)
+}
+
+func (f *fakeMTN) Operations() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.ops)
+}
+
+func (f *fakeMTN) Callback(kind gateway.CallbackKind, reference string) (http.Header, []byte) {
+	f.mu.Lock()
+	op, ok := f.ops[reference]
+	var body []byte
+	if ok {
+		body, _ = json.Marshal(f.statusJSON(reference, op))
+	}
+	f.mu.Unlock()
+	if !ok {
+		f.errorf("callback for unknown %s %s", kind, reference)
+	}
+	return http.Header{"Content-Type": {"application/json"}}, body
+}
+
+func (f *fakeMTN) ExpireToken() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	clear(f.tokens)
+}
+
+func (f *fakeMTN) TokenRequests() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, c := range f.tokenRequests {
+		n += c
+	}
+	return n
+}
