@@ -46,3 +46,17 @@ vet:
 
 clean:
 	rm -rf $(BIN)
+
+## fuzz: each native fuzz target for FUZZTIME (default 60s), one after another; the api targets
+## run inside a private stack because the package's TestMain needs Postgres
+FUZZTIME ?= 60s
+ROOT_FUZZ := FuzzParseAmount FuzzNormalizePhone
+API_FUZZ := FuzzDecodeCursor FuzzDecodeSoftpay FuzzDecodePayout FuzzDecodeCheckoutSession FuzzDecodePaymentLink FuzzDecodeKYC FuzzDecodeWebhook
+.PHONY: fuzz
+fuzz: build temporal-cli
+	@set -e; for f in $(ROOT_FUZZ); do \
+		echo "== $$f"; $(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) . ; \
+	done; \
+	for f in $(API_FUZZ); do \
+		echo "== $$f"; $(BIN)/sika stack -- $(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) ./api ; \
+	done

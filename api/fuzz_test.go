@@ -1,0 +1,259 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"net/url"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/sikahq/sika"
+	"github.com/sikahq/sika/webhook"
+)
+
+// Fuzz targets of the request decoders and the pure validation they feed. The seed corpora are
+// in testdata/fuzz/<FuzzName>/; `go test` runs them, `make fuzz` fuzzes each target.
+
+// fuzzBenin is the numbering plan the phone checks below use.
+var fuzzBenin = sika.Country{ISOCode: "BJ", Name: "Benin", CallingCode: "229", NationalNumberLengths: []int{8, 10}}
+
+// fuzzDecode runs decodeJSONObject into dst and checks what any decoder must hold: no panic;
+// an error is a *sika.Error, invalid_json exactly when the body is not JSON, otherwise a field
+// map naming only fields of dst (or non_field_errors when the body is not an object), each
+// with a message. It reports whether the body decoded.
+func fuzzDecode(t *testing.T, body []byte, dst any) bool {
+	t.Helper()
+	err := decodeJSONObject(body, dst)
+	if err == nil {
+		return true
+	}
+	var se *sika.Error
+	if !errors.As(err, &se) {
+		t.Fatalf("decode %q: %T %v, want a *sika.Error", body, err, err)
+	}
+	blank := len(bytes.TrimSpace(body)) == 0
+	switch se.Code {
+	case sika.CodeInvalidJSON:
+		if blank || json.Valid(body) {
+			t.Fatalf("decode %q: invalid_json for a JSON body", body)
+		}
+	case sika.CodeValidation:
+		if !json.Valid(body) {
+			t.Fatalf("decode %q: a field map for a body that is not JSON: %v", body, se.Fields)
+		}
+		if len(se.Fields) == 0 {
+			t.Fatalf("decode %q: a validation error without fields", body)
+		}
+		known := map[string]bool{"non_field_errors": true}
+		typ := reflect.TypeOf(dst).Elem()
+		for i := range typ.NumField() {
+			known[strings.Split(typ.Field(i).Tag.Get("json"), ",")[0]] = true
+		}
+		for field, msgs := range se.Fields {
+			if !known[field] || len(msgs) == 0 || slicesHasEmpty(msgs) {
+				t.Fatalf("decode %q: field error %q: %q", body, field, msgs)
+			}
+		}
+		if _, bad := se.Fields["non_field_errors"]; bad && strings.HasPrefix(strings.TrimSpace(string(body)), "{") {
+			t.Fatalf("decode %q: non_field_errors for a JSON object", body)
+		}
+	default:
+		t.Fatalf("decode %q: code %s, want invalid_json or a field map", body, se.Code)
+	}
+	return false
+}
+
+func slicesHasEmpty(msgs []string) bool {
+	for _, m := range msgs {
+		if m == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// fuzzAmount checks ParseAmount on a decoded amount: an accepted one is > 0 with at most two decimals.
+func fuzzAmount(t *testing.T, raw, currency string) {
+	t.Helper()
+	d, err := sika.ParseAmount(raw, currency)
+	if err == nil && (!d.IsPositive() || !d.Equal(d.Round(2))) {
+		t.Fatalf("ParseAmount(%q, %q) accepted %s", raw, currency, d)
+	}
+}
+
+// fuzzMetadata checks normaliseMetadata on a decoded metadata: accepted, it is a JSON object.
+func fuzzMetadata(t *testing.T, raw json.RawMessage) {
+	t.Helper()
+	m, err := normaliseMetadata(raw)
+	if err != nil {
+		return
+	}
+	var obj map[string]any
+	if json.Unmarshal(m, &obj) != nil || obj == nil {
+		t.Fatalf("normaliseMetadata(%q) accepted %q, not a JSON object", raw, m)
+	}
+}
+
+// fuzzPhone checks NormalizePhone on a decoded phone: accepted, it is E.164 of the country.
+func fuzzPhone(t *testing.T, raw string) {
+	t.Helper()
+	out, err := sika.NormalizePhone(fuzzBenin, raw)
+	if err == nil && !strings.HasPrefix(out, "+229") {
+		t.Fatalf("NormalizePhone(%q) = %q", raw, out)
+	}
+}
+
+func FuzzDecodeSoftpay(f *testing.F) {
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var req softpayRequest
+		if fuzzDecode(t, body, &req) {
+			fuzzAmount(t, req.Amount, req.Currency)
+			fuzzMetadata(t, req.Metadata)
+			fuzzPhone(t, req.CustomerPhone)
+		}
+	})
+}
+
+func FuzzDecodePayout(f *testing.F) {
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var req payoutRequest
+		if fuzzDecode(t, body, &req) {
+			fuzzAmount(t, req.Amount, req.Currency)
+			fuzzMetadata(t, req.Metadata)
+			fuzzPhone(t, req.Recipient)
+		}
+	})
+}
+
+func FuzzDecodeCheckoutSession(f *testing.F) {
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var req checkoutSessionRequest
+		if fuzzDecode(t, body, &req) {
+			fuzzAmount(t, req.Amount, req.Currency)
+			fuzzMetadata(t, req.Metadata)
+			fuzzPhone(t, req.CustomerPhone)
+		}
+	})
+}
+
+// FuzzDecodePaymentLink runs decodePaymentLink, which also records the fields the body carries.
+func FuzzDecodePaymentLink(f *testing.F) {
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var plain paymentLinkRequest
+		decoded := fuzzDecode(t, body, &plain)
+		req, err := decodePaymentLink(httptest.NewRequest(http.MethodPost, "/api/v1/payment-links/", bytes.NewReader(body)))
+		if (err == nil) != decoded {
+			t.Fatalf("decodePaymentLink(%q): error %v, decodeJSONObject agreed = %v", body, err, decoded)
+		}
+		if err != nil {
+			return
+		}
+		var raw map[string]json.RawMessage
+		_ = json.Unmarshal(body, &raw)
+		for k := range raw {
+			if !req.present[k] {
+				t.Fatalf("decodePaymentLink(%q): %q is not marked present", body, k)
+			}
+		}
+		if len(req.present) != len(raw) {
+			t.Fatalf("decodePaymentLink(%q): present %v", body, req.present)
+		}
+		if req.Amount != nil {
+			fuzzAmount(t, *req.Amount, "")
+		}
+		if req.MinAmount != nil {
+			fuzzAmount(t, *req.MinAmount, "")
+		}
+		fuzzMetadata(t, req.Metadata)
+	})
+}
+
+// FuzzDecodeKYC decodes the body both as a dossier and as a document, and runs the length check.
+func FuzzDecodeKYC(f *testing.F) {
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var dossier kycDossierRequest
+		if fuzzDecode(t, body, &dossier) {
+			var v sika.Validation
+			for field, value := range map[string]string{"first_name": dossier.FirstName, "last_name": dossier.LastName,
+				"company_name": dossier.CompanyName, "rccm_number": dossier.RCCMNumber, "ifu_number": dossier.IFUNumber} {
+				maxLength(&v, field, value, kycTextMax)
+				if over := len([]rune(value)) > kycTextMax; over != v.Has(field) {
+					t.Fatalf("maxLength(%s, %d runes): flagged = %v", field, len([]rune(value)), v.Has(field))
+				}
+			}
+			if dossier.Merchant != nil {
+				_, _ = uuid.Parse(*dossier.Merchant)
+			}
+		}
+		var doc kycDocumentRequest
+		fuzzDecode(t, body, &doc)
+	})
+}
+
+// FuzzDecodeWebhook decodes an endpoint body and checks its URL with a guard that resolves no
+// name (no network while fuzzing): an accepted URL is absolute http(s), https in LIVE, with a
+// public IP literal for host.
+func FuzzDecodeWebhook(f *testing.F) {
+	noDNS := &net.Resolver{PreferGo: true, Dial: func(context.Context, string, string) (net.Conn, error) {
+		return nil, errors.New("no DNS while fuzzing")
+	}}
+	srv := newDocTestServer(Config{WebhookGuard: webhook.Guard{Resolver: noDNS}})
+	f.Fuzz(func(t *testing.T, body []byte, live bool) {
+		var req webhookRequest
+		if !fuzzDecode(t, body, &req) || req.URL == nil {
+			return
+		}
+		env := sika.EnvironmentTest
+		if live {
+			env = sika.EnvironmentLive
+		}
+		r := httptest.NewRequest(http.MethodPost, "/api/v1/merchant-webhooks/", nil)
+		err := srv.checkEndpointURL(r, *req.URL, env)
+		if err != nil {
+			var se *sika.Error
+			if !errors.As(err, &se) || se.Code != sika.CodeValidation || len(se.Fields["url"]) == 0 {
+				t.Fatalf("checkEndpointURL(%q): %v, want a field error on url", *req.URL, err)
+			}
+			return
+		}
+		u, perr := url.Parse(*req.URL)
+		if perr != nil || !u.IsAbs() || (u.Scheme != "https" && (live || u.Scheme != "http")) || u.User != nil {
+			t.Fatalf("checkEndpointURL(%q, %s) accepted it", *req.URL, env)
+		}
+		a, perr := netip.ParseAddr(strings.Trim(u.Hostname(), "[]"))
+		if perr != nil {
+			t.Fatalf("checkEndpointURL(%q) accepted a name without resolving it", *req.URL)
+		}
+		if a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsUnspecified() {
+			t.Fatalf("checkEndpointURL(%q) accepted the internal address %s", *req.URL, a)
+		}
+	})
+}
+
+// FuzzDecodeCursor: any string is either a cursor this server signed (and then re-encodes to
+// exactly itself) or a validation error on `cursor`, never a panic or a 500.
+func FuzzDecodeCursor(f *testing.F) {
+	srv := newDocTestServer(Config{})
+	f.Fuzz(func(t *testing.T, raw string) {
+		c, err := srv.decodeCursor(raw)
+		if err != nil {
+			var se *sika.Error
+			if !errors.As(err, &se) || se.Code != sika.CodeValidation || len(se.Fields["cursor"]) == 0 {
+				t.Fatalf("decodeCursor(%q): %v, want a field error on cursor", raw, err)
+			}
+			return
+		}
+		if again := srv.encodeCursor(c); again != raw {
+			t.Fatalf("decodeCursor(%q) = %+v, which encodes to %q", raw, c, again)
+		}
+	})
+}
