@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -54,6 +55,9 @@ type collection struct {
 // softpay initiates a push payment: validation, pricing and conversion, then in one Postgres
 // transaction the record, its status log and the outbox row, then the payment workflow.
 func (s *Server) softpay(w http.ResponseWriter, r *http.Request) error {
+	if err := s.admitPayment(w, r); err != nil {
+		return err
+	}
 	var req softpayRequest
 	if err := decodeBody(r, &req); err != nil {
 		return err
@@ -74,6 +78,19 @@ func (s *Server) softpay(w http.ResponseWriter, r *http.Request) error {
 	next := s.nextAction(r.Context(), t, c.network)
 	writeData(w, http.StatusCreated, paymentResponse{Transaction: t, NextAction: next})
 	return nil
+}
+
+// admitPayment applies the service-wide acceptance rate (PaymentAcceptPerSecond).
+func (s *Server) admitPayment(w http.ResponseWriter, r *http.Request) error {
+	if s.cfg.PaymentAcceptPerSecond <= 0 {
+		return nil
+	}
+	d, err := s.cfg.Limiter.Allow(r.Context(), "service:payment-accept", s.cfg.PaymentAcceptPerSecond, time.Second)
+	if err != nil || d.Allowed {
+		return nil // a limiter that fails must not stop payments
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(sinceSeconds(d.RetryAfter)))
+	return sika.Errorf(sika.CodeServiceUnavailable, "The service is at capacity; retry in a moment with the same Idempotency-Key.")
 }
 
 // prepareCollection validates a softpay request and prices it.

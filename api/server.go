@@ -39,6 +39,11 @@ type Config struct {
 	PublicRateLimitPerMinute int
 	// Limiter counts requests; Redis-backed when shared by replicas, in-process otherwise.
 	Limiter ratelimit.Limiter
+	// PaymentAcceptPerSecond caps how many collections the service accepts per second, over
+	// every replica when the limiter is shared (0: no cap). Past it, softpay answers 503
+	// service_unavailable with Retry-After before any work: a service that accepts more payments
+	// than its workflows can finish only makes every payment slower.
+	PaymentAcceptPerSecond int
 	// IdempotencyTTL is how long an Idempotency-Key is kept (contract: 24 hours).
 	IdempotencyTTL time.Duration
 	// IdempotencyLease is how long an in-flight claim is protected before another request may

@@ -63,6 +63,9 @@ type Config struct {
 	// PublicRateLimitPerMinute bounds login and registration per client IP
 	// (SIKA_PUBLIC_RATE_LIMIT_PER_MINUTE, default 60).
 	PublicRateLimitPerMinute int
+	// PaymentAcceptPerSecond caps collections accepted per second (SIKA_PAYMENT_ACCEPT_PER_SECOND,
+	// default 0: no cap); past it softpay answers 503 with Retry-After.
+	PaymentAcceptPerSecond int
 	// IdempotencyTTL is how long Idempotency-Keys are kept (SIKA_IDEMPOTENCY_TTL, default 24h).
 	IdempotencyTTL time.Duration
 	// TrustedProxies are CIDR ranges whose X-Forwarded-For is believed (SIKA_TRUSTED_PROXIES,
@@ -121,6 +124,9 @@ func loadConfig(getenv func(string) string) (Config, error) {
 	}
 	intVar("SIKA_RATE_LIMIT_PER_MINUTE", 300, &c.RateLimitPerMinute)
 	intVar("SIKA_PUBLIC_RATE_LIMIT_PER_MINUTE", 60, &c.PublicRateLimitPerMinute)
+	if v := getenv("SIKA_PAYMENT_ACCEPT_PER_SECOND"); v != "" {
+		intVar("SIKA_PAYMENT_ACCEPT_PER_SECOND", 0, &c.PaymentAcceptPerSecond)
+	}
 	durationVar := func(name string, def, least time.Duration, dst *time.Duration) {
 		*dst = def
 		if v := getenv(name); v != "" {

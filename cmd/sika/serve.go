@@ -86,6 +86,7 @@ func serveAPI(ctx context.Context, cfg Config, st *store.Store, tc client.Client
 		PublicRateLimitPerMinute: cfg.PublicRateLimitPerMinute,
 		Limiter:                  limiter,
 		IdempotencyTTL:           cfg.IdempotencyTTL,
+		PaymentAcceptPerSecond:   cfg.PaymentAcceptPerSecond,
 		TrustedProxies:           cfg.TrustedProxies,
 		Temporal:                 tc,
 		TemporalUIURL:            cfg.TemporalUIURL,

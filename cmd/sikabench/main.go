@@ -68,6 +68,7 @@ type options struct {
 	cpuProfile string
 	logFile    string
 	poolConns  int
+	acceptRate int
 	noGzip     bool
 }
 
@@ -95,6 +96,7 @@ func run() error {
 	flag.IntVar(&o.sample, "sample", 20, "successful payments whose Temporal history is counted")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of this process over the measurement window (in -self mode: API, worker, sandbox and clients)")
 	flag.StringVar(&o.logFile, "log", "", "where the in-process service logs go in -self mode (default a file in the temp dir)")
+	flag.IntVar(&o.acceptRate, "accept-rate", 60, "(-self) the service's payment acceptance cap per second (SIKA_PAYMENT_ACCEPT_PER_SECOND; 0: none)")
 	flag.IntVar(&o.poolConns, "pool-max-conns", 0, "experiment (-self): pool_max_conns of the service's Postgres pool (0: the service's default)")
 	flag.BoolVar(&o.noGzip, "temporal-no-gzip", false, "experiment (-self): the service's Temporal client sends uncompressed gRPC (the SDK gzips by default)")
 	flag.Parse()

@@ -150,9 +150,11 @@ func startSelf(ctx context.Context, o options) (_ *target, err error) {
 		// The bench measures capacity: the per-merchant budget (300/min by default) would
 		// turn most requests into 429s.
 		RateLimitPerMinute: 1 << 30,
-		Temporal:           timedTemporal{Client: rawTC, timings: t.timings},
-		Gateways:           router(),
-		Logger:             logger,
+		// The service's own back-pressure, as a deployment on this machine would set it.
+		PaymentAcceptPerSecond: o.acceptRate,
+		Temporal:               timedTemporal{Client: rawTC, timings: t.timings},
+		Gateways:               router(),
+		Logger:                 logger,
 	}, st)
 	serve(t, &http.Server{
 		Handler: t.timings.wrap(srv), ReadHeaderTimeout: 10 * time.Second,
@@ -173,6 +175,9 @@ func startSelf(ctx context.Context, o options) (_ *target, err error) {
 	t.closers = append(t.closers, func() { cancelSweep(); sweeping.Wait(); w.Stop() })
 
 	t.describe = fmt.Sprintf("self: ephemeral Postgres (fsync off) + Temporal dev server (in memory), sandbox tick %s, API/worker/sandbox in this process", o.tick)
+	if o.acceptRate > 0 {
+		t.describe += fmt.Sprintf(", service accepts at most %d payments/s (503 + Retry-After past it)", o.acceptRate)
+	}
 	if o.poolConns > 0 {
 		t.describe += fmt.Sprintf(", EXPERIMENT pool_max_conns=%d", o.poolConns)
 	}
