@@ -515,3 +515,26 @@ func TestDashboardMoneyRoutesCheckStanding(t *testing.T) {
 	r = ps.call(t, "GET", "/api/v1/merchant-settings/", nil, inactive.dashboard(sika.EnvironmentLive)...)
 	assert.Equal(t, 200, r.Status, "an inactive merchant still manages its account")
 }
+
+func TestPaymentBackPressure(t *testing.T) {
+	ps := payments(t)
+	acct := ps.newAccount(t, true)
+	ps.cfg.PaymentAcceptPerSecond = 1
+	defer func() { ps.cfg.PaymentAcceptPerSecond = 0 }()
+	var accepted, refused int
+	for range 3 {
+		r := ps.softpay(t, acct, benin("97000123"))
+		switch r.Status {
+		case 201:
+			accepted++
+		case 503:
+			refused++
+			assert.Equal(t, "service_unavailable", r.code())
+			assert.NotEmpty(t, r.Header.Get("Retry-After"))
+		default:
+			t.Errorf("unexpected %d: %s", r.Status, r.Body)
+		}
+	}
+	assert.GreaterOrEqual(t, refused, 1, "past the cap the service pushes back")
+	assert.GreaterOrEqual(t, accepted, 1)
+}
