@@ -73,7 +73,12 @@ func (s *Server) softpay(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if created {
-		s.startPayment(r.Context(), t, outboxID)
+		if c.network.Redirect || c.network.OTPKind == sika.OTPPostPush {
+			// The customer's next step talks to the workflow: it must be running first.
+			s.startPayment(r.Context(), t, outboxID)
+		} else {
+			s.startPaymentAsync(r.Context(), t, outboxID)
+		}
 	}
 	next := s.nextAction(r.Context(), t, c.network)
 	writeData(w, http.StatusCreated, paymentResponse{Transaction: t, NextAction: next})
@@ -263,6 +268,19 @@ func (s *Server) startPayment(ctx context.Context, t sika.Transaction, outboxID 
 	if err := s.store.DeleteOutbox(ctx, outboxID); err != nil {
 		logFrom(ctx).Warn("delete outbox row", "transaction", t.ID, "err", err)
 	}
+}
+
+// startPaymentAsync starts the workflow after the answer has gone: the record and its outbox
+// row are committed, so the payment is safe whatever happens to this start (the sweeper starts
+// it otherwise); the merchant does not wait for the Temporal round trip. At most
+// maxConcurrentStarts run at once.
+func (s *Server) startPaymentAsync(ctx context.Context, t sika.Transaction, outboxID int64) {
+	ctx = context.WithoutCancel(ctx)
+	go func() {
+		s.starts <- struct{}{}
+		defer func() { <-s.starts }()
+		s.startPayment(ctx, t, outboxID)
+	}()
 }
 
 // nextAction tells the merchant what the customer does next. Redirect networks need the URL

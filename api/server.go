@@ -83,7 +83,12 @@ type Server struct {
 	metrics   *metrics
 	registry  *prometheus.Registry
 	cursorKey []byte
+	// starts bounds the workflow starts made after the answer (startPaymentAsync).
+	starts chan struct{}
 }
+
+// maxConcurrentStarts bounds the workflow starts in flight from one API process.
+const maxConcurrentStarts = 32
 
 // NewServer builds the router with every route.
 func NewServer(cfg Config, st *store.Store) *Server {
@@ -113,7 +118,7 @@ func NewServer(cfg Config, st *store.Store) *Server {
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	key := sha256.Sum256(append([]byte("sika cursor key\x00"), cfg.JWTSecret...))
-	s := &Server{cfg: cfg, store: st, registry: prometheus.NewRegistry(), cursorKey: key[:]}
+	s := &Server{cfg: cfg, store: st, registry: prometheus.NewRegistry(), cursorKey: key[:], starts: make(chan struct{}, maxConcurrentStarts)}
 	s.metrics = newMetrics(s.registry)
 	s.router = s.routes()
 	return s
