@@ -1,13 +1,11 @@
 -- Transaction history at scale: what `search` covers and the indexes of the filtered cursor
 -- lists, the search and the CSV export. Chosen from EXPLAIN ANALYZE on a million transactions
--- (cmd/sikabench-history: a merchant with 800 000 LIVE rows among 21 merchants); the figures
--- below are from that data set, warm cache.
+-- (cmd/sikabench-history: a merchant with 800 000 LIVE rows among 21 merchants, 1.06 M attempts,
+-- 1.93 M status logs); the figures below are from that data set, warm cache.
 
--- Substring search (LIKE '%q%') is served by a trigram index (pg_trgm) that also holds the
--- tenancy (btree_gin). Both are trusted extensions shipped with PostgreSQL (Debian: the
--- postgresql-15 package).
+-- Substring search (LIKE '%q%') is served by a trigram index. pg_trgm is a trusted extension
+-- shipped with PostgreSQL (Debian: the postgresql-15 package).
 CREATE EXTENSION IF NOT EXISTS pg_trgm;
-CREATE EXTENSION IF NOT EXISTS btree_gin;
 
 -- The slugs of the payment link and checkout session that produced a transaction, copied onto it
 -- so that search needs no join; to be filled by the payment-link and checkout features.
@@ -27,22 +25,32 @@ ALTER TABLE transactions ADD COLUMN search_text text GENERATED ALWAYS AS (lower(
     customer_phone || E'\x1f' || coalesce(payment_link_slug, '') || E'\x1f' || coalesce(checkout_session_slug, ''))
     COLLATE "und-x-icu")) STORED;
 
--- One GIN trigram index on search_text rather than one per field: a single bitmap scan instead
--- of a BitmapOr of seven, and one recheck. A rare term (a reference, a phone number, a slug)
--- takes 0.2 to 21 ms through it; a common one is found faster by walking the merchant's rows
--- newest first, which the store tries first (store/history_search.go).
+-- One GIN trigram index on search_text rather than one per field: one bitmap scan instead of a
+-- BitmapOr of seven, one recheck. A rare term (a gateway reference, a phone number, a slug)
+-- costs 1 to 20 ms through it; a common one is found faster by walking the merchant's rows
+-- newest first, which the store tries first (store/history_search.go: a walk of the whole
+-- history for a term in no row took 377 ms, a bitmap of a term in 2 % of rows 126 ms and in
+-- 40 % 432 ms; either plan alone misses the targets). A whole reference is looked up by its
+-- unique index instead (its common trigrams cost 18 to 24 ms here). Not led by the tenancy
+-- (btree_gin): with (merchant_id, environment, search_text) the planner read the big merchant's
+-- and the environment's posting lists too, and a rare phone number took 28 to 50 ms instead of
+-- 2 (search p99 428 ms against 32 ms over the benchmark's searches). The cost of this choice:
+-- the bitmap holds every merchant's matches, so a term common in other merchants' rows but rare
+-- in the recent rows of a merchant with more than 10 000 rows fetches the others' matches too.
 CREATE INDEX transactions_search_trgm_idx ON transactions USING gin (search_text gin_trgm_ops);
 
 -- One b-tree per exact filter, behind the tenancy and in the list's order, so that a filtered
 -- page is a plain range scan whatever the value's frequency for this merchant. With only
 -- (merchant_id, environment, created_at, id), a value the merchant never has is a scan of its
 -- whole history: status=CANCELLED, currency=GNF, country=GN, network=MTN_GN took 105 to 115 ms
--- (parallel seq scan), status=PENDING&transaction_type=TRANSFERT 22 ms; with these, 0.05 to
--- 3.7 ms. A single GIN (btree_gin) on the six columns was 60 times smaller (7.6 MB against
--- 6 x 74 MB) and as fast on this data set, but it relies on the planner's estimates, which are
--- global: for a merchant whose values are skewed (a collections-only merchant filtering on
--- OUTBOUND, one country among many) a mistaken walk scans the whole history (1.5 s), which these
--- indexes make impossible. created_at ranges use the same indexes (or the tenancy one).
+-- (parallel seq scan and sort), status=PENDING&transaction_type=TRANSFERT 22 ms and
+-- status=PENDING&country=TG over 30 days 17 ms (walks filtering thousands of rows); with these,
+-- 0.05 to 3.7 ms, each an index scan with no filter or a short one. A single GIN (btree_gin) on
+-- the six columns was 60 times smaller (7.6 MB against 6 x 74 MB) and within 18 ms on this data
+-- set, but it depends on the planner's estimates, which are global: for a merchant whose values
+-- are skewed (a collections-only merchant filtering on OUTBOUND, one country among many) a
+-- mistaken walk scans its whole history, which these indexes make impossible, for generic
+-- (prepared) plans too. created_at ranges use the same indexes (or the tenancy one).
 CREATE INDEX transactions_status_idx ON transactions (merchant_id, environment, status, created_at DESC, id DESC);
 CREATE INDEX transactions_type_idx ON transactions (merchant_id, environment, transaction_type, created_at DESC, id DESC);
 CREATE INDEX transactions_flow_idx ON transactions (merchant_id, environment, flow_direction, created_at DESC, id DESC);

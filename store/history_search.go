@@ -60,7 +60,7 @@ func (s *Store) searchTransactions(ctx context.Context, merchantID uuid.UUID, en
 		return items, false, err
 	}
 
-	// 2. A rare term: the trigram index (merchant, environment, search_text), never a walk.
+	// 2. A rare term: the trigram index on search_text, never a walk.
 	f.Search = search
 	w = transactionWhere(merchantID, env, f)
 	err = s.InTx(ctx, func(tx pgx.Tx) error {

@@ -207,6 +207,7 @@ func (b *bench) scenarios(s searchSamples, ids []string) []scenario {
 		search("surname (~2% of rows)", func(r *rand.Rand) string { return pick(r, surnames) }),
 		search("'gmail' (~40% of rows)", func(*rand.Rand) string { return "gmail" }),
 		search("payment-link slug (~0.1%)", func(r *rand.Rand) string { return pick(r, s.linkSlugs) }),
+		search("slug prefix (~1% of rows)", func(r *rand.Rand) string { return fmt.Sprintf("boutique-%02d", r.IntN(10)) }),
 		search("checkout-session slug", func(r *rand.Rand) string { return pick(r, s.sessionSlugs) }),
 		search("no match", func(r *rand.Rand) string { return "ZQ" + randomString(r, "XYZW", 6) }),
 		scenario{group: groupSearch, name: "surname & status=FAILED", next: func(r *rand.Rand) string {
