@@ -98,35 +98,57 @@ func (s *Server) admitPayment(w http.ResponseWriter, r *http.Request) error {
 	return sika.Errorf(sika.CodeServiceUnavailable, "The service is at capacity; retry in a moment with the same Idempotency-Key.")
 }
 
+// moneyTarget is the amount, currency, country and network of a payment or payout request.
+type moneyTarget struct {
+	amount   decimal.Decimal
+	currency string
+	country  sika.Country
+	network  sika.Network
+}
+
+// readMoneyTarget validates the fields softpay and payouts share (amount, currency, country and
+// the network, named networkField in the request), recording field errors in v; a country or
+// network that does not exist is a field error, a store failure an error.
+func (s *Server) readMoneyTarget(ctx context.Context, v *sika.Validation, amount, currency, country, network, networkField string) (moneyTarget, error) {
+	var t moneyTarget
+	var err error
+	t.currency = strings.ToUpper(strings.TrimSpace(currency))
+	country = strings.ToUpper(strings.TrimSpace(country))
+	network = strings.ToUpper(strings.TrimSpace(network))
+	if len(t.currency) != 3 {
+		v.Add("currency", "Must be exactly 3 characters.")
+	}
+	if t.amount, err = sika.ParseAmount(amount, t.currency); err != nil {
+		v.Add("amount", err.Error())
+	}
+	if country == "" {
+		v.Add("country", sika.MsgRequired)
+	} else if t.country, err = s.store.CountryByISO(ctx, country); sika.ErrorCode(err) == sika.CodeNotFound {
+		v.Add("country", "Unknown country.")
+	} else if err != nil {
+		return t, err
+	}
+	if network == "" {
+		v.Add(networkField, sika.MsgRequired)
+	} else if t.network, err = s.store.NetworkByCode(ctx, network); sika.ErrorCode(err) == sika.CodeNotFound {
+		v.Add(networkField, "Unknown network.")
+	} else if err != nil {
+		return t, err
+	}
+	return t, nil
+}
+
 // prepareCollection validates a softpay request and prices it.
 func (s *Server) prepareCollection(ctx context.Context, req softpayRequest) (collection, error) {
 	var c collection
 	var v sika.Validation
 	merchant, env := tenant(ctx)
-	req.Currency = strings.ToUpper(strings.TrimSpace(req.Currency))
-	req.Country = strings.ToUpper(strings.TrimSpace(req.Country))
-	req.Network = strings.ToUpper(strings.TrimSpace(req.Network))
-	if len(req.Currency) != 3 {
-		v.Add("currency", "Must be exactly 3 characters.")
-	}
-	amount, err := sika.ParseAmount(req.Amount, req.Currency)
+	target, err := s.readMoneyTarget(ctx, &v, req.Amount, req.Currency, req.Country, req.Network, "network")
 	if err != nil {
-		v.Add("amount", err.Error())
-	}
-	if req.Country == "" {
-		v.Add("country", sika.MsgRequired)
-	} else if c.country, err = s.store.CountryByISO(ctx, req.Country); sika.ErrorCode(err) == sika.CodeNotFound {
-		v.Add("country", "Unknown country.")
-	} else if err != nil {
 		return c, err
 	}
-	if req.Network == "" {
-		v.Add("network", sika.MsgRequired)
-	} else if c.network, err = s.store.NetworkByCode(ctx, req.Network); sika.ErrorCode(err) == sika.CodeNotFound {
-		v.Add("network", "Unknown network.")
-	} else if err != nil {
-		return c, err
-	}
+	amount := target.amount
+	c.country, c.network, req.Currency = target.country, target.network, target.currency
 	requireText(&v, "customer_name", req.CustomerName, 200)
 	if req.CustomerEmail != "" && !validEmail(req.CustomerEmail) {
 		v.Add("customer_email", sika.MsgInvalidEmail)

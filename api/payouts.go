@@ -37,33 +37,12 @@ func (s *Server) initializePayout(w http.ResponseWriter, r *http.Request) error 
 	ctx := r.Context()
 	merchant, env := tenant(ctx)
 	var v sika.Validation
-	var country sika.Country
-	var network sika.Network
-	var err error
-	req.Currency = strings.ToUpper(strings.TrimSpace(req.Currency))
-	req.Country = strings.ToUpper(strings.TrimSpace(req.Country))
-	req.Method = strings.ToUpper(strings.TrimSpace(req.Method))
-	if len(req.Currency) != 3 {
-		v.Add("currency", "Must be exactly 3 characters.")
-	}
-	amount, aerr := sika.ParseAmount(req.Amount, req.Currency)
-	if aerr != nil {
-		v.Add("amount", aerr.Error())
-	}
-	if req.Country == "" {
-		v.Add("country", sika.MsgRequired)
-	} else if country, err = s.store.CountryByISO(ctx, req.Country); sika.ErrorCode(err) == sika.CodeNotFound {
-		v.Add("country", "Unknown country.")
-	} else if err != nil {
+	target, err := s.readMoneyTarget(ctx, &v, req.Amount, req.Currency, req.Country, req.Method, "method")
+	if err != nil {
 		return err
 	}
-	if req.Method == "" {
-		v.Add("method", sika.MsgRequired)
-	} else if network, err = s.store.NetworkByCode(ctx, req.Method); sika.ErrorCode(err) == sika.CodeNotFound {
-		v.Add("method", "Unknown network.")
-	} else if err != nil {
-		return err
-	}
+	amount, country, network := target.amount, target.country, target.network
+	req.Currency = target.currency
 	var recipient string
 	if country.ID != uuid.Nil {
 		if req.Recipient == "" {
