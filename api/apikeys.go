@@ -15,17 +15,7 @@ type createAPIKeyRequest struct {
 // listAPIKeys lists the keys of the active merchant in the active environment; never the
 // secrets, which exist only in the creation response.
 func (s *Server) listAPIKeys(w http.ResponseWriter, r *http.Request) error {
-	p, err := parsePage(r)
-	if err != nil {
-		return err
-	}
-	merchant, env := tenant(r.Context())
-	keys, count, err := s.store.ListAPIKeys(r.Context(), merchant, env, p)
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, s.newPage(r, p, count, keys))
-	return nil
+	return tenantList(s, w, r, s.store.ListAPIKeys)
 }
 
 // createAPIKey creates a key in the dashboard's active environment (X-Environment) and shows

@@ -16,17 +16,7 @@ type addIPRequest struct {
 }
 
 func (s *Server) listIPWhitelist(w http.ResponseWriter, r *http.Request) error {
-	p, err := parsePage(r)
-	if err != nil {
-		return err
-	}
-	merchant, env := tenant(r.Context())
-	items, count, err := s.store.ListIPWhitelist(r.Context(), merchant, env, p)
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, s.newPage(r, p, count, items))
-	return nil
+	return tenantList(s, w, r, s.store.ListIPWhitelist)
 }
 
 // parseIPOrPrefix accepts a single address (v4 or v6) or a CIDR range.

@@ -183,17 +183,7 @@ func (s *Server) createPaymentLink(w http.ResponseWriter, r *http.Request) error
 }
 
 func (s *Server) listPaymentLinks(w http.ResponseWriter, r *http.Request) error {
-	p, err := parsePage(r)
-	if err != nil {
-		return err
-	}
-	merchant, env := tenant(r.Context())
-	items, count, err := s.store.ListPaymentLinks(r.Context(), merchant, env, p)
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, s.newPage(r, p, count, items))
-	return nil
+	return tenantList(s, w, r, s.store.ListPaymentLinks)
 }
 
 func (s *Server) paymentLinkFor(r *http.Request) (sika.PaymentLink, error) {

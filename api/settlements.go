@@ -104,17 +104,7 @@ func (s *Server) createPayoutMethod(w http.ResponseWriter, r *http.Request) erro
 }
 
 func (s *Server) listPayoutMethods(w http.ResponseWriter, r *http.Request) error {
-	p, err := parsePage(r)
-	if err != nil {
-		return err
-	}
-	merchant, env := tenant(r.Context())
-	items, count, err := s.store.ListPayoutMethods(r.Context(), merchant, env, p)
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, s.newPage(r, p, count, items))
-	return nil
+	return tenantList(s, w, r, s.store.ListPayoutMethods)
 }
 
 func (s *Server) getPayoutMethod(w http.ResponseWriter, r *http.Request) error {
@@ -242,17 +232,7 @@ func (s *Server) createSettlement(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (s *Server) listSettlements(w http.ResponseWriter, r *http.Request) error {
-	p, err := parsePage(r)
-	if err != nil {
-		return err
-	}
-	merchant, env := tenant(r.Context())
-	items, count, err := s.store.ListSettlements(r.Context(), merchant, env, p)
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, s.newPage(r, p, count, items))
-	return nil
+	return tenantList(s, w, r, s.store.ListSettlements)
 }
 
 type walletTransferRequest struct {
@@ -330,17 +310,7 @@ func (s *Server) createWalletTransfer(w http.ResponseWriter, r *http.Request) er
 }
 
 func (s *Server) listWalletTransfers(w http.ResponseWriter, r *http.Request) error {
-	p, err := parsePage(r)
-	if err != nil {
-		return err
-	}
-	merchant, env := tenant(r.Context())
-	items, count, err := s.store.ListWalletTransfers(r.Context(), merchant, env, p)
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, s.newPage(r, p, count, items))
-	return nil
+	return tenantList(s, w, r, s.store.ListWalletTransfers)
 }
 
 // newIDs returns n time-ordered ids.

@@ -8,17 +8,7 @@ import (
 )
 
 func (s *Server) listBalances(w http.ResponseWriter, r *http.Request) error {
-	p, err := parsePage(r)
-	if err != nil {
-		return err
-	}
-	merchant, env := tenant(r.Context())
-	items, count, err := s.store.ListWallets(r.Context(), merchant, env, p)
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, s.newPage(r, p, count, items))
-	return nil
+	return tenantList(s, w, r, s.store.ListWallets)
 }
 
 func (s *Server) getBalance(w http.ResponseWriter, r *http.Request) error {

@@ -93,17 +93,7 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) error {
-	p, err := parsePage(r)
-	if err != nil {
-		return err
-	}
-	merchant, env := tenant(r.Context())
-	items, count, err := s.store.ListWebhookEndpoints(r.Context(), merchant, env, p)
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, s.newPage(r, p, count, items))
-	return nil
+	return tenantList(s, w, r, s.store.ListWebhookEndpoints)
 }
 
 func (s *Server) getWebhook(w http.ResponseWriter, r *http.Request) error {
