@@ -163,7 +163,11 @@ func TestSoftpaySandboxSuffixes(t *testing.T) {
 
 			// 008 sends late and duplicate callbacks: wait for them, nothing changes.
 			if c.suffix == "008" {
-				time.Sleep(10 * stackTick)
+				require.EventuallyWithT(t, func(c *assert.CollectT) {
+					ops := ps.operations(d)
+					assert.Len(c, ops, 1)
+					assert.GreaterOrEqual(c, ops[0].CallbacksSent, 3, "two SUCCESS callbacks and a late PENDING one")
+				}, 10*time.Second, 20*time.Millisecond)
 				again := ps.detail(t, acct, p.ID)
 				assert.Equal(t, triggers(d), triggers(again))
 			}

@@ -234,9 +234,11 @@ func TestWebhookEndpointsLifecycle(t *testing.T) {
 		gone.mu.Lock()
 		before := len(gone.seen)
 		gone.mu.Unlock()
+		live := rc.deliveredCount()
 		p = ps.pay(t, acct, benin("97000123"))
 		ps.final(t, acct, p.ID, 10*time.Second)
-		time.Sleep(300 * time.Millisecond)
+		// The live endpoint's deliveries of the same events were queued in the same commit.
+		require.Eventually(t, func() bool { return rc.deliveredCount() >= live+2 }, 10*time.Second, 20*time.Millisecond)
 		gone.mu.Lock()
 		assert.Equal(t, before, len(gone.seen), "a disabled endpoint receives nothing")
 		gone.mu.Unlock()

@@ -143,10 +143,24 @@ func TestWorkerKilledMidPayment(t *testing.T) {
 	require.NoError(t, err, string(out))
 	assert.Contains(t, string(out), "payment:"+orphan.String())
 
-	time.Sleep(600 * time.Millisecond) // pushes accepted, outcomes not yet in
+	// Kill once every API-started payment and payout has reached its gateway, before most outcomes.
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		var started int
+		assert.NoError(c, st.Pool().QueryRow(ctx, `SELECT count(DISTINCT transaction_id) FROM transaction_attempts WHERE merchant_id = $1`, merchant.ID).Scan(&started))
+		assert.GreaterOrEqual(c, started, len(expected)-1, "the orphan has no workflow yet")
+	}, 30*time.Second, 10*time.Millisecond)
 	require.NoError(t, first.Process.Signal(syscall.SIGKILL))
 	_ = first.Wait()
-	time.Sleep(time.Second) // callbacks arrive while no worker runs
+	// Let callbacks arrive while no worker runs: they wait in Temporal for the next worker.
+	callbacks := func() int {
+		n := 0
+		for _, op := range sb.Operations() {
+			n += op.CallbacksSent
+		}
+		return n
+	}
+	atKill := callbacks()
+	require.Eventually(t, func() bool { return callbacks() > atKill }, 10*time.Second, 20*time.Millisecond)
 	second := startWorker()
 	defer func() { _ = second.Process.Signal(syscall.SIGTERM); _ = second.Wait() }()
 
