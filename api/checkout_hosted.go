@@ -9,7 +9,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
-	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/sikahq/sika"
@@ -192,14 +191,8 @@ func (s *Server) confirmHostedOTP(w http.ResponseWriter, r *http.Request, owns f
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 	defer cancel()
-	h, err := s.cfg.Temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID: workflows.PaymentWorkflowID(t.ID), UpdateName: workflows.UpdateConfirmOTP,
-		Args: []any{req.OTP}, WaitForStage: client.WorkflowUpdateStageCompleted,
-	})
-	if err == nil {
-		var result workflows.PaymentResult
-		err = h.Get(ctx, &result)
-	}
+	var result workflows.PaymentResult
+	err = workflows.UpdateOperation(ctx, s.cfg.Temporal, t, workflows.UpdateConfirmOTP, req.OTP, &result)
 	var appErr *temporal.ApplicationError
 	switch {
 	case errors.As(err, &appErr) && appErr.Type() == workflows.ErrInvalidOTP:

@@ -11,7 +11,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
-	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/sikahq/sika"
@@ -319,13 +318,7 @@ func (s *Server) nextAction(ctx context.Context, t sika.Transaction, n sika.Netw
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 	defer cancel()
 	var next gateway.NextAction
-	h, err := s.cfg.Temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID: workflows.PaymentWorkflowID(t.ID), UpdateName: workflows.UpdateAwaitInitiation,
-		WaitForStage: client.WorkflowUpdateStageCompleted,
-	})
-	if err == nil {
-		err = h.Get(ctx, &next)
-	}
+	err := workflows.UpdateOperation(ctx, s.cfg.Temporal, t, workflows.UpdateAwaitInitiation, nil, &next)
 	if err != nil || next.Type == "" {
 		logFrom(ctx).Warn("redirect url not known yet", "transaction", t.ID, "err", err)
 		return gateway.NextAction{Type: gateway.NextRedirect}
@@ -370,16 +363,15 @@ func (s *Server) confirmOTP(w http.ResponseWriter, r *http.Request) error {
 	if t.Status != sika.StatusPending {
 		return sika.Errorf(sika.CodeNotPending, "Payment is %s, not PENDING.", t.Status)
 	}
+	if n, err := s.store.NetworkByID(r.Context(), t.NetworkID); err != nil {
+		return err
+	} else if n.OTPKind != sika.OTPPostPush {
+		return sika.FieldError("otp", "This payment does not take an OTP confirmation.")
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 	defer cancel()
 	var result workflows.PaymentResult
-	h, err := s.cfg.Temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID: workflows.PaymentWorkflowID(t.ID), UpdateName: workflows.UpdateConfirmOTP,
-		Args: []any{req.OTP}, WaitForStage: client.WorkflowUpdateStageCompleted,
-	})
-	if err == nil {
-		err = h.Get(ctx, &result)
-	}
+	err = workflows.UpdateOperation(ctx, s.cfg.Temporal, t, workflows.UpdateConfirmOTP, req.OTP, &result)
 	var appErr *temporal.ApplicationError
 	switch {
 	case errors.As(err, &appErr) && appErr.Type() == workflows.ErrInvalidOTP:

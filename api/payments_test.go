@@ -21,6 +21,7 @@ import (
 	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/gateway"
 	"github.com/sikahq/sika/gateway/sandbox"
+	"github.com/sikahq/sika/workflows"
 )
 
 // payResponse is the softpay answer.
@@ -349,6 +350,48 @@ func TestPostPushOTP(t *testing.T) {
 	r = ps.call(t, "POST", "/api/v1/payments/"+p.ID.String()+"/confirm-otp/", map[string]string{"otp": "123456"}, key...)
 	assert.Equal(t, 400, r.Status, "%s", r.Body)
 	assert.Contains(t, r.fields(), "otp")
+}
+
+// The API answers a push payment before its workflow runs (the start follows the answer). Anything
+// that then talks to the workflow starts it first if it is not there yet, and makes no second push.
+func TestUpdateBeforeWorkflowStarts(t *testing.T) {
+	ps := payments(t)
+	acct := ps.newAccount(t, true)
+	// Hold every slot of the after-the-answer starts, so the workflow does not exist yet (the
+	// sweeper leaves rows younger than a second alone).
+	for range cap(ps.Server.starts) {
+		ps.Server.starts <- struct{}{}
+	}
+	var once sync.Once
+	release := func() {
+		once.Do(func() {
+			for range cap(ps.Server.starts) {
+				<-ps.Server.starts
+			}
+		})
+	}
+	defer release()
+	p := ps.pay(t, acct, benin("97000010"))
+	_, err := ps.temporal.DescribeWorkflowExecution(t.Context(), workflows.PaymentWorkflowID(p.ID), "")
+	require.Error(t, err, "the workflow must not be running yet for this test to mean anything")
+
+	// A confirmation on a network without post-push OTP is refused without a workflow.
+	key := acct.key(sika.EnvironmentTest, sika.ScopePayin)
+	r := ps.call(t, "POST", "/api/v1/payments/"+p.ID.String()+"/confirm-otp/", map[string]string{"otp": "123456"}, key...)
+	assert.Equal(t, 400, r.Status, "%s", r.Body)
+	assert.Contains(t, r.fields(), "otp")
+
+	tx, err := testStore.Transaction(t.Context(), p.ID)
+	require.NoError(t, err)
+	var next gateway.NextAction
+	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
+	defer cancel()
+	require.NoError(t, workflows.UpdateOperation(ctx, ps.temporal, tx, workflows.UpdateAwaitInitiation, nil, &next))
+	assert.Equal(t, gateway.NextUSSDPush, next.Type)
+	release()
+	d := ps.final(t, acct, p.ID, 10*time.Second)
+	assert.Equal(t, sika.StatusSuccess, d.Status)
+	assert.Len(t, d.Attempts, 1, "the API's late start and the sweeper's start make no second push")
 }
 
 func TestRedirectNetwork(t *testing.T) {

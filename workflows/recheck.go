@@ -74,14 +74,7 @@ func RecheckAtGateway(ctx context.Context, c client.Client, st *store.Store, gws
 		}
 		uctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 		defer cancel()
-		h, err := c.UpdateWorkflow(uctx, client.UpdateWorkflowOptions{
-			WorkflowID: WorkflowIDOf(t), UpdateName: UpdateGatewayStatus,
-			Args: []any{outcome}, WaitForStage: client.WorkflowUpdateStageCompleted,
-		})
-		if err == nil {
-			err = h.Get(uctx, nil)
-		}
-		if err != nil {
+		if err := UpdateOperation(uctx, c, t, UpdateGatewayStatus, outcome, nil); err != nil {
 			return out, fmt.Errorf("hand the gateway's answer to %s: %w", WorkflowIDOf(t), err)
 		}
 	case st2.Status.Final() && string(st2.Status) != string(t.Status):
