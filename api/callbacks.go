@@ -35,7 +35,7 @@ func (s *Server) gatewayCallback(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	cb, err := gw.ParseCallback(r.Header, body)
+	cb, err := gw.ParseCallback(r.Context(), r.Header, body)
 	if err != nil {
 		logFrom(r.Context()).Warn("gateway callback refused", "gateway", name, "err", err)
 		writeError(w, r, sika.Errorf(sika.CodeInvalidCredentials, "The callback signature is not valid."))

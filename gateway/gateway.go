@@ -142,5 +142,6 @@ type Gateway interface {
 	Disburse(ctx context.Context, req DisburseRequest) (OperationStatus, error)
 	DisbursementStatus(ctx context.Context, reference string) (OperationStatus, error)
 	// ParseCallback authenticates and decodes a callback request whose body was already read.
-	ParseCallback(header http.Header, body []byte) (Callback, error)
+	// ctx bounds any lookup the adapter needs (see Memory).
+	ParseCallback(ctx context.Context, header http.Header, body []byte) (Callback, error)
 }

@@ -294,9 +294,9 @@ func (c contract) duplicateCallback(t *testing.T, o op) {
 	require.NoError(t, err)
 	final := c.final(t, gw, o, ref)
 	header, body := ctl.Callback(o.kind, ref)
-	first, err := gw.ParseCallback(header.Clone(), body)
+	first, err := gw.ParseCallback(t.Context(), header.Clone(), body)
 	require.NoError(t, err)
-	second, err := gw.ParseCallback(header.Clone(), body)
+	second, err := gw.ParseCallback(t.Context(), header.Clone(), body)
 	require.NoError(t, err)
 	assert.Equal(t, first, second, "the same callback twice must decode to the same outcome")
 	assert.Equal(t, o.kind, first.Kind)
@@ -306,7 +306,7 @@ func (c contract) duplicateCallback(t *testing.T, o op) {
 	if c.f.SignedCallbacks {
 		tampered := append([]byte(nil), body...)
 		tampered[len(tampered)/2] ^= 1
-		_, err := gw.ParseCallback(header.Clone(), tampered)
+		_, err := gw.ParseCallback(t.Context(), header.Clone(), tampered)
 		assert.Error(t, err, "a tampered signed callback must be refused")
 	}
 	assert.Equal(t, 1, ctl.Operations())

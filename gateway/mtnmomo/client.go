@@ -165,7 +165,7 @@ func (c *Client) DisbursementStatus(ctx context.Context, reference string) (gate
 // does not sign callbacks, so the result is never Trusted: confirm it with a status read.
 // The reference is the callback's externalId (we send our reference there); a body with
 // "payee" reports a transfer, otherwise a request-to-pay.
-func (c *Client) ParseCallback(_ http.Header, body []byte) (gateway.Callback, error) {
+func (c *Client) ParseCallback(_ context.Context, _ http.Header, body []byte) (gateway.Callback, error) {
 	var sb statusBody
 	if err := json.Unmarshal(body, &sb); err != nil {
 		return gateway.Callback{}, fmt.Errorf("mtnmomo callback: decode body: %w", err)

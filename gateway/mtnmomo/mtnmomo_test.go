@@ -307,7 +307,7 @@ func TestDeclinedCollectionEndToEnd(t *testing.T) {
 func TestParseCallback(t *testing.T) {
 	c := New(Config{})
 	ref := gatewaytest.Reference()
-	cb, err := c.ParseCallback(nil, []byte(`{"financialTransactionId":"363440463","externalId":"`+ref+
+	cb, err := c.ParseCallback(t.Context(), nil, []byte(`{"financialTransactionId":"363440463","externalId":"`+ref+
 		`","amount":"1000","currency":"XOF","payee":{"partyIdType":"MSISDN","partyId":"22997000000"},`+
 		`"status":"FAILED","reason":"PAYEE_NOT_FOUND"}`))
 	require.NoError(t, err)
@@ -316,9 +316,9 @@ func TestParseCallback(t *testing.T) {
 	assert.Equal(t, gateway.FailureRecipientNotFound, cb.FailureCode)
 	assert.False(t, cb.Trusted)
 
-	_, err = c.ParseCallback(nil, []byte(`{"externalId":"order-1","status":"SUCCESSFUL"}`))
+	_, err = c.ParseCallback(t.Context(), nil, []byte(`{"externalId":"order-1","status":"SUCCESSFUL"}`))
 	assert.Error(t, err, "a callback whose externalId is not one of our references")
-	_, err = c.ParseCallback(nil, []byte(`not json`))
+	_, err = c.ParseCallback(t.Context(), nil, []byte(`not json`))
 	assert.Error(t, err)
 }
 

@@ -131,7 +131,7 @@ func (c *Client) DisbursementStatus(ctx context.Context, reference string) (gate
 // ParseCallback verifies the Sandbox-Signature header of a callback (HMAC-SHA256 with the
 // gateway's callback secret, timestamp within 5 minutes) and decodes it. Signature failures
 // wrap ErrInvalidSignature.
-func (c *Client) ParseCallback(header http.Header, body []byte) (gateway.Callback, error) {
+func (c *Client) ParseCallback(_ context.Context, header http.Header, body []byte) (gateway.Callback, error) {
 	if err := verifySignature(header.Get(SignatureHeader), body, c.cfg.CallbackSecret, c.cfg.Now()); err != nil {
 		return gateway.Callback{}, fmt.Errorf("sandbox callback: %w", err)
 	}

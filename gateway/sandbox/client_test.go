@@ -185,7 +185,7 @@ func TestParseCallback(t *testing.T) {
 	require.NoError(t, err)
 	header := func(value string) http.Header { return http.Header{SignatureHeader: {value}} }
 
-	cb, err := client.ParseCallback(header(sign(secret, now.Add(-4*time.Minute), body)), body)
+	cb, err := client.ParseCallback(t.Context(), header(sign(secret, now.Add(-4*time.Minute), body)), body)
 	require.NoError(t, err)
 	require.Equal(t, gateway.Callback{Kind: gateway.CallbackCollection, Trusted: true, OperationStatus: gateway.OperationStatus{
 		Reference: "r1", GatewayReference: "SBX-1", Status: gateway.StatusFailed, FailureCode: gateway.FailurePayerDeclined,
@@ -210,23 +210,23 @@ func TestParseCallback(t *testing.T) {
 		"not hex":       {header(fmt.Sprintf("t=%d,v1=zz", now.Unix())), body},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := client.ParseCallback(tc.header, tc.body)
+			_, err := client.ParseCallback(t.Context(), tc.header, tc.body)
 			require.ErrorIs(t, err, ErrInvalidSignature)
 		})
 	}
 
 	t.Run("a rotated secret's second signature", func(t *testing.T) {
-		_, err := client.ParseCallback(header(sign("old", now, body)+",v1="+signatureOf(secret, now.Unix(), body)), body)
+		_, err := client.ParseCallback(t.Context(), header(sign("old", now, body)+",v1="+signatureOf(secret, now.Unix(), body)), body)
 		require.NoError(t, err)
 	})
 	t.Run("signed garbage", func(t *testing.T) {
 		garbage := []byte(`{"type":"refund","reference":"r1","status":"SUCCESS"}`)
-		_, err := client.ParseCallback(header(sign(secret, now, garbage)), garbage)
+		_, err := client.ParseCallback(t.Context(), header(sign(secret, now, garbage)), garbage)
 		require.Error(t, err)
 		require.False(t, errors.Is(err, ErrInvalidSignature))
 	})
 	t.Run("no secret configured", func(t *testing.T) {
-		_, err := NewClient(ClientConfig{Name: GatewayA}).ParseCallback(header(sign("", now, body)), body)
+		_, err := NewClient(ClientConfig{Name: GatewayA}).ParseCallback(t.Context(), header(sign("", now, body)), body)
 		require.ErrorIs(t, err, ErrInvalidSignature)
 	})
 }

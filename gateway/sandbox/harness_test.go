@@ -197,7 +197,7 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 		http.NotFound(w, req)
 		return
 	}
-	cb, err := client.ParseCallback(req.Header, body)
+	cb, err := client.ParseCallback(req.Context(), req.Header, body)
 	if err != nil {
 		r.rejected = append(r.rejected, err)
 		http.Error(w, err.Error(), http.StatusUnauthorized)
