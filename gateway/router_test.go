@@ -29,7 +29,9 @@ func (namedGateway) Disburse(context.Context, DisburseRequest) (OperationStatus,
 func (namedGateway) DisbursementStatus(context.Context, string) (OperationStatus, error) {
 	return OperationStatus{}, nil
 }
-func (namedGateway) ParseCallback(context.Context, http.Header, []byte) (Callback, error) { return Callback{}, nil }
+func (namedGateway) ParseCallback(context.Context, http.Header, []byte) (Callback, error) {
+	return Callback{}, nil
+}
 
 func names(cs []Candidate) []string {
 	out := make([]string, len(cs))
