@@ -14,7 +14,6 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -53,9 +52,13 @@ type Config struct {
 	DefaultEnvironment string
 	// CallbackURL is sent as X-Callback-Url when a request carries none.
 	CallbackURL string
-	HTTPClient  *http.Client     // default: a plain client; Timeout bounds each call
-	Timeout     time.Duration    // per HTTP call, default 15s
-	Now         func() time.Time // clock of token expiry, default time.Now
+	// Memory keeps the target environment of each reference sent, for status reads (the status
+	// endpoints need X-Target-Environment but carry no country) in any process; default an
+	// in-process map.
+	Memory     gateway.Memory
+	HTTPClient *http.Client     // default: a plain client; Timeout bounds each call
+	Timeout    time.Duration    // per HTTP call, default 15s
+	Now        func() time.Time // clock of token expiry, default time.Now
 }
 
 // Client is the gateway.Gateway adapter of one MTN MoMo account. It is safe for concurrent use.
@@ -65,10 +68,6 @@ type Client struct {
 	defaultEnv   string
 	collection   *tokenSource
 	disbursement *tokenSource
-
-	// envs remembers the target environment of the references this process sent, for status
-	// reads (the status endpoints need X-Target-Environment but carry no country).
-	envs sync.Map // reference → environment
 }
 
 var _ gateway.Gateway = (*Client)(nil)
@@ -83,6 +82,9 @@ func New(cfg Config) *Client {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Memory == nil {
+		cfg.Memory = &gateway.MapMemory{}
 	}
 	c := &Client{cfg: cfg, base: strings.TrimRight(cfg.BaseURL, "/"), defaultEnv: cfg.DefaultEnvironment}
 	if c.defaultEnv == "" {
@@ -227,7 +229,10 @@ func (c *Client) initiation(ref, amount string, integer bool, currency, country,
 // initiate POSTs an operation under X-Reference-Id ref; 409 (already created) reads its state.
 func (c *Client) initiate(ctx context.Context, ts *tokenSource, path, ref, env, cbURL string, body initiationBody,
 	read func(context.Context, string) (gateway.OperationStatus, error)) (gateway.OperationStatus, error) {
-	c.envs.Store(ref, env)
+	// Remembered before sending: a timeout must still be resolvable by a status read.
+	if err := c.cfg.Memory.Remember(ctx, c.cfg.Name, ref, rememberedJSON(env)); err != nil {
+		return gateway.OperationStatus{}, gateway.Unavailable(fmt.Errorf("%s: %w", c.cfg.Name, err))
+	}
 	headers := http.Header{"X-Reference-Id": {ref}, "X-Target-Environment": {env}}
 	if cbURL != "" {
 		headers.Set("X-Callback-Url", cbURL)
@@ -257,9 +262,9 @@ func (c *Client) status(ctx context.Context, ts *tokenSource, prefix, ref string
 	if !isUUID(ref) { // MTN answers 400 to anything else; nothing of ours can exist under it
 		return gateway.OperationStatus{Reference: ref, Status: gateway.StatusNotFound}, nil
 	}
-	env := c.defaultEnv
-	if e, ok := c.envs.Load(ref); ok {
-		env = e.(string)
+	env, err := c.environmentOf(ctx, ref)
+	if err != nil {
+		return gateway.OperationStatus{}, err
 	}
 	op := c.cfg.Name + " GET " + prefix + "{ref}"
 	status, raw, err := c.do(ctx, ts, http.MethodGet, prefix+ref, http.Header{"X-Target-Environment": {env}}, nil)
@@ -281,6 +286,30 @@ func (c *Client) status(ctx context.Context, ts *tokenSource, prefix, ref string
 		return gateway.OperationStatus{}, gateway.Ambiguous(fmt.Errorf("%s: %w", op, err))
 	}
 	return st, nil
+}
+
+// remembered is what the adapter keeps per reference.
+type remembered struct {
+	Environment string `json:"environment"`
+}
+
+func rememberedJSON(env string) []byte {
+	raw, _ := json.Marshal(remembered{Environment: env})
+	return raw
+}
+
+// environmentOf is the X-Target-Environment a reference was sent with (the default for one
+// this service never sent).
+func (c *Client) environmentOf(ctx context.Context, ref string) (string, error) {
+	raw, found, err := c.cfg.Memory.Recall(ctx, c.cfg.Name, ref)
+	if err != nil {
+		return "", gateway.Unavailable(fmt.Errorf("%s: %w", c.cfg.Name, err))
+	}
+	var r remembered
+	if found && json.Unmarshal(raw, &r) == nil && r.Environment != "" {
+		return r.Environment, nil
+	}
+	return c.defaultEnv, nil
 }
 
 // maxResponse bounds the answers read from MTN.

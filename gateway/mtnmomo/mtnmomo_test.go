@@ -329,3 +329,25 @@ func assertNoSecrets(t *testing.T, err error) {
 		assert.False(t, strings.Contains(err.Error(), secret), "error %q leaks %q", err, secret)
 	}
 }
+
+// A status read in another process (another worker, after a restart) needs the target
+// environment the reference was sent with: it comes from the shared Memory, not from the
+// process that sent it.
+func TestStatusReadInAnotherProcess(t *testing.T) {
+	f := newFakeMTN(t)
+	memory := &gateway.MapMemory{}
+	twoMarkets := func(c *Config) {
+		c.TargetEnvironment = map[string]string{"BJ": fakeEnvironment, "CI": "mtnivorycoast"}
+		c.Memory = memory
+	}
+	sender := f.client(t, twoMarkets)
+	ref := gatewaytest.Reference()
+	_, err := sender.Collect(t.Context(), collectReq(ref))
+	require.NoError(t, err)
+
+	reader := f.client(t, twoMarkets) // its default environment is "sandbox"
+	require.Equal(t, DefaultTargetEnvironment, reader.defaultEnv)
+	st, err := reader.CollectionStatus(t.Context(), ref)
+	require.NoError(t, err)
+	assert.Equal(t, gateway.StatusSuccess, st.Status, "the fake refuses another X-Target-Environment")
+}
