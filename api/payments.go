@@ -72,7 +72,7 @@ func (s *Server) softpay(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if created {
-		if c.network.Redirect || c.network.OTPKind == sika.OTPPostPush {
+		if awaitsInitiation(t, c.network) || c.network.OTPKind == sika.OTPPostPush {
 			// The customer's next step talks to the workflow: it must be running first.
 			s.startPayment(r.Context(), t, outboxID)
 		} else {
@@ -257,10 +257,14 @@ func (s *Server) checkNetworkOpen(ctx context.Context, n sika.Network, env sika.
 	if err != nil {
 		return err
 	}
-	if len(routes) == 0 {
-		return sika.Errorf(sika.CodeNetworkUnavailable, "%s is not available in %s yet.", n.Code, env)
+	for _, r := range routes {
+		if _, err := s.cfg.Gateways.Gateway(r.Gateway); err == nil {
+			return nil
+		}
 	}
-	return nil
+	// No route, or none of its gateways configured in this deployment (a LIVE operator
+	// without credentials).
+	return sika.Errorf(sika.CodeNetworkUnavailable, "%s is not available in %s yet.", n.Code, env)
 }
 
 // normaliseMetadata accepts a JSON object (or nothing) of at most 8 KiB.
@@ -304,15 +308,24 @@ func (s *Server) startPaymentAsync(ctx context.Context, t sika.Transaction, outb
 	}()
 }
 
-// nextAction tells the merchant what the customer does next. Redirect networks need the URL
-// the gateway returned, so the request waits (briefly) for the workflow's first gateway call.
+// awaitsInitiation says whether the answer to a new payment waits for the first gateway call:
+// for redirect networks (the URL comes from the gateway), and in LIVE, where the operator's
+// adapter decides the customer's next step (Wave and Orange WebPay send the customer to a
+// payment page) and the merchant must get it in the answer.
+func awaitsInitiation(t sika.Transaction, n sika.Network) bool {
+	return n.Redirect || t.Environment == sika.EnvironmentLive
+}
+
+// nextAction tells the merchant what the customer does next. Redirect networks (and LIVE, see
+// awaitsInitiation) need what the gateway returned, so the request waits (briefly) for the
+// workflow's first gateway call.
 func (s *Server) nextAction(ctx context.Context, t sika.Transaction, n sika.Network) gateway.NextAction {
 	switch {
 	case t.Status != sika.StatusPending:
 		return gateway.NextAction{Type: gateway.NextUSSDPush}
 	case n.OTPKind == sika.OTPPostPush:
 		return gateway.NextAction{Type: gateway.NextOTPConfirmation}
-	case !n.Redirect:
+	case !awaitsInitiation(t, n):
 		return gateway.NextAction{Type: gateway.NextUSSDPush}
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
@@ -320,8 +333,11 @@ func (s *Server) nextAction(ctx context.Context, t sika.Transaction, n sika.Netw
 	var next gateway.NextAction
 	err := workflows.UpdateOperation(ctx, s.cfg.Temporal, t, workflows.UpdateAwaitInitiation, nil, &next)
 	if err != nil || next.Type == "" {
-		logFrom(ctx).Warn("redirect url not known yet", "transaction", t.ID, "err", err)
-		return gateway.NextAction{Type: gateway.NextRedirect}
+		if n.Redirect {
+			logFrom(ctx).Warn("redirect url not known yet", "transaction", t.ID, "err", err)
+			return gateway.NextAction{Type: gateway.NextRedirect}
+		}
+		return gateway.NextAction{Type: gateway.NextUSSDPush}
 	}
 	return next
 }

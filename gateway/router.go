@@ -52,8 +52,11 @@ func NewRouter(policy HealthPolicy, gateways ...Gateway) *Router {
 	return r
 }
 
-// Gateway returns a configured gateway by name.
+// Gateway returns a configured gateway by name (a nil Router has none).
 func (r *Router) Gateway(name string) (Gateway, error) {
+	if r == nil {
+		return nil, fmt.Errorf("gateway %q is not configured", name)
+	}
 	g, ok := r.gateways[name]
 	if !ok {
 		return nil, fmt.Errorf("gateway %q is not configured", name)

@@ -80,6 +80,8 @@ type Config struct {
 	LogLevel slog.Level
 	// LogFormat is json or text (SIKA_LOG_FORMAT, default text for dev, json otherwise).
 	LogFormat string
+	// Live configures the real operators LIVE payments go to (SIKA_MTNMOMO_*, …; see live.go).
+	Live LiveGateways
 
 	// httpAddrSet and publicURLSet remember whether the operator chose them: `sika dev` may
 	// move to a free port only when nobody asked for a particular one.
@@ -180,6 +182,9 @@ func loadConfig(getenv func(string) string) (Config, error) {
 	if c.LogFormat != "" && c.LogFormat != "json" && c.LogFormat != "text" {
 		errs = append(errs, fmt.Sprintf("SIKA_LOG_FORMAT=%q is not json or text", c.LogFormat))
 	}
+	live := &envReader{getenv: getenv}
+	c.Live = loadLiveGateways(live)
+	errs = append(errs, live.errs...)
 	if len(errs) > 0 {
 		return c, fmt.Errorf("configuration: %s", strings.Join(errs, "; "))
 	}

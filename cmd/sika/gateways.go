@@ -13,8 +13,9 @@ import (
 	"github.com/sikahq/sika/gateway/sandbox"
 )
 
-// newGatewayRouter builds the gateways this process can reach: the sandbox gateways for TEST.
-func newGatewayRouter(cfg Config) (*gateway.Router, error) {
+// newGatewayRouter builds the gateways this process can reach: the sandbox gateways for TEST
+// and the configured LIVE operators, whose adapters keep what they must remember in memory.
+func newGatewayRouter(cfg Config, memory gateway.Memory) (*gateway.Router, error) {
 	if cfg.SandboxURL == "" || cfg.SandboxSecret == "" {
 		return nil, errors.New("SIKA_SANDBOX_URL and SIKA_SANDBOX_SECRET must be set (TEST payments go to the sandbox)")
 	}
@@ -24,6 +25,7 @@ func newGatewayRouter(cfg Config) (*gateway.Router, error) {
 			Name: g.Name, BaseURL: cfg.SandboxURL, APIKey: g.APIKey, CallbackSecret: g.CallbackSecret,
 		}))
 	}
+	gws = append(gws, cfg.Live.gateways(memory, cfg.PublicURL)...)
 	return gateway.NewRouter(gateway.HealthPolicy{}, gws...), nil
 }
 

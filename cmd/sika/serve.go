@@ -71,10 +71,11 @@ func serveAPI(ctx context.Context, cfg Config, st *store.Store, tc client.Client
 	if err != nil {
 		return fmt.Errorf("rate limiter: %w", err)
 	}
-	gateways, err := newGatewayRouter(cfg)
+	gateways, err := newGatewayRouter(cfg, st.GatewayMemory())
 	if err != nil {
 		return err
 	}
+	logger.Info("live gateways", "configured", cfg.Live.names())
 	files, err := filestore.NewDir(cfg.FilesDir)
 	if err != nil {
 		return err
@@ -127,10 +128,11 @@ func serveAPI(ctx context.Context, cfg Config, st *store.Store, tc client.Client
 
 // runWorker polls the task queue and sweeps the outbox until ctx ends.
 func runWorker(ctx context.Context, cfg Config, st *store.Store, tc client.Client, logger *slog.Logger) error {
-	gateways, err := newGatewayRouter(cfg)
+	gateways, err := newGatewayRouter(cfg, st.GatewayMemory())
 	if err != nil {
 		return err
 	}
+	logger.Info("live gateways", "configured", cfg.Live.names())
 	if err := workflows.EnsureSchedules(ctx, tc); err != nil {
 		return err
 	}

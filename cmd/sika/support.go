@@ -147,7 +147,7 @@ func runPaymentsCommand(ctx context.Context, cfg Config, args []string) error {
 			return err
 		}
 		defer tc.Close()
-		gws, err := newGatewayRouter(cfg)
+		gws, err := newGatewayRouter(cfg, st.GatewayMemory())
 		if err != nil {
 			return err
 		}

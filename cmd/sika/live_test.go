@@ -1,0 +1,65 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sikahq/sika/gateway"
+)
+
+func TestLiveGatewaysConfiguration(t *testing.T) {
+	keyFile := filepath.Join(t.TempDir(), "mtn_api_key")
+	require.NoError(t, os.WriteFile(keyFile, []byte("api-key-from-a-file\n"), 0o600))
+	env := map[string]string{
+		"SIKA_MTNMOMO_API_USER":            "0c8a5b3e-7d1f-4c2a-9e6b-1f2d3c4b5a69",
+		"SIKA_MTNMOMO_API_KEY_FILE":        keyFile,
+		"SIKA_MTNMOMO_COLLECTION_KEY":      "collection-subscription-key",
+		"SIKA_MTNMOMO_TARGET_ENVIRONMENTS": "bj=mtnbenin, CI=mtnivorycoast",
+	}
+	cfg, err := loadConfig(func(k string) string { return env[k] })
+	require.NoError(t, err)
+	require.NotNil(t, cfg.Live.MTN)
+	assert.Equal(t, "api-key-from-a-file", cfg.Live.MTN.APIKey.reveal())
+	assert.Equal(t, map[string]string{"BJ": "mtnbenin", "CI": "mtnivorycoast"}, cfg.Live.MTN.TargetEnvironments)
+	assert.Equal(t, []string{liveMTN}, cfg.Live.names())
+
+	gws := cfg.Live.gateways(&gateway.MapMemory{}, "https://api.sika.example")
+	require.Len(t, gws, 1)
+	assert.Equal(t, liveMTN, gws[0].Name())
+
+	// No secret in a log line, a formatted Config or an error.
+	var logs bytes.Buffer
+	slog.New(slog.NewJSONHandler(&logs, nil)).Info("config", "cfg", cfg, "live", cfg.Live, "mtn", cfg.Live.MTN)
+	for _, shown := range []string{logs.String(), fmt.Sprintf("%v %+v %#v", cfg, cfg.Live.MTN, *cfg.Live.MTN)} {
+		assert.NotContains(t, shown, "api-key-from-a-file")
+		assert.NotContains(t, shown, "collection-subscription-key")
+	}
+}
+
+func TestLiveGatewaysRefusePartialConfiguration(t *testing.T) {
+	_, err := loadConfig(func(k string) string {
+		return map[string]string{"SIKA_MTNMOMO_API_KEY": "a-secret-value"}[k]
+	})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "SIKA_MTNMOMO_API_USER")
+	assert.Contains(t, err.Error(), "SIKA_MTNMOMO_COLLECTION_KEY")
+	assert.NotContains(t, err.Error(), "a-secret-value")
+
+	_, err = loadConfig(func(k string) string {
+		return map[string]string{"SIKA_MTNMOMO_API_KEY": "x", "SIKA_MTNMOMO_API_KEY_FILE": "/nonexistent"}[k]
+	})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "not both")
+
+	// Nothing set: no LIVE operator, and that is fine (TEST works on the sandbox).
+	cfg, err := loadConfig(func(string) string { return "" })
+	require.NoError(t, err)
+	assert.Empty(t, cfg.Live.names())
+}
