@@ -15,6 +15,7 @@ import (
 
 	"github.com/sikahq/sika/gateway"
 	"github.com/sikahq/sika/gateway/gatewaytest"
+	"github.com/sikahq/sika/gateway/mtnmomo/mtnfake"
 )
 
 // harness runs the gateway contract against the fake MTN.
@@ -26,11 +27,31 @@ func (harness) Features() gatewaytest.Features {
 }
 
 func (harness) New(t *testing.T) (gateway.Gateway, gatewaytest.Controls) {
-	f := newFakeMTN(t)
-	return f.client(t, nil), f
+	f := mtnfake.New(t)
+	return newClient(t, f, nil), f
 }
 
 func TestContract(t *testing.T) { gatewaytest.Run(t, harness{}) }
+
+// newClient returns an adapter wired to the fake f.
+func newClient(t *testing.T, f *mtnfake.Server, configure func(*Config)) *Client {
+	cfg := Config{
+		Name:                        "mtnmomo-bj",
+		BaseURL:                     f.URL(),
+		CollectionSubscriptionKey:   mtnfake.CollectionKey,
+		DisbursementSubscriptionKey: mtnfake.DisbursementKey,
+		APIUser:                     mtnfake.APIUser,
+		APIKey:                      mtnfake.APIKey,
+		TargetEnvironment:           map[string]string{"BJ": mtnfake.Environment},
+		CallbackURL:                 "https://sika.example/callbacks/mtnmomo-bj",
+		HTTPClient:                  f.HTTPClient(t),
+		Timeout:                     300 * time.Millisecond,
+	}
+	if configure != nil {
+		configure(&cfg)
+	}
+	return New(cfg)
+}
 
 func collectReq(ref string) gateway.CollectRequest {
 	return gateway.CollectRequest{Reference: ref, Amount: decimal.NewFromInt(1000), Currency: "XOF", Country: "BJ",
@@ -38,17 +59,15 @@ func collectReq(ref string) gateway.CollectRequest {
 }
 
 func TestWireFormat(t *testing.T) {
-	f := newFakeMTN(t)
-	c := f.client(t, nil)
+	f := mtnfake.New(t)
+	c := newClient(t, f, nil)
 	ref := gatewaytest.Reference()
 	res, err := c.Collect(t.Context(), collectReq(ref))
 	require.NoError(t, err)
 	assert.Equal(t, gateway.StatusPending, res.Status)
 	assert.Equal(t, gateway.NextUSSDPush, res.NextAction.Type)
 
-	f.mu.Lock()
-	body := f.ops[ref].body
-	f.mu.Unlock()
+	body := f.Body(ref)
 	assert.Equal(t, "1000", body["amount"])
 	assert.Equal(t, "XOF", body["currency"])
 	assert.Equal(t, ref, body["externalId"])
@@ -62,25 +81,25 @@ func TestWireFormat(t *testing.T) {
 }
 
 func TestReferenceStableAcrossTokenRetry(t *testing.T) {
-	f := newFakeMTN(t)
-	c := f.client(t, nil)
+	f := mtnfake.New(t)
+	c := newClient(t, f, nil)
 	_, err := c.Collect(t.Context(), collectReq(gatewaytest.Reference()))
 	require.NoError(t, err)
 	f.ExpireToken()
 	ref := gatewaytest.Reference()
 	_, err = c.Collect(t.Context(), collectReq(ref))
 	require.NoError(t, err)
-	seen := f.seen()
+	seen := f.Seen()
 	require.Len(t, seen, 3, "first collect, refused collect, retried collect")
 	assert.Equal(t, ref, seen[1].ReferenceID)
 	assert.Equal(t, ref, seen[2].ReferenceID)
-	assert.Equal(t, 2, f.tokenCount("collection"))
+	assert.Equal(t, 2, f.TokenCount("collection"))
 	assert.Equal(t, 2, f.Operations())
 }
 
 func TestTokenCachedAcrossCalls(t *testing.T) {
-	f := newFakeMTN(t)
-	c := f.client(t, nil)
+	f := mtnfake.New(t)
+	c := newClient(t, f, nil)
 	for range 10 {
 		ref := gatewaytest.Reference()
 		_, err := c.Collect(t.Context(), collectReq(ref))
@@ -88,17 +107,17 @@ func TestTokenCachedAcrossCalls(t *testing.T) {
 		_, err = c.CollectionStatus(t.Context(), ref)
 		require.NoError(t, err)
 	}
-	assert.Equal(t, 1, f.tokenCount("collection"), "20 calls, one token")
-	assert.Equal(t, 0, f.tokenCount("disbursement"), "tokens are per product")
+	assert.Equal(t, 1, f.TokenCount("collection"), "20 calls, one token")
+	assert.Equal(t, 0, f.TokenCount("disbursement"), "tokens are per product")
 	_, err := c.DisbursementStatus(t.Context(), gatewaytest.Reference())
 	require.NoError(t, err)
-	assert.Equal(t, 1, f.tokenCount("disbursement"))
+	assert.Equal(t, 1, f.TokenCount("disbursement"))
 }
 
 func TestConcurrentCallsShareOneToken(t *testing.T) {
-	f := newFakeMTN(t)
-	f.tokenDelay = 50 * time.Millisecond // all callers arrive while the token is being fetched
-	c := f.client(t, func(cfg *Config) { cfg.Timeout = 2 * time.Second })
+	f := mtnfake.New(t)
+	f.SetTokenDelay(50 * time.Millisecond) // all callers arrive while the token is being fetched
+	c := newClient(t, f, func(cfg *Config) { cfg.Timeout = 2 * time.Second })
 	var wg sync.WaitGroup
 	var failures atomic.Int32
 	for range 20 {
@@ -110,15 +129,15 @@ func TestConcurrentCallsShareOneToken(t *testing.T) {
 	}
 	wg.Wait()
 	assert.Zero(t, failures.Load())
-	assert.Equal(t, 1, f.tokenCount("collection"))
+	assert.Equal(t, 1, f.TokenCount("collection"))
 	assert.Equal(t, 20, f.Operations())
 }
 
 func TestTokenRefreshedBeforeExpiry(t *testing.T) {
-	f := newFakeMTN(t)
+	f := mtnfake.New(t)
 	var mu sync.Mutex
 	now := time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC)
-	c := f.client(t, func(cfg *Config) {
+	c := newClient(t, f, func(cfg *Config) {
 		cfg.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	})
 	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
@@ -127,11 +146,11 @@ func TestTokenRefreshedBeforeExpiry(t *testing.T) {
 	advance(58 * time.Minute) // expires_in 3600: still more than a minute left
 	_, err = c.CollectionStatus(t.Context(), gatewaytest.Reference())
 	require.NoError(t, err)
-	assert.Equal(t, 1, f.tokenCount("collection"))
+	assert.Equal(t, 1, f.TokenCount("collection"))
 	advance(90 * time.Second) // within the last minute: refreshed before MTN refuses it
 	_, err = c.CollectionStatus(t.Context(), gatewaytest.Reference())
 	require.NoError(t, err)
-	assert.Equal(t, 2, f.tokenCount("collection"))
+	assert.Equal(t, 2, f.TokenCount("collection"))
 }
 
 func TestErrorMapping(t *testing.T) {
@@ -150,9 +169,9 @@ func TestErrorMapping(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(http.StatusText(tc.status), func(t *testing.T) {
-			f := newFakeMTN(t)
-			c := f.client(t, nil)
-			f.forceNext(tc.status, tc.create)
+			f := mtnfake.New(t)
+			c := newClient(t, f, nil)
+			f.ForceNext(tc.status, tc.create)
 			ref := gatewaytest.Reference()
 			_, err := c.Collect(t.Context(), collectReq(ref))
 			require.Error(t, err)
@@ -172,8 +191,8 @@ func TestErrorMapping(t *testing.T) {
 }
 
 func TestRefusedAfterTokenIsUnavailable(t *testing.T) {
-	f := newFakeMTN(t)
-	c := f.client(t, nil)
+	f := mtnfake.New(t)
+	c := newClient(t, f, nil)
 	_, err := c.CollectionStatus(t.Context(), gatewaytest.Reference()) // warm the token
 	require.NoError(t, err)
 	f.Next(gatewaytest.RefuseConnection)
@@ -184,8 +203,8 @@ func TestRefusedAfterTokenIsUnavailable(t *testing.T) {
 }
 
 func TestBadCredentialsAreAuthFailed(t *testing.T) {
-	f := newFakeMTN(t)
-	c := f.client(t, func(cfg *Config) { cfg.APIKey = "wrong-api-key" })
+	f := mtnfake.New(t)
+	c := newClient(t, f, func(cfg *Config) { cfg.APIKey = "wrong-api-key" })
 	_, err := c.Collect(t.Context(), collectReq(gatewaytest.Reference()))
 	require.Error(t, err)
 	assert.Equal(t, gateway.KindAuth, gateway.KindOf(err), "%v", err)
@@ -195,25 +214,23 @@ func TestBadCredentialsAreAuthFailed(t *testing.T) {
 }
 
 func TestTokenRefusedTwiceIsAuthFailed(t *testing.T) {
-	f := newFakeMTN(t)
-	c := f.client(t, nil)
+	f := mtnfake.New(t)
+	c := newClient(t, f, nil)
 	_, err := c.CollectionStatus(t.Context(), gatewaytest.Reference())
 	require.NoError(t, err)
-	f.mu.Lock()
-	f.rejectBearer = true // e.g. the API user lost the product: every token is refused
-	f.mu.Unlock()
+	f.RejectBearer(true) // e.g. the API user lost the product: every token is refused
 	_, err = c.Collect(t.Context(), collectReq(gatewaytest.Reference()))
 	require.Error(t, err)
 	assert.Equal(t, gateway.KindAuth, gateway.KindOf(err), "%v", err)
 	assertNoSecrets(t, err)
-	assert.Equal(t, 2, f.tokenCount("collection"), "one refresh, then give up")
-	assert.Len(t, f.seen(), 2, "the refused call is sent twice, not more")
+	assert.Equal(t, 2, f.TokenCount("collection"), "one refresh, then give up")
+	assert.Len(t, f.Seen(), 2, "the refused call is sent twice, not more")
 	assert.Zero(t, f.Operations())
 }
 
 func TestValidation(t *testing.T) {
-	f := newFakeMTN(t)
-	c := f.client(t, nil)
+	f := mtnfake.New(t)
+	c := newClient(t, f, nil)
 	req := collectReq("attempt-42")
 	_, err := c.Collect(t.Context(), req)
 	assert.Equal(t, gateway.KindInvalid, gateway.KindOf(err), "%v", err)
@@ -233,7 +250,7 @@ func TestValidation(t *testing.T) {
 	assert.Equal(t, gateway.KindInvalid, gateway.KindOf(err))
 	assert.Zero(t, f.Operations())
 
-	noPayouts := f.client(t, func(cfg *Config) { cfg.DisbursementSubscriptionKey = "" })
+	noPayouts := newClient(t, f, func(cfg *Config) { cfg.DisbursementSubscriptionKey = "" })
 	_, err = noPayouts.Disburse(t.Context(), gateway.DisburseRequest{Reference: gatewaytest.Reference(),
 		Amount: decimal.NewFromInt(500), Currency: "XOF", Country: "BJ", Phone: "+22997000000"})
 	assert.Equal(t, gateway.KindInvalid, gateway.KindOf(err))
@@ -291,8 +308,8 @@ func TestReasonMapping(t *testing.T) {
 }
 
 func TestDeclinedCollectionEndToEnd(t *testing.T) {
-	f := newFakeMTN(t)
-	c := f.client(t, nil)
+	f := mtnfake.New(t)
+	c := newClient(t, f, nil)
 	ref := gatewaytest.Reference()
 	f.Next(gatewaytest.Decline)
 	_, err := c.Collect(t.Context(), collectReq(ref))
@@ -325,7 +342,7 @@ func TestParseCallback(t *testing.T) {
 // assertNoSecrets checks that an error's text carries none of the account's secrets.
 func assertNoSecrets(t *testing.T, err error) {
 	t.Helper()
-	for _, secret := range []string{fakeAPIKey, fakeCollectionKey, fakeDisbursementKey, "tok-collection-", "Basic "} {
+	for _, secret := range []string{mtnfake.APIKey, mtnfake.CollectionKey, mtnfake.DisbursementKey, "tok-collection-", "Basic "} {
 		assert.False(t, strings.Contains(err.Error(), secret), "error %q leaks %q", err, secret)
 	}
 }
@@ -334,18 +351,18 @@ func assertNoSecrets(t *testing.T, err error) {
 // environment the reference was sent with: it comes from the shared Memory, not from the
 // process that sent it.
 func TestStatusReadInAnotherProcess(t *testing.T) {
-	f := newFakeMTN(t)
+	f := mtnfake.New(t)
 	memory := &gateway.MapMemory{}
 	twoMarkets := func(c *Config) {
-		c.TargetEnvironment = map[string]string{"BJ": fakeEnvironment, "CI": "mtnivorycoast"}
+		c.TargetEnvironment = map[string]string{"BJ": mtnfake.Environment, "CI": "mtnivorycoast"}
 		c.Memory = memory
 	}
-	sender := f.client(t, twoMarkets)
+	sender := newClient(t, f, twoMarkets)
 	ref := gatewaytest.Reference()
 	_, err := sender.Collect(t.Context(), collectReq(ref))
 	require.NoError(t, err)
 
-	reader := f.client(t, twoMarkets) // its default environment is "sandbox"
+	reader := newClient(t, f, twoMarkets) // its default environment is "sandbox"
 	require.Equal(t, DefaultTargetEnvironment, reader.defaultEnv)
 	st, err := reader.CollectionStatus(t.Context(), ref)
 	require.NoError(t, err)

@@ -1,4 +1,9 @@
-package mtnmomo
+// Package mtnfake is a fake MTN MoMo Open API on loopback that speaks the documented wire format
+// (token, requesttopay, transfer, status reads, error shapes) and checks every request it gets
+// (subscription key, Bearer token, X-Reference-Id a UUID, X-Target-Environment, amounts as
+// strings), reporting violations on the test. The adapter's tests and the service's LIVE
+// end-to-end test drive it; its customer answers by the first status read.
+package mtnfake
 
 import (
 	"context"
@@ -14,17 +19,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/sikahq/sika/gateway"
 	"github.com/sikahq/sika/gateway/gatewaytest"
 )
 
 // Credentials of the fake account.
 const (
-	fakeCollectionKey   = "coll-sub-key"
-	fakeDisbursementKey = "disb-sub-key"
-	fakeAPIUser         = "0c8a5b3e-7d1f-4c2a-9e6b-1f2d3c4b5a69"
-	fakeAPIKey          = "fake-api-key"
-	fakeEnvironment     = "mtnbenin"
+	CollectionKey   = "coll-sub-key"
+	DisbursementKey = "disb-sub-key"
+	APIUser         = "0c8a5b3e-7d1f-4c2a-9e6b-1f2d3c4b5a69"
+	APIKey          = "fake-api-key"
+	// Environment is the only X-Target-Environment the fake accepts.
+	Environment = "mtnbenin"
 )
 
 // fakeOp is an operation the fake operator holds.
@@ -38,11 +46,11 @@ type fakeOp struct {
 	txID    string
 }
 
-// fakeMTN is an MTN MoMo Open API on loopback speaking the documented wire format. It checks
+// Server is an MTN MoMo Open API on loopback speaking the documented wire format. It checks
 // every request (subscription key, Bearer token, X-Reference-Id a UUID, X-Target-Environment,
 // amount a string) and reports violations with t.Errorf.
-type fakeMTN struct {
-	t   *testing.T
+type Server struct {
+	t   testing.TB
 	srv *httptest.Server
 
 	mu            sync.Mutex
@@ -56,26 +64,31 @@ type fakeMTN struct {
 	nextStatus    int  // a forced answer to the next initiation (0: none)
 	nextCreate    bool // whether that forced answer creates the operation first
 	seqTx         int
-	requests      []seenRequest
+	requests      []SeenRequest
 	rejectBearer  bool            // refuse every Bearer token
 	transport     *http.Transport // the adapter's, to drop idle connections before a refusal
 }
 
-// seenRequest records what an API call carried.
-type seenRequest struct {
+// SeenRequest records what an API call carried.
+type SeenRequest struct {
 	Method, Path, ReferenceID string
 }
 
-func newFakeMTN(t *testing.T) *fakeMTN {
-	f := &fakeMTN{t: t, tokens: map[string]string{}, tokenRequests: map[string]int{}, tokenTTL: 3600,
+// New starts a fake MTN on loopback, closed when t ends.
+func New(t testing.TB) *Server {
+	f := &Server{t: t, tokens: map[string]string{}, tokenRequests: map[string]int{}, tokenTTL: 3600,
 		ops: map[string]*fakeOp{}}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.srv.Close)
 	return f
 }
 
-// client returns an adapter wired to f (dials go through f's refusal switch).
-func (f *fakeMTN) client(t *testing.T, configure func(*Config)) *Client {
+// URL is the fake's base URL.
+func (f *Server) URL() string { return f.srv.URL }
+
+// HTTPClient returns a client for the adapter whose dials go through the fake's refusal switch
+// (Next(gatewaytest.RefuseConnection) refuses the next one).
+func (f *Server) HTTPClient(t testing.TB) *http.Client {
 	closed := closedAddr(t)
 	transport := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 		f.mu.Lock()
@@ -92,26 +105,11 @@ func (f *fakeMTN) client(t *testing.T, configure func(*Config)) *Client {
 	f.mu.Lock()
 	f.transport = transport
 	f.mu.Unlock()
-	cfg := Config{
-		Name:                        "mtnmomo-bj",
-		BaseURL:                     f.srv.URL,
-		CollectionSubscriptionKey:   fakeCollectionKey,
-		DisbursementSubscriptionKey: fakeDisbursementKey,
-		APIUser:                     fakeAPIUser,
-		APIKey:                      fakeAPIKey,
-		TargetEnvironment:           map[string]string{"BJ": fakeEnvironment},
-		CallbackURL:                 "https://sika.example/callbacks/mtnmomo-bj",
-		HTTPClient:                  &http.Client{Transport: transport},
-		Timeout:                     300 * time.Millisecond,
-	}
-	if configure != nil {
-		configure(&cfg)
-	}
-	return New(cfg)
+	return &http.Client{Transport: transport}
 }
 
 // closedAddr returns a loopback address nobody listens on.
-func closedAddr(t *testing.T) string {
+func closedAddr(t testing.TB) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +119,7 @@ func closedAddr(t *testing.T) string {
 	return addr
 }
 
-func (f *fakeMTN) errorf(format string, args ...any) {
+func (f *Server) errorf(format string, args ...any) {
 	f.t.Helper()
 	f.t.Errorf("fake MTN: "+format, args...)
 }
@@ -136,14 +134,14 @@ func writeError(w http.ResponseWriter, status int, code, message string) {
 	writeJSON(w, status, map[string]string{"code": code, "message": message})
 }
 
-func (f *fakeMTN) serve(w http.ResponseWriter, r *http.Request) {
+func (f *Server) serve(w http.ResponseWriter, r *http.Request) {
 	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
 	if len(parts) < 2 {
 		writeError(w, http.StatusNotFound, "NOT_FOUND", "no such path")
 		return
 	}
 	product := parts[0]
-	key := map[string]string{"collection": fakeCollectionKey, "disbursement": fakeDisbursementKey}[product]
+	key := map[string]string{"collection": CollectionKey, "disbursement": DisbursementKey}[product]
 	if key == "" {
 		writeError(w, http.StatusNotFound, "NOT_FOUND", "no such product")
 		return
@@ -160,8 +158,8 @@ func (f *fakeMTN) serve(w http.ResponseWriter, r *http.Request) {
 	if !f.authorized(w, r, product) {
 		return
 	}
-	if env := r.Header.Get("X-Target-Environment"); env != fakeEnvironment {
-		f.errorf("%s %s: X-Target-Environment %q, want %q", r.Method, r.URL.Path, env, fakeEnvironment)
+	if env := r.Header.Get("X-Target-Environment"); env != Environment {
+		f.errorf("%s %s: X-Target-Environment %q, want %q", r.Method, r.URL.Path, env, Environment)
 	}
 	resource := map[string]string{"collection": "requesttopay", "disbursement": "transfer"}[product]
 	switch {
@@ -174,8 +172,8 @@ func (f *fakeMTN) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (f *fakeMTN) token(w http.ResponseWriter, r *http.Request, product string) {
-	want := "Basic " + base64.StdEncoding.EncodeToString([]byte(fakeAPIUser+":"+fakeAPIKey))
+func (f *Server) token(w http.ResponseWriter, r *http.Request, product string) {
+	want := "Basic " + base64.StdEncoding.EncodeToString([]byte(APIUser+":"+APIKey))
 	if r.Header.Get("Authorization") != want {
 		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "login_failed"})
 		return
@@ -191,7 +189,7 @@ func (f *fakeMTN) token(w http.ResponseWriter, r *http.Request, product string) 
 	writeJSON(w, http.StatusOK, map[string]any{"access_token": tok, "token_type": "access_token", "expires_in": ttl})
 }
 
-func (f *fakeMTN) authorized(w http.ResponseWriter, r *http.Request, product string) bool {
+func (f *Server) authorized(w http.ResponseWriter, r *http.Request, product string) bool {
 	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	f.mu.Lock()
 	valid := ok && f.tokens[tok] == product && !f.rejectBearer
@@ -199,7 +197,7 @@ func (f *fakeMTN) authorized(w http.ResponseWriter, r *http.Request, product str
 	if !valid {
 		if r.Method == http.MethodPost {
 			f.mu.Lock()
-			f.requests = append(f.requests, seenRequest{r.Method, r.URL.Path, r.Header.Get("X-Reference-Id")})
+			f.requests = append(f.requests, SeenRequest{r.Method, r.URL.Path, r.Header.Get("X-Reference-Id")})
 			f.mu.Unlock()
 		}
 		writeJSON(w, http.StatusUnauthorized, map[string]any{"statusCode": 401, "message": "Access denied due to invalid access token."})
@@ -207,12 +205,12 @@ func (f *fakeMTN) authorized(w http.ResponseWriter, r *http.Request, product str
 	return valid
 }
 
-func (f *fakeMTN) initiate(w http.ResponseWriter, r *http.Request, product string) {
+func (f *Server) initiate(w http.ResponseWriter, r *http.Request, product string) {
 	ref := r.Header.Get("X-Reference-Id")
 	f.mu.Lock()
-	f.requests = append(f.requests, seenRequest{r.Method, r.URL.Path, ref})
+	f.requests = append(f.requests, SeenRequest{r.Method, r.URL.Path, ref})
 	f.mu.Unlock()
-	if !isUUID(ref) {
+	if _, err := uuid.Parse(ref); err != nil || len(ref) != 36 {
 		f.errorf("X-Reference-Id %q is not a UUID", ref)
 		writeError(w, http.StatusBadRequest, "INVALID_REFERENCE_ID", "X-Reference-Id must be a UUID")
 		return
@@ -271,7 +269,7 @@ func (f *fakeMTN) initiate(w http.ResponseWriter, r *http.Request, product strin
 }
 
 // checkBody checks the documented shape of a requesttopay or transfer body.
-func (f *fakeMTN) checkBody(product string, body map[string]any) {
+func (f *Server) checkBody(product string, body map[string]any) {
 	if _, ok := body["amount"].(string); !ok {
 		f.errorf("amount %#v is not a string", body["amount"])
 	}
@@ -297,7 +295,7 @@ func (f *fakeMTN) checkBody(product string, body map[string]any) {
 	}
 }
 
-func (f *fakeMTN) status(w http.ResponseWriter, product, ref string) {
+func (f *Server) status(w http.ResponseWriter, product, ref string) {
 	f.mu.Lock()
 	op, ok := f.ops[ref]
 	if !ok || op.product != product {
@@ -318,7 +316,7 @@ func (f *fakeMTN) status(w http.ResponseWriter, product, ref string) {
 }
 
 // statusJSON renders an operation as MTN does (for status reads and callbacks).
-func (f *fakeMTN) statusJSON(_ string, op *fakeOp) map[string]any {
+func (f *Server) statusJSON(_ string, op *fakeOp) map[string]any {
 	out := map[string]any{
 		"amount":       op.body["amount"],
 		"currency":     op.body["currency"],
@@ -341,20 +339,22 @@ func (f *fakeMTN) statusJSON(_ string, op *fakeOp) map[string]any {
 	return out
 }
 
-// forceNext makes the next initiation answer status, after creating the operation if create.
-func (f *fakeMTN) forceNext(status int, create bool) {
+// ForceNext makes the next initiation answer status, after creating the operation if create.
+func (f *Server) ForceNext(status int, create bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.nextStatus, f.nextCreate = status, create
 }
 
-func (f *fakeMTN) seen() []seenRequest {
+// Seen lists the initiations and refused calls received, in order.
+func (f *Server) Seen() []SeenRequest {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]seenRequest(nil), f.requests...)
+	return append([]SeenRequest(nil), f.requests...)
 }
 
-func (f *fakeMTN) tokenCount(product string) int {
+// TokenCount counts the token requests of a product (collection or disbursement).
+func (f *Server) TokenCount(product string) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.tokenRequests[product]
@@ -362,7 +362,8 @@ func (f *fakeMTN) tokenCount(product string) int {
 
 // Controls of gatewaytest.
 
-func (f *fakeMTN) Next(b gatewaytest.Behaviour) {
+// Next sets the behaviour of the next initiation (gatewaytest.Controls).
+func (f *Server) Next(b gatewaytest.Behaviour) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if b == gatewaytest.RefuseConnection {
@@ -375,13 +376,15 @@ func (f *fakeMTN) Next(b gatewaytest.Behaviour) {
 	f.next = append(f.next, b)
 }
 
-func (f *fakeMTN) Operations() int {
+// Operations counts the operations created (gatewaytest.Controls).
+func (f *Server) Operations() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return len(f.ops)
 }
 
-func (f *fakeMTN) Callback(kind gateway.CallbackKind, reference string) (http.Header, []byte) {
+// Callback renders the callback MTN would send about reference now (gatewaytest.Controls).
+func (f *Server) Callback(kind gateway.CallbackKind, reference string) (http.Header, []byte) {
 	f.mu.Lock()
 	op, ok := f.ops[reference]
 	var body []byte
@@ -395,13 +398,15 @@ func (f *fakeMTN) Callback(kind gateway.CallbackKind, reference string) (http.He
 	return http.Header{"Content-Type": {"application/json"}}, body
 }
 
-func (f *fakeMTN) ExpireToken() {
+// ExpireToken invalidates every issued token (gatewaytest.Controls).
+func (f *Server) ExpireToken() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	clear(f.tokens)
 }
 
-func (f *fakeMTN) TokenRequests() int {
+// TokenRequests counts every token request (gatewaytest.Controls).
+func (f *Server) TokenRequests() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	n := 0
@@ -409,4 +414,35 @@ func (f *fakeMTN) TokenRequests() int {
 		n += c
 	}
 	return n
+}
+
+// Body returns the JSON body the operation under reference was created with (nil if none).
+func (f *Server) Body(reference string) map[string]any {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if op, ok := f.ops[reference]; ok {
+		return op.body
+	}
+	return nil
+}
+
+// RejectBearer makes the fake refuse every Bearer token (true) or accept valid ones again.
+func (f *Server) RejectBearer(reject bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.rejectBearer = reject
+}
+
+// SetTokenDelay delays every token answer by d.
+func (f *Server) SetTokenDelay(d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.tokenDelay = d
+}
+
+// SetTokenTTL sets the expires_in, in seconds, of the tokens issued from now on.
+func (f *Server) SetTokenTTL(seconds int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.tokenTTL = seconds
 }
