@@ -9,6 +9,7 @@ import (
 
 	"github.com/sikahq/sika/gateway"
 	"github.com/sikahq/sika/gateway/mtnmomo"
+	"github.com/sikahq/sika/gateway/wave"
 )
 
 // secret is a credential read from the environment. It never prints: fmt, slog and errors
@@ -26,7 +27,8 @@ func (s secret) reveal() string { return string(s) }
 // Gateway names of the LIVE operators in the routing table (gateway_routes.gateway, the
 // {gateway} of /gateway-callbacks/{gateway}/).
 const (
-	liveMTN = "mtnmomo"
+	liveMTN  = "mtnmomo"
+	liveWave = "wave"
 )
 
 // LiveGateways is the configuration of the real operators that LIVE payments go to. An operator
@@ -34,7 +36,8 @@ const (
 // LIVE. Every secret may be given in the variable itself or, with the suffix _FILE, as the path
 // of a file holding it (a mounted secret).
 type LiveGateways struct {
-	MTN *MTNGateway
+	MTN  *MTNGateway
+	Wave *WaveGateway
 }
 
 // MTNGateway is one MTN MoMo Open API account (SIKA_MTNMOMO_*).
@@ -49,6 +52,20 @@ type MTNGateway struct {
 	// (SIKA_MTNMOMO_TARGET_ENVIRONMENTS, e.g. "BJ=mtnbenin,CI=mtnivorycoast"; default every
 	// market of mtnmomo.LiveTargetEnvironments).
 	TargetEnvironments map[string]string
+}
+
+// WaveGateway is one Wave Business account (SIKA_WAVE_*).
+type WaveGateway struct {
+	BaseURL       string // SIKA_WAVE_BASE_URL, default https://api.wave.com
+	APIKey        secret // SIKA_WAVE_API_KEY: the Checkout API key
+	PayoutAPIKey  secret // SIKA_WAVE_PAYOUT_API_KEY: the Payout API key; empty: payouts refused
+	WebhookSecret secret // SIKA_WAVE_WEBHOOK_SECRET: signing secret of the webhook to /gateway-callbacks/wave/
+	// Where Wave sends the customer back after paying or failing (https; "{reference}" is
+	// replaced by the attempt's reference): SIKA_WAVE_SUCCESS_URL, SIKA_WAVE_ERROR_URL.
+	SuccessURL, ErrorURL string
+	// RestrictPayerMobile lets only the customer's own Wave account pay the session
+	// (SIKA_WAVE_RESTRICT_PAYER_MOBILE, default true).
+	RestrictPayerMobile bool
 }
 
 // envReader reads variables and collects what is wrong with them.
@@ -114,7 +131,37 @@ func loadLiveGateways(r *envReader) LiveGateways {
 		mtn.TargetEnvironments = r.pairs("SIKA_MTNMOMO_TARGET_ENVIRONMENTS", mtnmomo.LiveTargetEnvironments)
 		live.MTN = &mtn
 	}
+	wv := WaveGateway{
+		BaseURL:       orDefault(strings.TrimRight(r.getenv("SIKA_WAVE_BASE_URL"), "/"), wave.DefaultBaseURL),
+		APIKey:        r.secret("SIKA_WAVE_API_KEY"),
+		PayoutAPIKey:  r.secret("SIKA_WAVE_PAYOUT_API_KEY"),
+		WebhookSecret: r.secret("SIKA_WAVE_WEBHOOK_SECRET"),
+		SuccessURL:    r.getenv("SIKA_WAVE_SUCCESS_URL"),
+		ErrorURL:      r.getenv("SIKA_WAVE_ERROR_URL"),
+	}
+	if r.group("SIKA_WAVE_*", map[string]string{
+		"SIKA_WAVE_API_KEY": wv.APIKey.reveal(), "SIKA_WAVE_WEBHOOK_SECRET": wv.WebhookSecret.reveal(),
+		"SIKA_WAVE_SUCCESS_URL": wv.SuccessURL, "SIKA_WAVE_ERROR_URL": wv.ErrorURL,
+	}) {
+		wv.RestrictPayerMobile = r.boolean("SIKA_WAVE_RESTRICT_PAYER_MOBILE", true)
+		live.Wave = &wv
+	}
 	return live
+}
+
+// boolean reads true/false (or 1/0), def when empty.
+func (r *envReader) boolean(name string, def bool) bool {
+	switch v := r.getenv(name); v {
+	case "":
+		return def
+	case "true", "1":
+		return true
+	case "false", "0":
+		return false
+	default:
+		r.errs = append(r.errs, fmt.Sprintf("%s=%q is not true or false", name, v))
+		return def
+	}
 }
 
 // pairs reads "K=V,K=V" (keys upper-cased), or def when the variable is empty.
@@ -148,6 +195,13 @@ func (l LiveGateways) gateways(memory gateway.Memory, callbackBase string) []gat
 			Memory:            memory,
 		}))
 	}
+	if w := l.Wave; w != nil {
+		gws = append(gws, wave.New(wave.Config{
+			Name: liveWave, BaseURL: w.BaseURL, APIKey: w.APIKey.reveal(), PayoutAPIKey: w.PayoutAPIKey.reveal(),
+			WebhookSecret: w.WebhookSecret.reveal(), SuccessURL: w.SuccessURL, ErrorURL: w.ErrorURL,
+			RestrictPayerMobile: w.RestrictPayerMobile, Memory: memory,
+		}))
+	}
 	return gws
 }
 
@@ -156,6 +210,9 @@ func (l LiveGateways) names() []string {
 	var out []string
 	if l.MTN != nil {
 		out = append(out, liveMTN)
+	}
+	if l.Wave != nil {
+		out = append(out, liveWave)
 	}
 	return out
 }

@@ -22,24 +22,32 @@ func TestLiveGatewaysConfiguration(t *testing.T) {
 		"SIKA_MTNMOMO_API_KEY_FILE":        keyFile,
 		"SIKA_MTNMOMO_COLLECTION_KEY":      "collection-subscription-key",
 		"SIKA_MTNMOMO_TARGET_ENVIRONMENTS": "bj=mtnbenin, CI=mtnivorycoast",
+		"SIKA_WAVE_API_KEY":                "wave-checkout-key",
+		"SIKA_WAVE_WEBHOOK_SECRET":         "wave-webhook-secret",
+		"SIKA_WAVE_SUCCESS_URL":            "https://sika.example/paid/{reference}",
+		"SIKA_WAVE_ERROR_URL":              "https://sika.example/failed/{reference}",
 	}
 	cfg, err := loadConfig(func(k string) string { return env[k] })
 	require.NoError(t, err)
 	require.NotNil(t, cfg.Live.MTN)
 	assert.Equal(t, "api-key-from-a-file", cfg.Live.MTN.APIKey.reveal())
 	assert.Equal(t, map[string]string{"BJ": "mtnbenin", "CI": "mtnivorycoast"}, cfg.Live.MTN.TargetEnvironments)
-	assert.Equal(t, []string{liveMTN}, cfg.Live.names())
+	require.NotNil(t, cfg.Live.Wave)
+	assert.True(t, cfg.Live.Wave.RestrictPayerMobile)
+	assert.Equal(t, []string{liveMTN, liveWave}, cfg.Live.names())
 
 	gws := cfg.Live.gateways(&gateway.MapMemory{}, "https://api.sika.example")
-	require.Len(t, gws, 1)
+	require.Len(t, gws, 2)
 	assert.Equal(t, liveMTN, gws[0].Name())
+	assert.Equal(t, liveWave, gws[1].Name())
 
 	// No secret in a log line, a formatted Config or an error.
 	var logs bytes.Buffer
-	slog.New(slog.NewJSONHandler(&logs, nil)).Info("config", "cfg", cfg, "live", cfg.Live, "mtn", cfg.Live.MTN)
-	for _, shown := range []string{logs.String(), fmt.Sprintf("%v %+v %#v", cfg, cfg.Live.MTN, *cfg.Live.MTN)} {
-		assert.NotContains(t, shown, "api-key-from-a-file")
-		assert.NotContains(t, shown, "collection-subscription-key")
+	slog.New(slog.NewJSONHandler(&logs, nil)).Info("config", "cfg", cfg, "live", cfg.Live, "mtn", cfg.Live.MTN, "wave", cfg.Live.Wave)
+	for _, shown := range []string{logs.String(), fmt.Sprintf("%v %+v %#v %+v", cfg, cfg.Live.MTN, *cfg.Live.MTN, *cfg.Live.Wave)} {
+		for _, secret := range []string{"api-key-from-a-file", "collection-subscription-key", "wave-checkout-key", "wave-webhook-secret"} {
+			assert.NotContains(t, shown, secret)
+		}
 	}
 }
 
