@@ -65,6 +65,14 @@ type Features struct {
 	Payouts         bool // Disburse and DisbursementStatus are supported
 	Tokens          bool // the adapter authenticates with expiring tokens (token cases run)
 	SignedCallbacks bool // callbacks are signed: Trusted, and a tampered one is refused
+	// LostAnswerFails is for operators whose answer to an initiation is the only way to the
+	// operation: a redirect payment whose page URL (Orange WebPay's payment_url) and status
+	// handle (its pay_token) come back in that answer and nowhere else. An initiation whose answer
+	// was lost to a timeout then created an operation nobody can pay or ask about, so it cannot
+	// SUCCEED as the ambiguous-timeout case expects by default. With LostAnswerFails that case
+	// expects instead: status reads that never answer NOT_FOUND (which would invite a re-send)
+	// and end FAILED, and a re-send of the reference that neither creates nor revives anything.
+	LostAnswerFails bool
 	// ResolveWithin bounds how long an operation takes to reach its final state (default 5s).
 	ResolveWithin time.Duration
 	// The request template (defaults: BJ, XOF, MTN_BJ, +22997000000, 1000).
@@ -111,7 +119,13 @@ func Run(t *testing.T, h Harness) {
 			t.Run("decline", func(t *testing.T) { c.decline(t, o) })
 			t.Run("unavailable-503", func(t *testing.T) { c.unavailable(t, o, Unavailable503) })
 			t.Run("connection-refused", func(t *testing.T) { c.unavailable(t, o, RefuseConnection) })
-			t.Run("ambiguous-timeout", func(t *testing.T) { c.ambiguous(t, o) })
+			t.Run("ambiguous-timeout", func(t *testing.T) {
+				if f.LostAnswerFails {
+					c.ambiguousLostAnswer(t, o)
+					return
+				}
+				c.ambiguous(t, o)
+			})
 			t.Run("same-reference-twice", func(t *testing.T) { c.sameReference(t, o) })
 			t.Run("unknown-reference", func(t *testing.T) { c.unknown(t, o) })
 			t.Run("duplicate-callback", func(t *testing.T) { c.duplicateCallback(t, o) })
@@ -266,6 +280,29 @@ func (c contract) ambiguous(t *testing.T, o op) {
 	require.NoError(t, err)
 	assert.Equal(t, gateway.StatusSuccess, again.Status)
 	assert.Equal(t, 1, ctl.Operations())
+}
+
+// ambiguousLostAnswer is the ambiguous case of an operator with Features.LostAnswerFails.
+func (c contract) ambiguousLostAnswer(t *testing.T, o op) {
+	gw, ctl := c.h.New(t)
+	ref := Reference()
+	ctl.Next(TimeoutAfterAccept)
+	_, err := o.initiate(t.Context(), gw, ref)
+	require.Error(t, err)
+	assert.Equal(t, gateway.KindAmbiguous, gateway.KindOf(err), "%v", err)
+	st, err := o.status(t.Context(), gw, ref)
+	require.NoError(t, err)
+	assert.NotEqual(t, gateway.StatusNotFound, st.Status, "the operation may exist: it was sent")
+	// status reads end it FAILED: nobody holds what is needed to pay it
+	final := c.final(t, gw, o, ref)
+	assert.Equal(t, gateway.StatusFailed, final.Status)
+	assert.NotEmpty(t, final.FailureCode)
+	// sending the same reference again neither creates a second operation nor revives it
+	again, err := o.initiate(t.Context(), gw, ref)
+	require.NoError(t, err)
+	assert.Equal(t, gateway.StatusFailed, again.Status)
+	assert.Equal(t, 1, ctl.Operations())
+	assert.Equal(t, gateway.StatusFailed, c.final(t, gw, o, ref).Status)
 }
 
 func (c contract) sameReference(t *testing.T, o op) {
