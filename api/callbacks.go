@@ -36,6 +36,11 @@ func (s *Server) gatewayCallback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	cb, err := gw.ParseCallback(r.Context(), r.Header, body)
+	if errors.Is(err, gateway.ErrCallbackIgnored) {
+		logFrom(r.Context()).Info("gateway callback ignored", "gateway", name, "err", err)
+		writeData(w, http.StatusOK, map[string]bool{"received": true})
+		return
+	}
 	if err != nil {
 		logFrom(r.Context()).Warn("gateway callback refused", "gateway", name, "err", err)
 		writeError(w, r, sika.Errorf(sika.CodeInvalidCredentials, "The callback signature is not valid."))

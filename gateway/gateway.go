@@ -5,6 +5,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"net/http"
 
 	"github.com/shopspring/decimal"
@@ -124,6 +125,11 @@ type Callback struct {
 	// confirm the outcome with a status read before acting on it.
 	Trusted bool
 }
+
+// ErrCallbackIgnored is wrapped by ParseCallback errors about callbacks that are authentic but
+// report nothing we track (an event type we do not use, an operator's test event): the
+// receiver acknowledges them, so that the operator does not retry or flag our endpoint.
+var ErrCallbackIgnored = errors.New("authentic callback about nothing we track")
 
 // Gateway is one operator API (or one account at an operator). Every method is safe to call
 // again with the same reference: operators dedupe on it.
