@@ -178,7 +178,7 @@ func (s *Server) prepareCollection(ctx context.Context, req softpayRequest) (col
 	if c.network.Country != c.country.ID {
 		return c, sika.Errorf(sika.CodeNetworkCountry, "Network %s does not operate in %s.", c.network.Code, c.country.ISOCode)
 	}
-	if err := s.checkNetworkOpen(ctx, c.network, env); err != nil {
+	if err := s.checkNetworkOpen(ctx, c.network, env, sika.DirectionInbound); err != nil {
 		return c, err
 	}
 	if c.network.OTPKind == sika.OTPPrePayment {
@@ -248,8 +248,9 @@ func (s *Server) priceCollection(ctx context.Context, n sika.Network, amount dec
 	return fees, nil
 }
 
-// checkNetworkOpen refuses a network that is switched off or has no gateway in the environment.
-func (s *Server) checkNetworkOpen(ctx context.Context, n sika.Network, env sika.Environment) error {
+// checkNetworkOpen refuses a network that is switched off or has no gateway in the environment
+// (for payouts: no gateway that can disburse).
+func (s *Server) checkNetworkOpen(ctx context.Context, n sika.Network, env sika.Environment, dir sika.Direction) error {
 	if !n.IsActive {
 		return sika.Errorf(sika.CodeNetworkUnavailable, "%s is currently unavailable.", n.Code)
 	}
@@ -258,7 +259,8 @@ func (s *Server) checkNetworkOpen(ctx context.Context, n sika.Network, env sika.
 		return err
 	}
 	for _, r := range routes {
-		if _, err := s.cfg.Gateways.Gateway(r.Gateway); err == nil {
+		gw, err := s.cfg.Gateways.Gateway(r.Gateway)
+		if err == nil && (dir == sika.DirectionInbound || gateway.SupportsPayouts(gw)) {
 			return nil
 		}
 	}
@@ -462,7 +464,7 @@ func (s *Server) retryPayment(w http.ResponseWriter, r *http.Request) error {
 	if t.Status == sika.StatusFailed && network.OTPKind == sika.OTPPrePayment {
 		return sika.Errorf(sika.CodeOTPRequired, "%s needs a new pre-payment OTP: start a new payment.", network.Code)
 	}
-	if err := s.checkNetworkOpen(ctx, *network, t.Environment); err != nil {
+	if err := s.checkNetworkOpen(ctx, *network, t.Environment, sika.DirectionInbound); err != nil {
 		return err
 	}
 	// Another network has its own price and limits: the retry is priced again.

@@ -126,6 +126,20 @@ type Callback struct {
 	Trusted bool
 }
 
+// PayoutCapable is implemented by gateways that may not disburse: an operator API that only
+// collects (Orange WebPay), or an account configured without payout credentials.
+type PayoutCapable interface {
+	SupportsPayouts() bool
+}
+
+// SupportsPayouts reports whether g can disburse (true unless g says otherwise).
+func SupportsPayouts(g Gateway) bool {
+	if p, ok := g.(PayoutCapable); ok {
+		return p.SupportsPayouts()
+	}
+	return true
+}
+
 // ErrCallbackIgnored is wrapped by ParseCallback errors about callbacks that are authentic but
 // report nothing we track (an event type we do not use, an operator's test event): the
 // receiver acknowledges them, so that the operator does not retry or flag our endpoint.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sikahq/sika/gateway"
 	"github.com/sikahq/sika/gateway/mtnmomo"
+	"github.com/sikahq/sika/gateway/orange"
 	"github.com/sikahq/sika/gateway/wave"
 )
 
@@ -27,8 +28,9 @@ func (s secret) reveal() string { return string(s) }
 // Gateway names of the LIVE operators in the routing table (gateway_routes.gateway, the
 // {gateway} of /gateway-callbacks/{gateway}/).
 const (
-	liveMTN  = "mtnmomo"
-	liveWave = "wave"
+	liveMTN    = "mtnmomo"
+	liveWave   = "wave"
+	liveOrange = "orange"
 )
 
 // LiveGateways is the configuration of the real operators that LIVE payments go to. An operator
@@ -36,8 +38,9 @@ const (
 // LIVE. Every secret may be given in the variable itself or, with the suffix _FILE, as the path
 // of a file holding it (a mounted secret).
 type LiveGateways struct {
-	MTN  *MTNGateway
-	Wave *WaveGateway
+	MTN    *MTNGateway
+	Wave   *WaveGateway
+	Orange *OrangeGateway
 }
 
 // MTNGateway is one MTN MoMo Open API account (SIKA_MTNMOMO_*).
@@ -66,6 +69,21 @@ type WaveGateway struct {
 	// RestrictPayerMobile lets only the customer's own Wave account pay the session
 	// (SIKA_WAVE_RESTRICT_PAYER_MOBILE, default true).
 	RestrictPayerMobile bool
+}
+
+// OrangeGateway is one Orange Money WebPay merchant account (SIKA_ORANGE_*). WebPay only
+// collects: payouts to Orange networks are not available in LIVE.
+type OrangeGateway struct {
+	BaseURL      string // SIKA_ORANGE_BASE_URL, default https://api.orange.com
+	ClientID     string // SIKA_ORANGE_CLIENT_ID
+	ClientSecret secret // SIKA_ORANGE_CLIENT_SECRET
+	MerchantKey  secret // SIKA_ORANGE_MERCHANT_KEY
+	// Where Orange's page sends the customer after paying or cancelling
+	// (SIKA_ORANGE_RETURN_URL, SIKA_ORANGE_CANCEL_URL).
+	ReturnURL, CancelURL string
+	// CountrySegments maps a country to the {country} segment of the WebPay path
+	// (SIKA_ORANGE_COUNTRY_SEGMENTS, e.g. "CI=ci,SN=sn"; default the lower-case ISO code).
+	CountrySegments map[string]string
 }
 
 // envReader reads variables and collects what is wrong with them.
@@ -146,6 +164,22 @@ func loadLiveGateways(r *envReader) LiveGateways {
 		wv.RestrictPayerMobile = r.boolean("SIKA_WAVE_RESTRICT_PAYER_MOBILE", true)
 		live.Wave = &wv
 	}
+	om := OrangeGateway{
+		BaseURL:      orDefault(strings.TrimRight(r.getenv("SIKA_ORANGE_BASE_URL"), "/"), orange.DefaultBaseURL),
+		ClientID:     r.getenv("SIKA_ORANGE_CLIENT_ID"),
+		ClientSecret: r.secret("SIKA_ORANGE_CLIENT_SECRET"),
+		MerchantKey:  r.secret("SIKA_ORANGE_MERCHANT_KEY"),
+		ReturnURL:    r.getenv("SIKA_ORANGE_RETURN_URL"),
+		CancelURL:    r.getenv("SIKA_ORANGE_CANCEL_URL"),
+	}
+	if r.group("SIKA_ORANGE_*", map[string]string{
+		"SIKA_ORANGE_CLIENT_ID": om.ClientID, "SIKA_ORANGE_CLIENT_SECRET": om.ClientSecret.reveal(),
+		"SIKA_ORANGE_MERCHANT_KEY": om.MerchantKey.reveal(), "SIKA_ORANGE_RETURN_URL": om.ReturnURL,
+		"SIKA_ORANGE_CANCEL_URL": om.CancelURL,
+	}) {
+		om.CountrySegments = r.pairs("SIKA_ORANGE_COUNTRY_SEGMENTS", nil)
+		live.Orange = &om
+	}
 	return live
 }
 
@@ -202,6 +236,13 @@ func (l LiveGateways) gateways(memory gateway.Memory, callbackBase string) []gat
 			RestrictPayerMobile: w.RestrictPayerMobile, Memory: memory,
 		}))
 	}
+	if o := l.Orange; o != nil {
+		gws = append(gws, orange.New(orange.Config{
+			Name: liveOrange, BaseURL: o.BaseURL, ClientID: o.ClientID, ClientSecret: o.ClientSecret.reveal(),
+			MerchantKey: o.MerchantKey.reveal(), CountrySegments: o.CountrySegments, ReturnURL: o.ReturnURL,
+			CancelURL: o.CancelURL, NotifURL: callbackBase + "/gateway-callbacks/" + liveOrange + "/", Memory: memory,
+		}))
+	}
 	return gws
 }
 
@@ -213,6 +254,9 @@ func (l LiveGateways) names() []string {
 	}
 	if l.Wave != nil {
 		out = append(out, liveWave)
+	}
+	if l.Orange != nil {
+		out = append(out, liveOrange)
 	}
 	return out
 }

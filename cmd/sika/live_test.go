@@ -26,6 +26,12 @@ func TestLiveGatewaysConfiguration(t *testing.T) {
 		"SIKA_WAVE_WEBHOOK_SECRET":         "wave-webhook-secret",
 		"SIKA_WAVE_SUCCESS_URL":            "https://sika.example/paid/{reference}",
 		"SIKA_WAVE_ERROR_URL":              "https://sika.example/failed/{reference}",
+		"SIKA_ORANGE_CLIENT_ID":            "orange-client",
+		"SIKA_ORANGE_CLIENT_SECRET":        "orange-client-secret",
+		"SIKA_ORANGE_MERCHANT_KEY":         "orange-merchant-key",
+		"SIKA_ORANGE_RETURN_URL":           "https://sika.example/orange/return",
+		"SIKA_ORANGE_CANCEL_URL":           "https://sika.example/orange/cancel",
+		"SIKA_ORANGE_COUNTRY_SEGMENTS":     "CI=ci,sn=sn",
 	}
 	cfg, err := loadConfig(func(k string) string { return env[k] })
 	require.NoError(t, err)
@@ -34,18 +40,22 @@ func TestLiveGatewaysConfiguration(t *testing.T) {
 	assert.Equal(t, map[string]string{"BJ": "mtnbenin", "CI": "mtnivorycoast"}, cfg.Live.MTN.TargetEnvironments)
 	require.NotNil(t, cfg.Live.Wave)
 	assert.True(t, cfg.Live.Wave.RestrictPayerMobile)
-	assert.Equal(t, []string{liveMTN, liveWave}, cfg.Live.names())
+	require.NotNil(t, cfg.Live.Orange)
+	assert.Equal(t, map[string]string{"CI": "ci", "SN": "sn"}, cfg.Live.Orange.CountrySegments)
+	assert.Equal(t, []string{liveMTN, liveWave, liveOrange}, cfg.Live.names())
 
 	gws := cfg.Live.gateways(&gateway.MapMemory{}, "https://api.sika.example")
-	require.Len(t, gws, 2)
-	assert.Equal(t, liveMTN, gws[0].Name())
-	assert.Equal(t, liveWave, gws[1].Name())
+	require.Len(t, gws, 3)
+	for i, name := range []string{liveMTN, liveWave, liveOrange} {
+		assert.Equal(t, name, gws[i].Name())
+	}
 
 	// No secret in a log line, a formatted Config or an error.
 	var logs bytes.Buffer
-	slog.New(slog.NewJSONHandler(&logs, nil)).Info("config", "cfg", cfg, "live", cfg.Live, "mtn", cfg.Live.MTN, "wave", cfg.Live.Wave)
-	for _, shown := range []string{logs.String(), fmt.Sprintf("%v %+v %#v %+v", cfg, cfg.Live.MTN, *cfg.Live.MTN, *cfg.Live.Wave)} {
-		for _, secret := range []string{"api-key-from-a-file", "collection-subscription-key", "wave-checkout-key", "wave-webhook-secret"} {
+	slog.New(slog.NewJSONHandler(&logs, nil)).Info("config", "cfg", cfg, "live", cfg.Live, "mtn", cfg.Live.MTN, "wave", cfg.Live.Wave, "orange", cfg.Live.Orange)
+	for _, shown := range []string{logs.String(), fmt.Sprintf("%v %+v %#v %+v %#v", cfg, cfg.Live.MTN, *cfg.Live.MTN, *cfg.Live.Wave, *cfg.Live.Orange)} {
+		for _, secret := range []string{"api-key-from-a-file", "collection-subscription-key", "wave-checkout-key", "wave-webhook-secret",
+			"orange-client-secret", "orange-merchant-key"} {
 			assert.NotContains(t, shown, secret)
 		}
 	}

@@ -107,6 +107,9 @@ func New(cfg Config) *Client {
 // Name returns the gateway's name.
 func (c *Client) Name() string { return c.cfg.Name }
 
+// SupportsPayouts reports whether the account has the disbursement product.
+func (c *Client) SupportsPayouts() bool { return c.cfg.DisbursementSubscriptionKey != "" }
+
 // Collect sends a request-to-pay keyed by req.Reference (a UUID, used as X-Reference-Id and
 // externalId). MTN answers 202 and decides later, so the result is PENDING with a USSD push;
 // a reference MTN already knows (409) is answered with the operation's current state.

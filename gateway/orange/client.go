@@ -129,6 +129,9 @@ func New(cfg Config) *Client {
 // Name returns the gateway's name.
 func (c *Client) Name() string { return c.cfg.Name }
 
+// SupportsPayouts is false: WebPay only collects (routing never sends a payout here).
+func (c *Client) SupportsPayouts() bool { return false }
+
 // Collect creates the WebPay payment of req.Reference and answers PENDING with a redirect to its
 // payment page; GatewayReference is the pay_token. A reference Orange already holds a payment
 // for is answered from Memory and a status read, and is never created again.

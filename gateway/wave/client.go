@@ -120,6 +120,9 @@ func New(cfg Config) *Client {
 // Name returns the gateway's name.
 func (c *Client) Name() string { return c.cfg.Name }
 
+// SupportsPayouts reports whether a Payout API key is configured.
+func (c *Client) SupportsPayouts() bool { return c.cfg.PayoutAPIKey != "" }
+
 // Collect opens a checkout session for req (client_reference and idempotency-key: the
 // reference) and answers PENDING with a redirect to the session's wave_launch_url. A reference
 // that already has a session is answered with that session's state: no second session is made.
