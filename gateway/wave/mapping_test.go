@@ -139,7 +139,7 @@ func TestPhonesAndText(t *testing.T) {
 
 func TestValidation(t *testing.T) {
 	f := manualFake(t)
-	c := f.client(t, nil)
+	c := newClient(t, f, nil)
 	expect := func(err error, code string) {
 		t.Helper()
 		assert.Equal(t, gateway.KindInvalid, gateway.KindOf(err), "%v", err)
@@ -159,7 +159,7 @@ func TestValidation(t *testing.T) {
 	_, err = c.Collect(t.Context(), collectReq(""))
 	expect(err, gateway.FailureGatewayError)
 
-	unconfigured := f.client(t, func(cfg *Config) { cfg.SuccessURL = "" })
+	unconfigured := newClient(t, f, func(cfg *Config) { cfg.SuccessURL = "" })
 	_, err = unconfigured.Collect(t.Context(), collectReq(gatewaytest.Reference()))
 	expect(err, gateway.FailureGatewayError)
 
@@ -168,7 +168,7 @@ func TestValidation(t *testing.T) {
 	_, err = c.Disburse(t.Context(), out)
 	expect(err, gateway.FailureInvalidNumber)
 
-	noPayouts := f.client(t, func(cfg *Config) { cfg.PayoutAPIKey = "" })
+	noPayouts := newClient(t, f, func(cfg *Config) { cfg.PayoutAPIKey = "" })
 	_, err = noPayouts.Disburse(t.Context(), payoutReq(gatewaytest.Reference()))
 	expect(err, gateway.FailureGatewayError)
 	assert.Contains(t, err.Error(), "payouts not configured")
@@ -178,7 +178,7 @@ func TestValidation(t *testing.T) {
 	_, err = c.ConfirmOTP(t.Context(), gatewaytest.Reference(), "123456")
 	expect(err, gateway.FailureGatewayError)
 
-	assert.Empty(t, f.seen(), "nothing invalid reaches Wave")
+	assert.Empty(t, f.Seen(), "nothing invalid reaches Wave")
 }
 
 func TestDefaults(t *testing.T) {

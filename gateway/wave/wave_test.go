@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/shopspring/decimal"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/sikahq/sika/gateway"
 	"github.com/sikahq/sika/gateway/gatewaytest"
+	"github.com/sikahq/sika/gateway/wave/wavefake"
 )
 
 // harness runs the gateway contract against the fake Wave.
@@ -25,8 +27,9 @@ func (harness) Features() gatewaytest.Features {
 }
 
 func (harness) New(t *testing.T) (gateway.Gateway, gatewaytest.Controls) {
-	f := newFakeWave(t)
-	return f.client(t, nil), f
+	f := wavefake.New(t)
+	f.SettleAfter(20 * time.Millisecond) // customers act by themselves
+	return newClient(t, f, nil), f
 }
 
 func TestContract(t *testing.T) { gatewaytest.Run(t, harness{}) }
@@ -41,17 +44,38 @@ func payoutReq(ref string) gateway.DisburseRequest {
 		Network: "WAVE_SN", Phone: "+221770000000", RecipientName: "Awa Diop", Description: "Payout 42"}
 }
 
-// manualFake is a fake whose customers act only when told.
-func manualFake(t *testing.T) *fakeWave {
-	f := newFakeWave(t)
-	f.customerDelay = 0
+// newClient returns an adapter wired to the fake f (its dials go through f's refusal switch).
+func newClient(t *testing.T, f *wavefake.Server, configure func(*Config)) *Client {
+	cfg := Config{
+		Name:                "wave-sn",
+		BaseURL:             f.URL(),
+		APIKey:              wavefake.CheckoutKey,
+		PayoutAPIKey:        wavefake.PayoutKey,
+		WebhookSecret:       wavefake.WebhookSecret,
+		SuccessURL:          "https://pay.sika.example/return/" + ReferencePlaceholder + "/success",
+		ErrorURL:            "https://pay.sika.example/return/" + ReferencePlaceholder + "/error",
+		RestrictPayerMobile: true,
+		Memory:              &gateway.MapMemory{},
+		HTTPClient:          f.HTTPClient(t),
+		Timeout:             250 * time.Millisecond,
+	}
+	if configure != nil {
+		configure(&cfg)
+	}
+	return New(cfg)
+}
+
+// manualFake is a fake whose customers act only when told and whose payouts stay processing.
+func manualFake(t *testing.T) *wavefake.Server {
+	f := wavefake.New(t)
+	f.HoldPayouts(true)
 	return f
 }
 
 // posts counts the creates f received on path.
-func posts(f *fakeWave, path string) int {
+func posts(f *wavefake.Server, path string) int {
 	n := 0
-	for _, r := range f.seen() {
+	for _, r := range f.Seen() {
 		if r.Method == http.MethodPost && r.Path == path {
 			n++
 		}
@@ -61,7 +85,7 @@ func posts(f *fakeWave, path string) int {
 
 func TestCheckoutRequest(t *testing.T) {
 	f := manualFake(t)
-	c := f.client(t, nil)
+	c := newClient(t, f, nil)
 	ref := gatewaytest.Reference()
 	res, err := c.Collect(t.Context(), collectReq(ref))
 	require.NoError(t, err)
@@ -69,11 +93,11 @@ func TestCheckoutRequest(t *testing.T) {
 	assert.True(t, strings.HasPrefix(res.GatewayReference, "cos-"), res.GatewayReference)
 	assert.Equal(t, gateway.NextAction{Type: gateway.NextRedirect, URL: "https://pay.wave.com/c/" + res.GatewayReference}, res.NextAction)
 
-	seen := f.seen()
+	seen := f.Seen()
 	require.Len(t, seen, 1)
 	assert.Equal(t, http.MethodPost, seen[0].Method)
 	assert.Equal(t, "/v1/checkout/sessions", seen[0].Path)
-	assert.Equal(t, "Bearer "+fakeCheckoutKey, seen[0].Authorization)
+	assert.Equal(t, "Bearer "+wavefake.CheckoutKey, seen[0].Authorization)
 	assert.Equal(t, ref, seen[0].IdempotencyKey)
 	assert.Equal(t, map[string]any{
 		"amount":                "1000",
@@ -88,25 +112,25 @@ func TestCheckoutRequest(t *testing.T) {
 	st, err := c.CollectionStatus(t.Context(), ref)
 	require.NoError(t, err)
 	assert.Equal(t, gateway.OperationStatus{Reference: ref, GatewayReference: res.GatewayReference, Status: gateway.StatusPending}, st)
-	seen = f.seen()
+	seen = f.Seen()
 	assert.Equal(t, "/v1/checkout/sessions/"+res.GatewayReference, seen[len(seen)-1].Path)
 
-	f.customer(ref, "pay", "")
+	f.PayClientReference(ref)
 	st, err = c.CollectionStatus(t.Context(), ref)
 	require.NoError(t, err)
 	assert.Equal(t, gateway.StatusSuccess, st.Status)
 
 	// without RestrictPayerMobile the phone is not sent (any Wave account may pay)
-	open := f.client(t, func(cfg *Config) { cfg.RestrictPayerMobile = false })
+	open := newClient(t, f, func(cfg *Config) { cfg.RestrictPayerMobile = false })
 	_, err = open.Collect(t.Context(), collectReq(gatewaytest.Reference()))
 	require.NoError(t, err)
-	seen = f.seen()
+	seen = f.Seen()
 	assert.NotContains(t, seen[len(seen)-1].Body, "restrict_payer_mobile")
 }
 
 func TestPayoutRequest(t *testing.T) {
 	f := manualFake(t)
-	c := f.client(t, nil)
+	c := newClient(t, f, nil)
 	ref := gatewaytest.Reference()
 	req := payoutReq(ref)
 	req.Description = "Remboursement de la commande n° 2026-0042 — merci de votre confiance"
@@ -115,10 +139,10 @@ func TestPayoutRequest(t *testing.T) {
 	assert.Equal(t, gateway.StatusPending, st.Status)
 	assert.True(t, strings.HasPrefix(st.GatewayReference, "pt-"), st.GatewayReference)
 
-	seen := f.seen()
+	seen := f.Seen()
 	require.Len(t, seen, 1)
 	assert.Equal(t, "/v1/payout", seen[0].Path)
-	assert.Equal(t, "Bearer "+fakePayoutKey, seen[0].Authorization, "payouts use the payout key")
+	assert.Equal(t, "Bearer "+wavefake.PayoutKey, seen[0].Authorization, "payouts use the payout key")
 	assert.Equal(t, ref, seen[0].IdempotencyKey)
 	reason, _ := seen[0].Body["payment_reason"].(string)
 	assert.Equal(t, 40, utf8.RuneCountInString(reason))
@@ -131,7 +155,7 @@ func TestPayoutRequest(t *testing.T) {
 
 func TestIdempotencyKeyStableAcrossRetries(t *testing.T) {
 	f := manualFake(t)
-	c := f.client(t, nil)
+	c := newClient(t, f, nil)
 	ref := gatewaytest.Reference()
 	f.Next(gatewaytest.Unavailable503)
 	_, err := c.Disburse(t.Context(), payoutReq(ref))
@@ -140,14 +164,14 @@ func TestIdempotencyKeyStableAcrossRetries(t *testing.T) {
 	require.NoError(t, err)
 
 	// another process, whose memory knows nothing of ref, sends it again: Wave replays
-	other := f.client(t, nil)
+	other := newClient(t, f, nil)
 	again, err := other.Disburse(t.Context(), payoutReq(ref))
 	require.NoError(t, err)
 	assert.Equal(t, first.GatewayReference, again.GatewayReference)
 	assert.Equal(t, 1, f.Operations(), "the same idempotency-key twice creates nothing new")
 
 	keys := 0
-	for _, r := range f.seen() {
+	for _, r := range f.Seen() {
 		if r.Method == http.MethodPost {
 			assert.Equal(t, ref, r.IdempotencyKey)
 			keys++
@@ -158,7 +182,7 @@ func TestIdempotencyKeyStableAcrossRetries(t *testing.T) {
 
 func TestSearchFallbackAfterAmbiguousCreate(t *testing.T) {
 	f := manualFake(t)
-	c := f.client(t, nil)
+	c := newClient(t, f, nil)
 	ref := gatewaytest.Reference()
 	f.Next(gatewaytest.TimeoutAfterAccept)
 	_, err := c.Collect(t.Context(), collectReq(ref))
@@ -170,7 +194,7 @@ func TestSearchFallbackAfterAmbiguousCreate(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, gateway.StatusPending, st.Status)
 	assert.True(t, strings.HasPrefix(st.GatewayReference, "cos-"))
-	seen := f.seen()
+	seen := f.Seen()
 	last := seen[len(seen)-1]
 	assert.Equal(t, "/v1/checkout/sessions/search", last.Path)
 	assert.Equal(t, "client_reference="+ref, last.Query)
@@ -178,7 +202,7 @@ func TestSearchFallbackAfterAmbiguousCreate(t *testing.T) {
 	// the id found is remembered: the next read is a plain GET
 	_, err = c.CollectionStatus(t.Context(), ref)
 	require.NoError(t, err)
-	seen = f.seen()
+	seen = f.Seen()
 	assert.Equal(t, "/v1/checkout/sessions/"+st.GatewayReference, seen[len(seen)-1].Path)
 
 	// Collect again: the existing session, not a second one
@@ -189,8 +213,8 @@ func TestSearchFallbackAfterAmbiguousCreate(t *testing.T) {
 	assert.Equal(t, 1, posts(f, "/v1/checkout/sessions"))
 
 	// a process with an empty memory finds it by search too
-	f.customer(ref, "pay", "")
-	st, err = f.client(t, nil).CollectionStatus(t.Context(), ref)
+	f.PayClientReference(ref)
+	st, err = newClient(t, f, nil).CollectionStatus(t.Context(), ref)
 	require.NoError(t, err)
 	assert.Equal(t, gateway.StatusSuccess, st.Status)
 	assert.Equal(t, 1, f.Operations())
@@ -198,9 +222,9 @@ func TestSearchFallbackAfterAmbiguousCreate(t *testing.T) {
 
 func TestSearchFallbackAfterAmbiguousPayout(t *testing.T) {
 	f := manualFake(t)
-	c := f.client(t, nil)
+	c := newClient(t, f, nil)
 	ref := gatewaytest.Reference()
-	f.force(forcedAnswer{status: http.StatusInternalServerError, code: "internal-server-error", message: "oops", create: true})
+	f.Force(wavefake.Answer{Status: http.StatusInternalServerError, Code: "internal-server-error", Message: "oops", Create: true})
 	_, err := c.Disburse(t.Context(), payoutReq(ref))
 	assert.Equal(t, gateway.KindAmbiguous, gateway.KindOf(err), "%v", err)
 	st, err := c.Disburse(t.Context(), payoutReq(ref)) // found by search: not sent again
@@ -212,7 +236,7 @@ func TestSearchFallbackAfterAmbiguousPayout(t *testing.T) {
 
 func TestUnknownReferenceIsNotFound(t *testing.T) {
 	f := manualFake(t)
-	c := f.client(t, nil)
+	c := newClient(t, f, nil)
 	for _, read := range []func() (gateway.OperationStatus, error){
 		func() (gateway.OperationStatus, error) { return c.CollectionStatus(t.Context(), "no-such-ref") },
 		func() (gateway.OperationStatus, error) { return c.DisbursementStatus(t.Context(), "no-such-ref") },
@@ -225,13 +249,14 @@ func TestUnknownReferenceIsNotFound(t *testing.T) {
 
 func TestConflictResolvedByReadingTheExistingOperation(t *testing.T) {
 	f := manualFake(t)
-	f.set(func(f *fakeWave) { f.ignoreIdempotency, f.rejectDuplicateReference = true, true })
+	f.IgnoreIdempotency(true)
+	f.RejectDuplicateReference(true)
 	ref := gatewaytest.Reference()
-	first, err := f.client(t, nil).Collect(t.Context(), collectReq(ref))
+	first, err := newClient(t, f, nil).Collect(t.Context(), collectReq(ref))
 	require.NoError(t, err)
 
 	// another process with an empty memory: Wave answers 409, the session is read instead
-	again, err := f.client(t, nil).Collect(t.Context(), collectReq(ref))
+	again, err := newClient(t, f, nil).Collect(t.Context(), collectReq(ref))
 	require.NoError(t, err)
 	assert.Equal(t, first.GatewayReference, again.GatewayReference)
 	assert.Equal(t, gateway.StatusPending, again.Status)
@@ -240,7 +265,7 @@ func TestConflictResolvedByReadingTheExistingOperation(t *testing.T) {
 	// the same reference for another amount is not that session
 	other := collectReq(ref)
 	other.Amount = decimal.NewFromInt(2000)
-	_, err = f.client(t, nil).Collect(t.Context(), other)
+	_, err = newClient(t, f, nil).Collect(t.Context(), other)
 	assert.Equal(t, gateway.KindInvalid, gateway.KindOf(err), "%v", err)
 	assert.Equal(t, 1, f.Operations())
 }
@@ -248,20 +273,20 @@ func TestConflictResolvedByReadingTheExistingOperation(t *testing.T) {
 func TestPayoutIdempotencyMismatch(t *testing.T) {
 	f := manualFake(t)
 	ref := gatewaytest.Reference()
-	first, err := f.client(t, nil).Disburse(t.Context(), payoutReq(ref))
+	first, err := newClient(t, f, nil).Disburse(t.Context(), payoutReq(ref))
 	require.NoError(t, err)
 
 	// same payout, another payment_reason: 409 idempotency-mismatch, resolved to the payout
 	reworded := payoutReq(ref)
 	reworded.Description = "Payout 42 (retry)"
-	st, err := f.client(t, nil).Disburse(t.Context(), reworded)
+	st, err := newClient(t, f, nil).Disburse(t.Context(), reworded)
 	require.NoError(t, err)
 	assert.Equal(t, first.GatewayReference, st.GatewayReference)
 
 	// another amount under the same reference: refused, not taken for that payout
 	more := payoutReq(ref)
 	more.Amount = decimal.NewFromInt(5000)
-	_, err = f.client(t, nil).Disburse(t.Context(), more)
+	_, err = newClient(t, f, nil).Disburse(t.Context(), more)
 	assert.Equal(t, gateway.KindInvalid, gateway.KindOf(err), "%v", err)
 	assert.Equal(t, 1, f.Operations())
 }
@@ -270,31 +295,31 @@ func TestErrorMapping(t *testing.T) {
 	cases := []struct {
 		name    string
 		payout  bool
-		answer  forcedAnswer
+		answer  wavefake.Answer
 		kind    gateway.Kind
 		code    string
 		created int
 	}{
-		{"checkout 500 after creating", false, forcedAnswer{500, "internal-server-error", "oops", "", true}, gateway.KindAmbiguous, "", 1},
-		{"checkout 502", false, forcedAnswer{502, "bad-gateway", "upstream", "", false}, gateway.KindAmbiguous, "", 0},
-		{"checkout 503", false, forcedAnswer{503, "service-unavailable", "later", "", false}, gateway.KindUnavailable, gateway.FailureGatewayUnavailable, 0},
-		{"checkout 429", false, forcedAnswer{429, "too-many-requests", "slow down", "", false}, gateway.KindUnavailable, gateway.FailureGatewayUnavailable, 0},
-		{"checkout 400", false, forcedAnswer{400, "request-validation-error", "bad", "", false}, gateway.KindInvalid, gateway.FailureGatewayError, 0},
-		{"checkout 400 payer mobile", false, forcedAnswer{400, "request-validation-error", "bad", "restrict_payer_mobile", false}, gateway.KindInvalid, gateway.FailureInvalidNumber, 0},
-		{"checkout 403", false, forcedAnswer{403, "unauthorized-wallet", "no", "", false}, gateway.KindAuth, gateway.FailureGatewayUnavailable, 0},
-		{"payout 500 after creating", true, forcedAnswer{500, "internal-server-error", "oops", "", true}, gateway.KindAmbiguous, "", 1},
-		{"payout 422 limit", true, forcedAnswer{422, "recipient-limit-exceeded", "limit", "", false}, gateway.KindDeclined, gateway.FailureRecipientLimit, 0},
-		{"payout 422 blocked", true, forcedAnswer{422, "recipient-account-blocked", "blocked", "", false}, gateway.KindDeclined, gateway.FailureRecipientNotFound, 0},
-		{"payout 422 our wallet is empty", true, forcedAnswer{422, "insufficient-funds", "top up", "", false}, gateway.KindUnavailable, gateway.FailureGatewayUnavailable, 0},
-		{"payout 400 country", true, forcedAnswer{400, "country-mismatch", "other country", "", false}, gateway.KindInvalid, gateway.FailureInvalidNumber, 0},
-		{"payout 400 mobile", true, forcedAnswer{400, "request-validation-error", "bad", "mobile", false}, gateway.KindInvalid, gateway.FailureInvalidNumber, 0},
-		{"payout 400 currency", true, forcedAnswer{400, "currency-mismatch", "XAF", "", false}, gateway.KindInvalid, gateway.FailureGatewayError, 0},
+		{"checkout 500 after creating", false, wavefake.Answer{Status: 500, Code: "internal-server-error", Message: "oops", Create: true}, gateway.KindAmbiguous, "", 1},
+		{"checkout 502", false, wavefake.Answer{Status: 502, Code: "bad-gateway", Message: "upstream"}, gateway.KindAmbiguous, "", 0},
+		{"checkout 503", false, wavefake.Answer{Status: 503, Code: "service-unavailable", Message: "later"}, gateway.KindUnavailable, gateway.FailureGatewayUnavailable, 0},
+		{"checkout 429", false, wavefake.Answer{Status: 429, Code: "too-many-requests", Message: "slow down"}, gateway.KindUnavailable, gateway.FailureGatewayUnavailable, 0},
+		{"checkout 400", false, wavefake.Answer{Status: 400, Code: "request-validation-error", Message: "bad"}, gateway.KindInvalid, gateway.FailureGatewayError, 0},
+		{"checkout 400 payer mobile", false, wavefake.Answer{Status: 400, Code: "request-validation-error", Message: "bad", Field: "restrict_payer_mobile"}, gateway.KindInvalid, gateway.FailureInvalidNumber, 0},
+		{"checkout 403", false, wavefake.Answer{Status: 403, Code: "unauthorized-wallet", Message: "no"}, gateway.KindAuth, gateway.FailureGatewayUnavailable, 0},
+		{"payout 500 after creating", true, wavefake.Answer{Status: 500, Code: "internal-server-error", Message: "oops", Create: true}, gateway.KindAmbiguous, "", 1},
+		{"payout 422 limit", true, wavefake.Answer{Status: 422, Code: "recipient-limit-exceeded", Message: "limit"}, gateway.KindDeclined, gateway.FailureRecipientLimit, 0},
+		{"payout 422 blocked", true, wavefake.Answer{Status: 422, Code: "recipient-account-blocked", Message: "blocked"}, gateway.KindDeclined, gateway.FailureRecipientNotFound, 0},
+		{"payout 422 our wallet is empty", true, wavefake.Answer{Status: 422, Code: "insufficient-funds", Message: "top up"}, gateway.KindUnavailable, gateway.FailureGatewayUnavailable, 0},
+		{"payout 400 country", true, wavefake.Answer{Status: 400, Code: "country-mismatch", Message: "other country"}, gateway.KindInvalid, gateway.FailureInvalidNumber, 0},
+		{"payout 400 mobile", true, wavefake.Answer{Status: 400, Code: "request-validation-error", Message: "bad", Field: "mobile"}, gateway.KindInvalid, gateway.FailureInvalidNumber, 0},
+		{"payout 400 currency", true, wavefake.Answer{Status: 400, Code: "currency-mismatch", Message: "XAF"}, gateway.KindInvalid, gateway.FailureGatewayError, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := manualFake(t)
-			c := f.client(t, nil)
-			f.force(tc.answer)
+			c := newClient(t, f, nil)
+			f.Force(tc.answer)
 			ref := gatewaytest.Reference()
 			initiate := func() (gateway.Status, error) {
 				if tc.payout {
@@ -323,9 +348,9 @@ func TestErrorMapping(t *testing.T) {
 
 func TestWrongKeysAreAuthFailed(t *testing.T) {
 	f := manualFake(t)
-	f.set(func(f *fakeWave) { f.echoAuthorization = true }) // the worst case: Wave quotes the key
+	f.EchoAuthorization(true) // the worst case: Wave quotes the key
 	wrongCheckout, wrongPayout := "wave_sn_prod_WRONG-checkout-key-0000", "wave_sn_prod_WRONG-payout-key-1111"
-	c := f.client(t, func(cfg *Config) { cfg.APIKey, cfg.PayoutAPIKey = wrongCheckout, wrongPayout })
+	c := newClient(t, f, func(cfg *Config) { cfg.APIKey, cfg.PayoutAPIKey = wrongCheckout, wrongPayout })
 	_, err := c.Collect(t.Context(), collectReq(gatewaytest.Reference()))
 	assert.Equal(t, gateway.KindAuth, gateway.KindOf(err), "%v", err)
 	assert.NotContains(t, err.Error(), wrongCheckout)
@@ -340,10 +365,10 @@ func TestWrongKeysAreAuthFailed(t *testing.T) {
 
 func TestNoSecretInErrors(t *testing.T) {
 	f := manualFake(t)
-	f.set(func(f *fakeWave) { f.echoAuthorization = true })
-	c := f.client(t, nil)
-	f.force(forcedAnswer{status: 400, code: "request-validation-error", message: "bad"},
-		forcedAnswer{status: 500, code: "internal-server-error", message: "oops"})
+	f.EchoAuthorization(true)
+	c := newClient(t, f, nil)
+	f.Force(wavefake.Answer{Status: 400, Code: "request-validation-error", Message: "bad"},
+		wavefake.Answer{Status: 500, Code: "internal-server-error", Message: "oops"})
 	_, err := c.Collect(t.Context(), collectReq(gatewaytest.Reference()))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "[redacted]", "the echoed key was cut out: %v", err)
@@ -354,22 +379,22 @@ func TestNoSecretInErrors(t *testing.T) {
 }
 
 func TestSnippetCutsNoSecretInHalf(t *testing.T) {
-	c := New(Config{APIKey: fakeCheckoutKey})
+	c := New(Config{APIKey: wavefake.CheckoutKey})
 	for pad := 280; pad < 300; pad++ { // the key across the 300th character
-		got := c.snippet([]byte(strings.Repeat("x", pad) + fakeCheckoutKey + " trailing"))
-		assert.NotContains(t, got, fakeCheckoutKey[:min(len(fakeCheckoutKey), 300-pad)], "pad %d", pad)
+		got := c.snippet([]byte(strings.Repeat("x", pad) + wavefake.CheckoutKey + " trailing"))
+		assert.NotContains(t, got, wavefake.CheckoutKey[:min(len(wavefake.CheckoutKey), 300-pad)], "pad %d", pad)
 		assert.LessOrEqual(t, utf8.RuneCountInString(got), 300)
 	}
 }
 
 func TestConfigPrintsNoSecret(t *testing.T) {
-	cfg := Config{Name: "wave-sn", APIKey: fakeCheckoutKey, PayoutAPIKey: fakePayoutKey, WebhookSecret: fakeWebhookSecret,
+	cfg := Config{Name: "wave-sn", APIKey: wavefake.CheckoutKey, PayoutAPIKey: wavefake.PayoutKey, WebhookSecret: wavefake.WebhookSecret,
 		SuccessURL: "https://pay.sika.example/ok"}
 	var logged strings.Builder
 	slog.New(slog.NewTextHandler(&logged, nil)).Info("configured", "wave", cfg)
 	for _, out := range []string{fmt.Sprint(cfg), fmt.Sprintf("%+v", cfg), fmt.Sprintf("%#v", cfg), logged.String()} {
 		assert.Contains(t, out, "https://pay.sika.example/ok")
-		for _, secret := range []string{fakeCheckoutKey, fakePayoutKey, fakeWebhookSecret} {
+		for _, secret := range []string{wavefake.CheckoutKey, wavefake.PayoutKey, wavefake.WebhookSecret} {
 			assert.NotContains(t, out, secret)
 		}
 	}
@@ -378,7 +403,7 @@ func TestConfigPrintsNoSecret(t *testing.T) {
 // assertNoSecrets checks that an error's text carries none of the fake wallet's secrets.
 func assertNoSecrets(t *testing.T, err error) {
 	t.Helper()
-	for _, secret := range []string{fakeCheckoutKey, fakePayoutKey, fakeWebhookSecret} {
+	for _, secret := range []string{wavefake.CheckoutKey, wavefake.PayoutKey, wavefake.WebhookSecret} {
 		assert.False(t, strings.Contains(err.Error(), secret), "error %q leaks %q", err, secret)
 	}
 }

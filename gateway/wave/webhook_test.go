@@ -14,6 +14,7 @@ import (
 
 	"github.com/sikahq/sika/gateway"
 	"github.com/sikahq/sika/gateway/gatewaytest"
+	"github.com/sikahq/sika/gateway/wave/wavefake"
 )
 
 // webhookNow is the receiving clock of the signature tests.
@@ -37,7 +38,7 @@ func completedEvent(ref string) []byte {
 func TestWebhookSignature(t *testing.T) {
 	ref := gatewaytest.Reference()
 	body := completedEvent(ref)
-	good := signedHeader(body, webhookNow, fakeWebhookSecret).Get(SignatureHeader)
+	good := wavefake.Sign(body, webhookNow, wavefake.WebhookSecret).Get(SignatureHeader)
 	header := func(v string) http.Header { return http.Header{SignatureHeader: {v}} }
 	tampered := []byte(strings.Replace(string(body), `"amount":"1000"`, `"amount":"9000"`, 1))
 	cases := []struct {
@@ -48,12 +49,12 @@ func TestWebhookSignature(t *testing.T) {
 	}{
 		{"valid", header(good), body, true},
 		{"valid, spaces after commas", header(strings.ReplaceAll(good, ",", ", ")), body, true},
-		{"rotation: one of several v1 matches", signedHeader(body, webhookNow, "old-secret", fakeWebhookSecret), body, true},
-		{"4 minutes old", signedHeader(body, webhookNow.Add(-4*time.Minute), fakeWebhookSecret), body, true},
+		{"rotation: one of several v1 matches", wavefake.Sign(body, webhookNow, "old-secret", wavefake.WebhookSecret), body, true},
+		{"4 minutes old", wavefake.Sign(body, webhookNow.Add(-4*time.Minute), wavefake.WebhookSecret), body, true},
 		{"tampered body", header(good), tampered, false},
-		{"another secret", signedHeader(body, webhookNow, "not-our-secret"), body, false},
-		{"stale: 6 minutes old", signedHeader(body, webhookNow.Add(-6*time.Minute), fakeWebhookSecret), body, false},
-		{"from the future", signedHeader(body, webhookNow.Add(6*time.Minute), fakeWebhookSecret), body, false},
+		{"another secret", wavefake.Sign(body, webhookNow, "not-our-secret"), body, false},
+		{"stale: 6 minutes old", wavefake.Sign(body, webhookNow.Add(-6*time.Minute), wavefake.WebhookSecret), body, false},
+		{"from the future", wavefake.Sign(body, webhookNow.Add(6*time.Minute), wavefake.WebhookSecret), body, false},
 		{"timestamp changed", header(strings.Replace(good, "t="+strconv.FormatInt(webhookNow.Unix(), 10),
 			"t="+strconv.FormatInt(webhookNow.Unix()-1, 10), 1)), body, false},
 		{"missing header", http.Header{}, body, false},
@@ -61,9 +62,9 @@ func TestWebhookSignature(t *testing.T) {
 		{"no v1", header("t=" + strconv.FormatInt(webhookNow.Unix(), 10)), body, false},
 		{"v1 not hex", header("t=" + strconv.FormatInt(webhookNow.Unix(), 10) + ",v1=zz"), body, false},
 		{"two timestamps", header(good + ",t=1"), body, false},
-		{"bearer instead of a signature", http.Header{"Authorization": {"Bearer " + fakeWebhookSecret}}, body, false},
+		{"bearer instead of a signature", http.Header{"Authorization": {"Bearer " + wavefake.WebhookSecret}}, body, false},
 	}
-	c := webhookClient(fakeWebhookSecret)
+	c := webhookClient(wavefake.WebhookSecret)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			cb, err := c.ParseCallback(t.Context(), tc.header, tc.body)
@@ -75,7 +76,7 @@ func TestWebhookSignature(t *testing.T) {
 			}
 			require.Error(t, err)
 			assert.ErrorIs(t, err, ErrBadSignature)
-			assert.NotContains(t, err.Error(), fakeWebhookSecret)
+			assert.NotContains(t, err.Error(), wavefake.WebhookSecret)
 		})
 	}
 
@@ -85,14 +86,14 @@ func TestWebhookSignature(t *testing.T) {
 
 func TestParseCallbackEvents(t *testing.T) {
 	f := manualFake(t)
-	c := f.client(t, nil)
-	sign := func(body []byte) http.Header { return signedHeader(body, time.Now(), fakeWebhookSecret) }
+	c := newClient(t, f, nil)
+	sign := func(body []byte) http.Header { return wavefake.Sign(body, time.Now(), wavefake.WebhookSecret) }
 
 	paid := gatewaytest.Reference()
 	res, err := c.Collect(t.Context(), collectReq(paid))
 	require.NoError(t, err)
-	f.customer(paid, "pay", "")
-	header, body := f.event(paid, time.Now(), fakeWebhookSecret)
+	f.PayClientReference(paid)
+	header, body := f.Webhook(res.NextAction.URL) // by its launch URL
 	cb, err := c.ParseCallback(t.Context(), header, body)
 	require.NoError(t, err)
 	assert.Equal(t, gateway.Callback{Kind: gateway.CallbackCollection, Trusted: true, OperationStatus: gateway.OperationStatus{
@@ -101,8 +102,8 @@ func TestParseCallbackEvents(t *testing.T) {
 	broke := gatewaytest.Reference()
 	_, err = c.Collect(t.Context(), collectReq(broke))
 	require.NoError(t, err)
-	f.customer(broke, "cancel", "insufficient-funds")
-	header, body = f.event(broke, time.Now(), fakeWebhookSecret)
+	f.FailPayment(f.SessionID(broke), "insufficient-funds")
+	header, body = f.Callback(gateway.CallbackCollection, broke) // by our reference
 	cb, err = c.ParseCallback(t.Context(), header, body)
 	require.NoError(t, err)
 	assert.Equal(t, gateway.StatusFailed, cb.Status)

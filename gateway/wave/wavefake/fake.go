@@ -1,4 +1,14 @@
-package wave
+// Package wavefake is a fake Wave Business API on loopback that speaks the documented wire format
+// (docs.wave.com): Bearer keys per API (Checkout, Payout), amounts as strings, idempotency-key
+// replay, {code, message} errors, searches by client_reference answering {result: [...]}, and
+// webhooks signed with Wave-Signature. It checks every request it gets and reports violations of
+// the format on the test. The Wave adapter's tests and the service's LIVE end-to-end test drive it.
+//
+// Checkout sessions stay open until the test plays the customer (Pay, PayClientReference,
+// FailPayment, Expire), or, after SettleAfter, until their customer acts by itself. Payouts
+// answer processing when created and are decided (succeeded, or failed after
+// Next(gatewaytest.Decline)) at their first read, unless HoldPayouts holds them.
+package wavefake
 
 import (
 	"context"
@@ -8,6 +18,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"path"
 	"regexp"
 	"strconv"
 	"strings"
@@ -16,16 +28,21 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/sikahq/sika/gateway"
 	"github.com/sikahq/sika/gateway/gatewaytest"
 )
 
 // Credentials of the fake wallet.
 const (
-	fakeCheckoutKey   = "wave_sn_prod_fakeCheckoutKey0123456789abcdef"
-	fakePayoutKey     = "wave_sn_prod_fakePayoutKey9876543210fedcba"
-	fakeWebhookSecret = "wave_sn_WHS_fakeWebhookSecret5a5a5a5a5a"
+	// CheckoutKey is the API key of the Checkout API (collections).
+	CheckoutKey = "wave_sn_prod_fakeCheckoutKey0123456789abcdef"
+	// PayoutKey is the API key of the Payout API.
+	PayoutKey = "wave_sn_prod_fakePayoutKey9876543210fedcba"
+	// WebhookSecret is the signing secret of the fake's webhooks.
+	WebhookSecret = "wave_sn_WHS_fakeWebhookSecret5a5a5a5a5a"
 )
+
+// launchURLPrefix starts the wave_launch_url of every session (followed by its id).
+const launchURLPrefix = "https://pay.wave.com/c/"
 
 // fakeSession is a checkout session the fake holds.
 type fakeSession struct {
@@ -33,7 +50,7 @@ type fakeSession struct {
 	checkoutStatus, paymentStatus, transactionID                    string
 	errCode, errMessage                                             string // last_payment_error
 	created, completed                                              time.Time
-	decline                                                         bool // what the customer will do
+	decline                                                         bool // what the customer does by itself
 }
 
 // fakePayout is a payout the fake holds.
@@ -44,54 +61,54 @@ type fakePayout struct {
 	decline                                                       bool
 }
 
-// forcedAnswer is an answer imposed on the next create, after creating the operation if create.
-type forcedAnswer struct {
-	status        int
-	code, message string
-	loc           string // the field a validation error is about
-	create        bool
+// Answer is an answer imposed on a create (POST /v1/checkout/sessions or /v1/payout), in Wave's
+// error shape.
+type Answer struct {
+	Status        int    // HTTP status
+	Code, Message string // Wave's error code and message
+	Field         string // the body field a validation error is about (details[].loc), if any
+	Create        bool   // create the operation before answering (the answer hides a success)
 }
 
-// seenRequest is what one API call carried.
-type seenRequest struct {
+// Request is what one API call to the fake carried.
+type Request struct {
 	Method, Path, Query, Authorization, IdempotencyKey string
-	Body                                               map[string]any
+	Body                                               map[string]any // the JSON body, nil without one
 }
 
-// fakeWave is a Wave Business API on loopback speaking the documented wire format: Bearer keys
-// per API, amounts as strings, idempotency-key replay, {code, message} errors, searches by
-// client_reference answering {result: [...]}, and signed webhooks. Violations of the format by
-// the adapter are reported with t.Errorf. Its customers pay (or cancel) by themselves after
-// customerDelay, or when a test tells them to.
-type fakeWave struct {
-	t             *testing.T
-	srv           *httptest.Server
-	closed        chan struct{}
-	customerDelay time.Duration // 0: customers act only when told
+// Server is a Wave Business API on loopback. Its methods are safe for concurrent use.
+type Server struct {
+	t      testing.TB
+	srv    *httptest.Server
+	closed chan struct{}
 
 	mu                       sync.Mutex
+	settleAfter              time.Duration           // 0: customers act only when told
+	holdPayouts              bool                    // payouts stay processing at reads
 	sessions                 map[string]*fakeSession // by id
 	payouts                  map[string]*fakePayout  // by id
 	idempotent               map[string]string       // "api key" → canonical body + "\x00" + id
 	next                     []gatewaytest.Behaviour
-	forced                   []forcedAnswer
+	forced                   []Answer
 	refuse                   bool // the next dial is refused
 	transport                *http.Transport
 	rejectDuplicateReference bool // 409 to a second session with the same client_reference
 	ignoreIdempotency        bool // behave as if idempotency-key were not supported
 	echoAuthorization        bool // error answers quote the Authorization header (a leaky proxy)
-	requests                 []seenRequest
+	requests                 []Request
 	seq                      int
 	timers                   []*time.Timer
 }
 
-func newFakeWave(t *testing.T) *fakeWave {
-	f := &fakeWave{t: t, closed: make(chan struct{}), customerDelay: 20 * time.Millisecond,
+// New starts a fake Wave on loopback, closed when t ends. Its customers act only when told and
+// its payouts are decided at their first read.
+func New(t testing.TB) *Server {
+	f := &Server{t: t, closed: make(chan struct{}),
 		sessions: map[string]*fakeSession{}, payouts: map[string]*fakePayout{}, idempotent: map[string]string{}}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.srv.Close)
-	t.Cleanup(func() {
-		close(f.closed) // before Close: handlers that hold an answer back give up
+	t.Cleanup(func() { // runs before Close: handlers that hold an answer back give up
+		close(f.closed)
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		for _, tm := range f.timers {
@@ -101,8 +118,12 @@ func newFakeWave(t *testing.T) *fakeWave {
 	return f
 }
 
-// client returns an adapter wired to f (its dials go through f's refusal switch).
-func (f *fakeWave) client(t *testing.T, configure func(*Config)) *Client {
+// URL is the fake's base URL (the adapter's BaseURL).
+func (f *Server) URL() string { return f.srv.URL }
+
+// HTTPClient returns a client for the adapter whose dials go through the fake's refusal switch
+// (Next(gatewaytest.RefuseConnection) refuses the next one).
+func (f *Server) HTTPClient(t testing.TB) *http.Client {
 	closed := closedAddr(t)
 	transport := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 		f.mu.Lock()
@@ -119,27 +140,11 @@ func (f *fakeWave) client(t *testing.T, configure func(*Config)) *Client {
 	f.mu.Lock()
 	f.transport = transport
 	f.mu.Unlock()
-	cfg := Config{
-		Name:                "wave-sn",
-		BaseURL:             f.srv.URL,
-		APIKey:              fakeCheckoutKey,
-		PayoutAPIKey:        fakePayoutKey,
-		WebhookSecret:       fakeWebhookSecret,
-		SuccessURL:          "https://pay.sika.example/return/" + ReferencePlaceholder + "/success",
-		ErrorURL:            "https://pay.sika.example/return/" + ReferencePlaceholder + "/error",
-		RestrictPayerMobile: true,
-		Memory:              &gateway.MapMemory{},
-		HTTPClient:          &http.Client{Transport: transport},
-		Timeout:             250 * time.Millisecond,
-	}
-	if configure != nil {
-		configure(&cfg)
-	}
-	return New(cfg)
+	return &http.Client{Transport: transport}
 }
 
 // closedAddr returns a loopback address nobody listens on.
-func closedAddr(t *testing.T) string {
+func closedAddr(t testing.TB) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -149,7 +154,7 @@ func closedAddr(t *testing.T) string {
 	return addr
 }
 
-func (f *fakeWave) errorf(format string, args ...any) {
+func (f *Server) errorf(format string, args ...any) {
 	f.t.Helper()
 	f.t.Errorf("fake Wave: "+format, args...)
 }
@@ -169,9 +174,9 @@ func writeError(w http.ResponseWriter, status int, code, message string, loc ...
 	writeJSON(w, status, body)
 }
 
-func (f *fakeWave) serve(w http.ResponseWriter, r *http.Request) {
+func (f *Server) serve(w http.ResponseWriter, r *http.Request) {
 	raw, _ := io.ReadAll(r.Body)
-	seen := seenRequest{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery,
+	seen := Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery,
 		Authorization: r.Header.Get("Authorization"), IdempotencyKey: r.Header.Get("Idempotency-Key")}
 	if len(raw) > 0 {
 		_ = json.Unmarshal(raw, &seen.Body)
@@ -211,11 +216,11 @@ func (f *fakeWave) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 // authorized checks the Bearer key of the API the path belongs to.
-func (f *fakeWave) authorized(w http.ResponseWriter, r *http.Request, payouts bool) bool {
+func (f *Server) authorized(w http.ResponseWriter, r *http.Request, payouts bool) bool {
 	auth := r.Header.Get("Authorization")
-	want := fakeCheckoutKey
+	want := CheckoutKey
 	if payouts {
-		want = fakePayoutKey
+		want = PayoutKey
 	}
 	f.mu.Lock()
 	echo := f.echoAuthorization
@@ -239,7 +244,7 @@ func (f *fakeWave) authorized(w http.ResponseWriter, r *http.Request, payouts bo
 }
 
 // create is POST /v1/checkout/sessions and POST /v1/payout.
-func (f *fakeWave) create(w http.ResponseWriter, r *http.Request, payouts bool, raw []byte) {
+func (f *Server) create(w http.ResponseWriter, r *http.Request, payouts bool, raw []byte) {
 	var body map[string]any
 	if err := json.Unmarshal(raw, &body); err != nil {
 		writeError(w, http.StatusBadRequest, "request-parsing-error", "The request body is not JSON.")
@@ -260,7 +265,7 @@ func (f *fakeWave) create(w http.ResponseWriter, r *http.Request, payouts bool, 
 	if len(f.next) > 0 {
 		b, f.next = f.next[0], f.next[1:]
 	}
-	var forced *forcedAnswer
+	var forced *Answer
 	if len(f.forced) > 0 {
 		forced, f.forced = &f.forced[0], f.forced[1:]
 	}
@@ -287,9 +292,9 @@ func (f *fakeWave) create(w http.ResponseWriter, r *http.Request, payouts bool, 
 		writeError(w, http.StatusConflict, "conflict", "A checkout session already exists for this client_reference.")
 		return
 	}
-	if forced != nil && !forced.create {
+	if forced != nil && !forced.Create {
 		f.mu.Unlock()
-		f.writeForced(w, r, *forced, echo)
+		writeForced(w, r, *forced, echo)
 		return
 	}
 	id := f.newOperation(payouts, body, b == gatewaytest.Decline)
@@ -301,7 +306,7 @@ func (f *fakeWave) create(w http.ResponseWriter, r *http.Request, payouts bool, 
 
 	switch {
 	case forced != nil:
-		f.writeForced(w, r, *forced, echo)
+		writeForced(w, r, *forced, echo)
 	case b == gatewaytest.TimeoutAfterAccept:
 		select { // accepted, but the answer never comes
 		case <-r.Context().Done():
@@ -312,30 +317,32 @@ func (f *fakeWave) create(w http.ResponseWriter, r *http.Request, payouts bool, 
 	}
 }
 
-func (f *fakeWave) writeForced(w http.ResponseWriter, r *http.Request, a forcedAnswer, echo bool) {
-	message := a.message
+func writeForced(w http.ResponseWriter, r *http.Request, a Answer, echo bool) {
+	message := a.Message
 	if echo {
 		message += " (request had Authorization: " + r.Header.Get("Authorization") + ")"
 	}
-	if a.loc != "" {
-		writeError(w, a.status, a.code, message, a.loc)
+	if a.Field != "" {
+		writeError(w, a.Status, a.Code, message, a.Field)
 		return
 	}
-	writeError(w, a.status, a.code, message)
+	writeError(w, a.Status, a.Code, message)
 }
 
-var e164 = regexp.MustCompile(`^\+[1-9][0-9]{7,14}$`)
+var (
+	e164       = regexp.MustCompile(`^\+[1-9][0-9]{7,14}$`)
+	waveAmount = regexp.MustCompile(`^[0-9]+(\.[0-9]{1,2})?$`)
+)
 
 // checkBody checks a create's documented shape; field names what Wave would refuse.
-func (f *fakeWave) checkBody(payouts bool, body map[string]any) (string, bool) {
+func (f *Server) checkBody(payouts bool, body map[string]any) (string, bool) {
 	amountField := map[bool]string{false: "amount", true: "receive_amount"}[payouts]
 	amount, isString := body[amountField].(string)
 	if !isString {
 		f.errorf("%s %#v is not a string", amountField, body[amountField])
 		return amountField, false
 	}
-	if !regexp.MustCompile(`^[0-9]+(\.[0-9]{1,2})?$`).MatchString(amount) ||
-		body["currency"] == "XOF" && strings.Contains(amount, ".") {
+	if !waveAmount.MatchString(amount) || body["currency"] == "XOF" && strings.Contains(amount, ".") {
 		f.errorf("%s %q is not a Wave amount", amountField, amount)
 		return amountField, false
 	}
@@ -370,8 +377,9 @@ func (f *fakeWave) checkBody(payouts bool, body map[string]any) (string, bool) {
 	return "", true
 }
 
-// newOperation creates a session or payout from body (f.mu held) and lets its customer act.
-func (f *fakeWave) newOperation(payouts bool, body map[string]any, decline bool) string {
+// newOperation creates a session or payout from body (f.mu held) and, after SettleAfter, lets
+// its customer act by itself.
+func (f *Server) newOperation(payouts bool, body map[string]any, decline bool) string {
 	f.seq++
 	str := func(k string) string { s, _ := body[k].(string); return s }
 	var id string
@@ -386,38 +394,62 @@ func (f *fakeWave) newOperation(payouts bool, body map[string]any, decline bool)
 			successURL: str("success_url"), errorURL: str("error_url"), restrict: str("restrict_payer_mobile"),
 			checkoutStatus: "open", paymentStatus: "processing", created: time.Now().UTC(), decline: decline}
 	}
-	if f.customerDelay > 0 {
-		f.timers = append(f.timers, time.AfterFunc(f.customerDelay, func() { f.settle(id) }))
+	if f.settleAfter > 0 {
+		f.timers = append(f.timers, time.AfterFunc(f.settleAfter, func() { f.settle(id) }))
 	}
 	return id
 }
 
 // settle is the customer (or, for a payout, Wave) deciding an operation as planned at creation.
-func (f *fakeWave) settle(id string) {
+func (f *Server) settle(id string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if s := f.sessions[id]; s != nil && s.checkoutStatus == "open" {
 		if s.decline { // the customer cancels the payment in the app
-			s.checkoutStatus, s.paymentStatus, s.completed = "complete", "cancelled", time.Now().UTC()
+			s.cancel("")
 		} else {
-			s.checkoutStatus, s.paymentStatus, s.completed = "complete", "succeeded", time.Now().UTC()
-			s.transactionID = "T_" + strings.ToUpper(id[4:])
+			s.pay()
 		}
 	}
-	if p := f.payouts[id]; p != nil && p.status == "processing" {
-		p.status = "succeeded"
-		if p.decline {
-			p.status, p.errCode, p.errMessage = "failed", "recipient-account-inactive", "The recipient's account is inactive."
-		}
+	if p := f.payouts[id]; p != nil {
+		p.decide()
+	}
+}
+
+// pay completes the session, paid.
+func (s *fakeSession) pay() {
+	s.checkoutStatus, s.paymentStatus, s.completed = "complete", "succeeded", time.Now().UTC()
+	s.transactionID = "T_" + strings.ToUpper(strings.TrimPrefix(s.id, "cos-"))
+}
+
+// cancel completes the session unpaid, with code as last_payment_error when there is one.
+func (s *fakeSession) cancel(code string) {
+	s.checkoutStatus, s.paymentStatus, s.completed = "complete", "cancelled", time.Now().UTC()
+	if code != "" {
+		s.errCode, s.errMessage = code, "The payment failed ("+code+")."
+	}
+}
+
+// decide ends a processing payout as planned at its creation.
+func (p *fakePayout) decide() {
+	if p.status != "processing" {
+		return
+	}
+	p.status = "succeeded"
+	if p.decline {
+		p.status, p.errCode, p.errMessage = "failed", "recipient-account-inactive", "The recipient's account is inactive."
 	}
 }
 
 // read is GET /v1/checkout/sessions/{id} and GET /v1/payout/{id}.
-func (f *fakeWave) read(w http.ResponseWriter, payouts bool, id string) {
+func (f *Server) read(w http.ResponseWriter, payouts bool, id string) {
 	f.mu.Lock()
 	exists := payouts && f.payouts[id] != nil || !payouts && f.sessions[id] != nil
 	var answer map[string]any
 	if exists {
+		if payouts && !f.holdPayouts {
+			f.payouts[id].decide()
+		}
 		answer = f.render(payouts, id)
 	}
 	f.mu.Unlock()
@@ -432,7 +464,7 @@ func (f *fakeWave) read(w http.ResponseWriter, payouts bool, id string) {
 }
 
 // search is GET /v1/checkout/sessions/search and GET /v1/payouts/search.
-func (f *fakeWave) search(w http.ResponseWriter, r *http.Request, payouts bool) {
+func (f *Server) search(w http.ResponseWriter, r *http.Request, payouts bool) {
 	ref := r.URL.Query().Get("client_reference")
 	if ref == "" {
 		writeError(w, http.StatusBadRequest, "request-validation-error", "client_reference is required", "client_reference")
@@ -443,6 +475,9 @@ func (f *fakeWave) search(w http.ResponseWriter, r *http.Request, payouts bool) 
 	if payouts {
 		for id, p := range f.payouts {
 			if p.reference == ref {
+				if !f.holdPayouts {
+					p.decide()
+				}
 				result = append(result, f.render(true, id))
 			}
 		}
@@ -458,7 +493,7 @@ func (f *fakeWave) search(w http.ResponseWriter, r *http.Request, payouts bool) 
 }
 
 // render is an operation as Wave shows it (f.mu held).
-func (f *fakeWave) render(payouts bool, id string) map[string]any {
+func (f *Server) render(payouts bool, id string) map[string]any {
 	if payouts {
 		p := f.payouts[id]
 		out := map[string]any{"id": p.id, "currency": p.currency, "receive_amount": p.amount, "fee": "10",
@@ -473,7 +508,7 @@ func (f *fakeWave) render(payouts bool, id string) map[string]any {
 	out := map[string]any{"id": s.id, "amount": s.amount, "currency": s.currency, "business_name": "Sika Test",
 		"checkout_status": s.checkoutStatus, "payment_status": s.paymentStatus, "client_reference": s.reference,
 		"last_payment_error": nil, "success_url": s.successURL, "error_url": s.errorURL, "transaction_id": nil,
-		"wave_launch_url": "https://pay.wave.com/c/" + s.id, "when_created": s.created.Format(time.RFC3339),
+		"wave_launch_url": launchURLPrefix + s.id, "when_created": s.created.Format(time.RFC3339),
 		"when_expires": s.created.Add(30 * time.Minute).Format(time.RFC3339), "when_completed": nil}
 	if s.restrict != "" {
 		out["restrict_payer_mobile"] = s.restrict
@@ -491,7 +526,7 @@ func (f *fakeWave) render(payouts bool, id string) map[string]any {
 }
 
 // sessionByReference returns the session of a client_reference (f.mu held).
-func (f *fakeWave) sessionByReference(ref string) *fakeSession {
+func (f *Server) sessionByReference(ref string) *fakeSession {
 	for _, s := range f.sessions {
 		if s.reference == ref {
 			return s
@@ -500,52 +535,136 @@ func (f *fakeWave) sessionByReference(ref string) *fakeSession {
 	return nil
 }
 
-// customer acts on the session of ref as a customer (or Wave's clock) would: "pay", "cancel"
-// (with an optional last_payment_error code), "expire".
-func (f *fakeWave) customer(ref, action, code string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	s := f.sessionByReference(ref)
-	if s == nil {
-		f.errorf("no session for %s", ref)
-		return
+// sessionOf returns the session a wave_launch_url or a session id names (f.mu held).
+func (f *Server) sessionOf(launchURLOrID string) *fakeSession {
+	id := launchURLOrID
+	if u, err := url.Parse(launchURLOrID); err == nil && u.Scheme != "" {
+		id = path.Base(u.Path)
 	}
-	switch action {
-	case "pay":
-		s.checkoutStatus, s.paymentStatus, s.transactionID = "complete", "succeeded", "T_"+strings.ToUpper(s.id[4:])
-	case "cancel":
-		s.checkoutStatus, s.paymentStatus, s.errCode = "complete", "cancelled", code
-		if code != "" {
-			s.errMessage = "The payment failed (" + code + ")."
-		}
-	case "expire":
-		s.checkoutStatus = "expired"
+	return f.sessions[id]
+}
+
+// customer acts on session s (f.mu held) as its customer, or Wave's clock, would; what names s in
+// errors.
+func (f *Server) customer(s *fakeSession, what string, act func(*fakeSession)) {
+	f.t.Helper()
+	switch {
+	case s == nil:
+		f.errorf("no checkout session for %s", what)
+	case s.checkoutStatus != "open":
+		f.errorf("checkout session %s (%s) is %s: nobody can pay it any more", s.id, what, s.checkoutStatus)
+	default:
+		act(s)
 	}
-	s.completed = time.Now().UTC()
 }
 
-// force imposes answers on the next creates.
-func (f *fakeWave) force(a ...forcedAnswer) {
+// Customers, and Wave's clock.
+
+// Pay is the customer paying the checkout session that launchURLOrSessionID names (its
+// wave_launch_url, as the merchant's next_action carries it, or its id): the session completes,
+// succeeded. A session that is not open any more is reported on the test.
+func (f *Server) Pay(launchURLOrSessionID string) {
+	f.t.Helper()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.forced = append(f.forced, a...)
+	f.customer(f.sessionOf(launchURLOrSessionID), launchURLOrSessionID, (*fakeSession).pay)
 }
 
-func (f *fakeWave) seen() []seenRequest {
+// PayClientReference is Pay for the checkout session created with client_reference ref (the
+// collection's reference).
+func (f *Server) PayClientReference(ref string) {
+	f.t.Helper()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]seenRequest(nil), f.requests...)
+	f.customer(f.sessionByReference(ref), "client_reference "+ref, (*fakeSession).pay)
 }
 
-func (f *fakeWave) set(apply func(f *fakeWave)) {
+// FailPayment is the customer's payment of the session that launchURLOrSessionID names failing:
+// the session completes, cancelled, with code as its last_payment_error (e.g.
+// "insufficient-funds"; empty: the customer cancelled, no error).
+func (f *Server) FailPayment(launchURLOrSessionID, code string) {
+	f.t.Helper()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	apply(f)
+	f.customer(f.sessionOf(launchURLOrSessionID), launchURLOrSessionID, func(s *fakeSession) { s.cancel(code) })
+}
+
+// Expire is Wave expiring the open session that launchURLOrSessionID names, unpaid.
+func (f *Server) Expire(launchURLOrSessionID string) {
+	f.t.Helper()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.customer(f.sessionOf(launchURLOrSessionID), launchURLOrSessionID, func(s *fakeSession) {
+		s.checkoutStatus, s.completed = "expired", time.Now().UTC()
+	})
+}
+
+// SessionID returns the id of the checkout session created with client_reference ref ("" when
+// there is none).
+func (f *Server) SessionID(ref string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if s := f.sessionByReference(ref); s != nil {
+		return s.id
+	}
+	return ""
+}
+
+// Settings.
+
+// SettleAfter makes every operation created from now on decide itself d after its creation:
+// the customer pays the session (or cancels it, after Next(gatewaytest.Decline)) and the payout
+// succeeds (or fails). 0, the default, leaves sessions to Pay, FailPayment and Expire.
+func (f *Server) SettleAfter(d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.settleAfter = d
+}
+
+// HoldPayouts keeps payouts processing however often they are read (true), until a
+// SettleAfter delay decides them; false (the default) decides a payout at its first read.
+func (f *Server) HoldPayouts(hold bool) { f.setFlag(&f.holdPayouts, hold) }
+
+// Force imposes answers on the next creates, one each, in order. Next(gatewaytest.Unavailable503),
+// an idempotent replay and RejectDuplicateReference's 409 still answer first.
+func (f *Server) Force(answers ...Answer) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.forced = append(f.forced, answers...)
+}
+
+// IgnoreIdempotency makes the fake behave as if idempotency-key were not supported (true):
+// every create creates.
+func (f *Server) IgnoreIdempotency(ignore bool) { f.setFlag(&f.ignoreIdempotency, ignore) }
+
+// RejectDuplicateReference makes the fake answer 409 to a second checkout session with the
+// client_reference of an existing one (true).
+func (f *Server) RejectDuplicateReference(reject bool) {
+	f.setFlag(&f.rejectDuplicateReference, reject)
+}
+
+// EchoAuthorization makes error answers quote the request's Authorization header (true), as a
+// leaky proxy would: the adapter must keep its keys out of its errors anyway.
+func (f *Server) EchoAuthorization(echo bool) { f.setFlag(&f.echoAuthorization, echo) }
+
+// setFlag sets one of the fake's switches.
+func (f *Server) setFlag(flag *bool, on bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	*flag = on
+}
+
+// Seen lists every API call received, in order.
+func (f *Server) Seen() []Request {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Request(nil), f.requests...)
 }
 
 // Controls of gatewaytest.
 
-func (f *fakeWave) Next(b gatewaytest.Behaviour) {
+// Next sets the behaviour of the next create (gatewaytest.Controls).
+func (f *Server) Next(b gatewaytest.Behaviour) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if b == gatewaytest.RefuseConnection {
@@ -558,14 +677,17 @@ func (f *fakeWave) Next(b gatewaytest.Behaviour) {
 	f.next = append(f.next, b)
 }
 
-func (f *fakeWave) Operations() int {
+// Operations counts the sessions and payouts created (gatewaytest.Controls).
+func (f *Server) Operations() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return len(f.sessions) + len(f.payouts)
 }
 
-func (f *fakeWave) ExpireToken() {} // Wave's keys do not expire
+// ExpireToken does nothing: Wave's API keys do not expire (gatewaytest.Controls).
+func (f *Server) ExpireToken() {}
 
-func (f *fakeWave) TokenRequests() int { return 0 }
+// TokenRequests is 0: Wave has no tokens (gatewaytest.Controls).
+func (f *Server) TokenRequests() int { return 0 }
 
-var _ gatewaytest.Controls = (*fakeWave)(nil)
+var _ gatewaytest.Controls = (*Server)(nil)
