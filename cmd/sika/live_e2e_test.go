@@ -19,6 +19,7 @@ import (
 	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/gateway/mtnmomo/mtnfake"
 	"github.com/sikahq/sika/gateway/sandbox"
+	"github.com/sikahq/sika/gateway/wave/wavefake"
 	"github.com/sikahq/sika/internal/testenv"
 	"github.com/sikahq/sika/store"
 	"github.com/sikahq/sika/workflows"
@@ -35,6 +36,9 @@ type liveCase struct {
 	// customer plays the customer after the answer to softpay (redirect flows pay on the
 	// operator's page); nil when the operator decides by itself.
 	customer func(t *testing.T, next map[string]string)
+	// signed: the operator's callback is signed, so it decides the payment by itself (without
+	// it, the outcome comes from a status read).
+	signed bool
 }
 
 // TestLiveEndToEnd configures the service for LIVE through its environment variables only, as an
@@ -44,12 +48,39 @@ type liveCase struct {
 func TestLiveEndToEnd(t *testing.T) {
 	ctx := t.Context()
 	mtn := mtnfake.New(t)
+	wv := wavefake.New(t)
+	var base string // the API's URL, known once it listens
 	cases := []liveCase{{
 		gateway: liveMTN, country: "BJ", network: "MTN_BJ", phone: "97000000",
 		vars: map[string]string{
 			"SIKA_MTNMOMO_BASE_URL": mtn.URL(), "SIKA_MTNMOMO_API_USER": mtnfake.APIUser, "SIKA_MTNMOMO_API_KEY": mtnfake.APIKey,
 			"SIKA_MTNMOMO_COLLECTION_KEY": mtnfake.CollectionKey, "SIKA_MTNMOMO_DISBURSEMENT_KEY": mtnfake.DisbursementKey,
 			"SIKA_MTNMOMO_TARGET_ENVIRONMENTS": "BJ=" + mtnfake.Environment,
+		},
+	}, {
+		gateway: liveWave, country: "SN", network: "WAVE_SN", phone: "770000000", signed: true,
+		vars: map[string]string{
+			"SIKA_WAVE_BASE_URL": wv.URL(), "SIKA_WAVE_API_KEY": wavefake.CheckoutKey, "SIKA_WAVE_PAYOUT_API_KEY": wavefake.PayoutKey,
+			"SIKA_WAVE_WEBHOOK_SECRET": wavefake.WebhookSecret, "SIKA_WAVE_SUCCESS_URL": "https://shop.example/paid/{reference}",
+			"SIKA_WAVE_ERROR_URL": "https://shop.example/failed/{reference}",
+		},
+		// The customer pays on Wave, which reports it with a signed webhook; an event about
+		// nothing of ours is acknowledged too.
+		customer: func(t *testing.T, next map[string]string) {
+			require.Equal(t, "redirect", next["type"])
+			require.NotEmpty(t, next["url"], "the answer carries Wave's launch URL")
+			wv.Pay(next["url"])
+			require.NoError(t, wv.SendWebhook(base+"/gateway-callbacks/wave/", next["url"]))
+			body := []byte(`{"id":"AE_test","type":"merchant.payment_received","data":{}}`)
+			header := wavefake.Sign(body, time.Now(), wavefake.WebhookSecret)
+			header.Set("Content-Type", "application/json")
+			req, err := http.NewRequestWithContext(t.Context(), "POST", base+"/gateway-callbacks/wave/", bytes.NewReader(body))
+			require.NoError(t, err)
+			req.Header = header
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			resp.Body.Close()
+			assert.Equal(t, http.StatusOK, resp.StatusCode, "an authentic event about nothing of ours is acknowledged")
 		},
 	}}
 
@@ -61,7 +92,7 @@ func TestLiveEndToEnd(t *testing.T) {
 	defer sb.Close()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	base := "http://" + ln.Addr().String()
+	base = "http://" + ln.Addr().String()
 	vars := map[string]string{
 		"DATABASE_URL": env.DatabaseURL, "TEMPORAL_ADDRESS": addr, "SIKA_SANDBOX_URL": sb.URL, "SIKA_SANDBOX_SECRET": secret,
 		"SIKA_TASK_QUEUE": workflows.TaskQueue, "SIKA_JWT_SECRET": "live e2e jwt secret of 32 bytes or more",
@@ -149,6 +180,12 @@ func TestLiveEndToEnd(t *testing.T) {
 			require.Equal(t, sika.StatusSuccess, d.Status, "%+v", d)
 			require.Len(t, d.Attempts, 1)
 			assert.Equal(t, c.gateway, d.Attempts[0].Gateway)
+			last := d.StatusLogs[len(d.StatusLogs)-1]
+			if c.signed {
+				assert.Equal(t, sika.TriggerWebhookCallback, last.TriggeredBy, "the signed callback decided it")
+			} else {
+				assert.Equal(t, sika.TriggerSystem, last.TriggeredBy, "a status read decided it")
+			}
 
 			status, raw = call(t, "POST", "/api/v1/payouts/initialize/", map[string]string{"amount": "2000", "currency": "XOF",
 				"country": c.country, "method": c.network, "recipient": c.phone, "recipient_name": "Live payee"})

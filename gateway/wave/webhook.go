@@ -36,8 +36,9 @@ var (
 	// signature is too old.
 	ErrBadSignature = errors.New("wave callback: signature refused")
 	// ErrUnhandledEvent: an authentic event of a type that reports no collection of ours (e.g.
-	// merchant.payment_received, test.test_event).
-	ErrUnhandledEvent = errors.New("wave callback: event type not handled")
+	// merchant.payment_received, test.test_event); it wraps gateway.ErrCallbackIgnored, so the
+	// service acknowledges it.
+	ErrUnhandledEvent = fmt.Errorf("wave callback: event type not handled: %w", gateway.ErrCallbackIgnored)
 )
 
 // event is the envelope of Wave's webhooks.
