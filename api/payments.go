@@ -84,16 +84,36 @@ func (s *Server) softpay(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// admitPayment applies the service-wide acceptance rate (PaymentAcceptPerSecond).
+// acceptBurst is how many collections may be admitted back to back before pacing applies.
+const acceptBurst = 2
+
+// admitPayment applies the service-wide acceptance rate (PaymentAcceptPerSecond), paced: the
+// accepted collections arrive as an even flow instead of a burst at the start of each second.
 func (s *Server) admitPayment(w http.ResponseWriter, r *http.Request) error {
 	if s.cfg.PaymentAcceptPerSecond <= 0 {
 		return nil
 	}
-	d, err := s.cfg.Limiter.Allow(r.Context(), "service:payment-accept", s.cfg.PaymentAcceptPerSecond, time.Second)
-	if err != nil || d.Allowed {
-		return nil // a limiter that fails must not stop payments
+	rate := s.cfg.PaymentAcceptPerSecond
+	// Up to two slots of queueing (at most 25 ms): a request whose slot is that close waits
+	// for it rather than going away for a whole Retry-After second.
+	maxWait := min(2*time.Second/time.Duration(rate), 25*time.Millisecond)
+	wait, ok, err := s.cfg.Pacer.Reserve(r.Context(), "service:payment-accept", rate, acceptBurst, maxWait)
+	if err != nil {
+		return nil // a pacer that fails must not stop payments
 	}
-	w.Header().Set("Retry-After", strconv.Itoa(sinceSeconds(d.RetryAfter)))
+	if ok {
+		if wait > 0 {
+			t := time.NewTimer(wait)
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-r.Context().Done():
+				return r.Context().Err()
+			}
+		}
+		return nil
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(sinceSeconds(wait)))
 	return sika.Errorf(sika.CodeServiceUnavailable, "The service is at capacity; retry in a moment with the same Idempotency-Key.")
 }
 

@@ -39,6 +39,8 @@ type Config struct {
 	PublicRateLimitPerMinute int
 	// Limiter counts requests; Redis-backed when shared by replicas, in-process otherwise.
 	Limiter ratelimit.Limiter
+	// Pacer spaces accepted collections evenly (PaymentAcceptPerSecond); in-process by default.
+	Pacer ratelimit.Pacer
 	// PaymentAcceptPerSecond caps how many collections the service accepts per second, over
 	// every replica when the limiter is shared (0: no cap). Past it, softpay answers 503
 	// service_unavailable with Retry-After before any work: a service that accepts more payments
@@ -106,6 +108,9 @@ func NewServer(cfg Config, st *store.Store) *Server {
 	}
 	if cfg.PublicRateLimitPerMinute == 0 {
 		cfg.PublicRateLimitPerMinute = 60
+	}
+	if cfg.Pacer == nil {
+		cfg.Pacer = ratelimit.NewMemoryPacer(nil)
 	}
 	if cfg.Limiter == nil {
 		cfg.Limiter = ratelimit.NewMemory(nil)
