@@ -68,3 +68,38 @@ func TestMemoryPacerUnderConcurrency(t *testing.T) {
 		assert.Equal(t, 1, n, "slot %s", wait)
 	}
 }
+
+// Two replicas share one pace through Redis: over a burst of concurrent reservations, each
+// slot (one per 1/rate) is given once, whichever replica asked.
+func TestRedisPacerSharedByReplicas(t *testing.T) {
+	prefix := uniquePrefix()
+	replicas := []*RedisPacer{NewRedis(redisClient(t), prefix).Pacer(), NewRedis(redisClient(t), prefix).Pacer()}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var granted []time.Duration
+	refused := 0
+	for i := range 60 {
+		wg.Go(func() {
+			wait, ok, err := replicas[i%2].Reserve(context.Background(), "accept", 20, 1, 400*time.Millisecond)
+			if !assert.NoError(t, err) {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if ok {
+				granted = append(granted, wait)
+			} else {
+				refused++
+				assert.Positive(t, wait, "a refusal says when to come back")
+			}
+		})
+	}
+	wg.Wait()
+	// 20/s with up to 400 ms of waiting: the slots at 0, 50, ..., 400 ms (9), the rest refused.
+	// (The calls spread over some milliseconds of Redis time, which may free one more slot.)
+	assert.InDelta(t, 9, len(granted), 1)
+	assert.Equal(t, 60, len(granted)+refused)
+	for _, w := range granted {
+		assert.LessOrEqual(t, w, 400*time.Millisecond)
+	}
+}

@@ -80,12 +80,17 @@ func serveAPI(ctx context.Context, cfg Config, st *store.Store, tc client.Client
 	if err != nil {
 		return err
 	}
+	var pacer ratelimit.Pacer // in-process unless the replicas share Redis
+	if shared, ok := limiter.(*ratelimit.Redis); ok {
+		pacer = shared.Pacer()
+	}
 	srv := api.NewServer(api.Config{
 		PublicURL:                cfg.PublicURL,
 		JWTSecret:                []byte(cfg.JWTSecret),
 		RateLimitPerMinute:       cfg.RateLimitPerMinute,
 		PublicRateLimitPerMinute: cfg.PublicRateLimitPerMinute,
 		Limiter:                  limiter,
+		Pacer:                    pacer,
 		IdempotencyTTL:           cfg.IdempotencyTTL,
 		PaymentAcceptPerSecond:   cfg.PaymentAcceptPerSecond,
 		TrustedProxies:           cfg.TrustedProxies,
