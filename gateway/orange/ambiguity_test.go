@@ -3,6 +3,7 @@ package orange
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/sikahq/sika/gateway"
 	"github.com/sikahq/sika/gateway/gatewaytest"
+	"github.com/sikahq/sika/gateway/orange/orangefake"
 )
 
 // hookedMemory is a MapMemory whose writes and reads a test may fail, delay or hide.
@@ -58,9 +60,9 @@ const lostMessage = "answer to the payment request was lost"
 // An initiation created at Orange whose answer never arrived: nobody holds its payment page, so
 // nobody can pay it, and its pay_token, without which Orange answers no status read, is lost.
 func TestLostAnswerIsPendingThenFailed(t *testing.T) {
-	f := newFakeOrange(t)
+	f := newFake(t)
 	clock := newFakeClock()
-	c := f.client(t, func(cfg *Config) { cfg.Now = clock.Now; cfg.UnansweredAfter = time.Minute })
+	c := newClient(t, f, func(cfg *Config) { cfg.Now = clock.Now; cfg.UnansweredAfter = time.Minute })
 	ref := gatewaytest.Reference()
 	f.Next(gatewaytest.TimeoutAfterAccept)
 	_, err := c.Collect(t.Context(), collectReq(ref))
@@ -85,16 +87,16 @@ func TestLostAnswerIsPendingThenFailed(t *testing.T) {
 	assert.Equal(t, gateway.StatusFailed, res.Status)
 	assert.Empty(t, res.NextAction.URL)
 	assert.Equal(t, 1, f.Operations())
-	assert.True(t, f.op(ref).delivered.IsZero(), "its page never left Orange")
+	assert.True(t, !paymentOf(t, f, ref).Delivered, "its page never left Orange")
 }
 
 // A 5xx after Orange created the payment is the same case as a timeout.
 func TestServerErrorAfterCreateResolvesAsLost(t *testing.T) {
-	f := newFakeOrange(t)
+	f := newFake(t)
 	clock := newFakeClock()
-	c := f.client(t, func(cfg *Config) { cfg.Now = clock.Now })
+	c := newClient(t, f, func(cfg *Config) { cfg.Now = clock.Now })
 	ref := gatewaytest.Reference()
-	f.forceNext(http.StatusGatewayTimeout, true, `{"code":504,"message":"Gateway Timeout"}`)
+	f.ForceNext(http.StatusGatewayTimeout, true, `{"code":504,"message":"Gateway Timeout"}`)
 	_, err := c.Collect(t.Context(), collectReq(ref))
 	assert.Equal(t, gateway.KindAmbiguous, gateway.KindOf(err), "%v", err)
 	clock.advance(2 * time.Second)
@@ -107,7 +109,7 @@ func TestServerErrorAfterCreateResolvesAsLost(t *testing.T) {
 // An answer that could not be remembered is never handed out: a customer could pay a page that
 // status reads would then call unanswered.
 func TestAnswerNotRememberedIsWithheld(t *testing.T) {
-	f := newFakeOrange(t)
+	f := newFake(t)
 	clock := newFakeClock()
 	ref := gatewaytest.Reference()
 	memory := &hookedMemory{beforeRemember: func(key string) error {
@@ -116,7 +118,7 @@ func TestAnswerNotRememberedIsWithheld(t *testing.T) {
 		}
 		return nil
 	}}
-	c := f.client(t, func(cfg *Config) { cfg.Now = clock.Now; cfg.Memory = memory })
+	c := newClient(t, f, func(cfg *Config) { cfg.Now = clock.Now; cfg.Memory = memory })
 	res, err := c.Collect(t.Context(), collectReq(ref))
 	assert.Equal(t, gateway.KindAmbiguous, gateway.KindOf(err), "%v", err)
 	assert.Empty(t, res.NextAction.URL)
@@ -131,7 +133,7 @@ func TestAnswerNotRememberedIsWithheld(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, gateway.StatusFailed, st.Status)
 
-	_, body := f.Callback(gateway.CallbackCollection, ref) // its notif_token was remembered, its payment not
+	_, body := f.Notification(orderIDOf(t, ref)) // its notif_token was remembered, its payment not
 	_, err = c.ParseCallback(t.Context(), nil, body)
 	assert.Error(t, err)
 }
@@ -139,8 +141,8 @@ func TestAnswerNotRememberedIsWithheld(t *testing.T) {
 // An answer remembered only after UnansweredAfter (a very slow write) is withheld too: a status
 // read may already have called the reference unanswered. Later status reads read Orange.
 func TestAnswerRememberedTooLateIsWithheld(t *testing.T) {
-	f := newFakeOrange(t)
-	f.nextOutcome = []string{""} // nobody has the page: nobody pays
+	f := newFake(t)
+	f.NextOutcome("") // nobody has the page: nobody pays
 	clock := newFakeClock()
 	ref := gatewaytest.Reference()
 	memory := &hookedMemory{beforeRemember: func(key string) error {
@@ -149,19 +151,19 @@ func TestAnswerRememberedTooLateIsWithheld(t *testing.T) {
 		}
 		return nil
 	}}
-	c := f.client(t, func(cfg *Config) { cfg.Now = clock.Now; cfg.Memory = memory })
+	c := newClient(t, f, func(cfg *Config) { cfg.Now = clock.Now; cfg.Memory = memory })
 	res, err := c.Collect(t.Context(), collectReq(ref))
 	assert.Equal(t, gateway.KindAmbiguous, gateway.KindOf(err), "%v", err)
 	assert.Empty(t, res.NextAction.URL)
 	st, err := c.CollectionStatus(t.Context(), ref)
 	require.NoError(t, err)
 	assert.Equal(t, gateway.StatusPending, st.Status, "read at Orange: INITIATED")
-	assert.Equal(t, f.op(ref).payToken, st.GatewayReference)
+	assert.Equal(t, paymentOf(t, f, ref).PayToken, st.GatewayReference)
 }
 
 func TestMemoryUnreadableOnCollectIsAmbiguous(t *testing.T) {
-	f := newFakeOrange(t)
-	c := f.client(t, func(cfg *Config) { cfg.Memory = failingMemory{} })
+	f := newFake(t)
+	c := newClient(t, f, func(cfg *Config) { cfg.Memory = failingMemory{} })
 	_, err := c.Collect(t.Context(), collectReq(gatewaytest.Reference()))
 	assert.Equal(t, gateway.KindAmbiguous, gateway.KindOf(err), "whether it was sent before is unknown: %v", err)
 	assert.Zero(t, f.Operations())
@@ -181,7 +183,7 @@ func (failingMemory) Recall(context.Context, string, string) ([]byte, bool, erro
 // Two processes send the same reference at once (the second did not see the first's answer
 // yet): Orange refuses the duplicate order_id, and the second answers with the first's payment.
 func TestDuplicateOrderReadsTheExistingPayment(t *testing.T) {
-	f := newFakeOrange(t)
+	f := orangefake.New(t) // the customer pays when the test says: both answers are the page
 	ref := gatewaytest.Reference()
 	hide := map[string]bool{}
 	memory := &hookedMemory{hideRecall: func(key string) bool {
@@ -189,8 +191,8 @@ func TestDuplicateOrderReadsTheExistingPayment(t *testing.T) {
 		delete(hide, key)
 		return hidden
 	}}
-	first := f.client(t, func(cfg *Config) { cfg.Memory = memory })
-	second := f.client(t, func(cfg *Config) { cfg.Memory = memory })
+	first := newClient(t, f, func(cfg *Config) { cfg.Memory = memory })
+	second := newClient(t, f, func(cfg *Config) { cfg.Memory = memory })
 	res1, err := first.Collect(t.Context(), collectReq(ref))
 	require.NoError(t, err)
 	hide[ref], hide[sentKey(ref)] = true, true // the second's first look finds nothing
@@ -198,10 +200,11 @@ func TestDuplicateOrderReadsTheExistingPayment(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, res1, res2)
 	assert.Equal(t, 1, f.Operations())
+	f.Pay(res1.NextAction.URL)
 	assert.Equal(t, gateway.StatusSuccess, eventually(t, second, ref).Status)
 
 	// a process that shares no Memory cannot learn the payment: ambiguous, never a second one
-	alone := f.client(t, nil)
+	alone := newClient(t, f, nil)
 	_, err = alone.Collect(t.Context(), collectReq(ref))
 	assert.Equal(t, gateway.KindAmbiguous, gateway.KindOf(err), "%v", err)
 	assert.Contains(t, err.Error(), "409")
@@ -209,8 +212,8 @@ func TestDuplicateOrderReadsTheExistingPayment(t *testing.T) {
 }
 
 func TestConcurrentCollectsCreateOnePayment(t *testing.T) {
-	f := newFakeOrange(t)
-	c := f.client(t, func(cfg *Config) { cfg.Timeout = 2 * time.Second })
+	f := newFake(t)
+	c := newClient(t, f, func(cfg *Config) { cfg.Timeout = 2 * time.Second })
 	ref := gatewaytest.Reference()
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -249,56 +252,142 @@ func notifServer(t *testing.T, c *Client) (string, <-chan gateway.Callback) {
 	return srv.URL + "/gateway-callbacks/orange/", parsed
 }
 
-func TestNotification(t *testing.T) {
-	f := newFakeOrange(t)
-	f.payDelay = time.Hour // the customer acts when the test says
-	memory := &gateway.MapMemory{}
-	c := f.client(t, func(cfg *Config) { cfg.Memory = memory })
+// collectNotified collects a fresh reference whose notifications go to c's endpoint, which
+// hands what it parsed to the channel.
+func collectNotified(t *testing.T, c *Client) (string, gateway.CollectResult, <-chan gateway.Callback) {
+	t.Helper()
 	url, parsed := notifServer(t, c)
 	ref := gatewaytest.Reference()
 	req := collectReq(ref)
 	req.CallbackURL = url
-	_, err := c.Collect(t.Context(), req)
+	res, err := c.Collect(t.Context(), req)
 	require.NoError(t, err)
+	return ref, res, parsed
+}
 
-	assert.Equal(t, http.StatusOK, f.customerPays(ref, statusSuccess))
+func TestNotification(t *testing.T) {
+	f := orangefake.New(t) // the customer acts when the test says
+	memory := &gateway.MapMemory{}
+	c := newClient(t, f, func(cfg *Config) { cfg.Memory = memory })
+	ref, res, parsed := collectNotified(t, c)
+	st, err := c.CollectionStatus(t.Context(), ref)
+	require.NoError(t, err)
+	assert.Equal(t, gateway.StatusPending, st.Status, "nobody paid yet")
+	assert.Error(t, f.Notify(res.NextAction.URL), "Orange notifies only a payment that has ended")
+
+	f.Pay(res.NextAction.URL)
+	require.NoError(t, f.Notify(res.NextAction.URL))
 	cb := <-parsed
 	assert.Equal(t, gateway.CallbackCollection, cb.Kind)
 	assert.Equal(t, ref, cb.Reference)
 	assert.Equal(t, gateway.StatusSuccess, cb.Status)
-	assert.Equal(t, f.op(ref).payToken, cb.GatewayReference)
+	assert.Equal(t, paymentOf(t, f, ref).PayToken, cb.GatewayReference)
 	assert.False(t, cb.Trusted, "unsigned: the workflow confirms it with a status read")
-	st, err := c.CollectionStatus(t.Context(), ref)
+	st, err = c.CollectionStatus(t.Context(), ref)
 	require.NoError(t, err)
 	assert.Equal(t, gateway.StatusSuccess, st.Status)
 
 	// another process (the API) parses it from the shared Memory
-	api := f.client(t, func(cfg *Config) { cfg.Memory = memory })
-	_, body := f.Callback(gateway.CallbackCollection, ref)
+	api := newClient(t, f, func(cfg *Config) { cfg.Memory = memory })
+	_, body := f.Notification(orderIDOf(t, ref))
 	again, err := api.ParseCallback(t.Context(), nil, body)
 	require.NoError(t, err)
 	assert.Equal(t, cb, again)
 }
 
+// The customer declines on the page; Orange's notification says so.
+func TestDeclineNotified(t *testing.T) {
+	f := orangefake.New(t)
+	ref, res, parsed := collectNotified(t, newClient(t, f, nil))
+	f.Decline(res.NextAction.URL)
+	require.NoError(t, f.Notify(res.NextAction.URL))
+	cb := <-parsed
+	assert.Equal(t, ref, cb.Reference)
+	assert.Equal(t, gateway.StatusFailed, cb.Status)
+	assert.Equal(t, gateway.FailurePayerDeclined, cb.FailureCode)
+	assert.Empty(t, paymentOf(t, f, ref).TxnID)
+}
+
+// recordingTB keeps what the fake reports instead of failing the test.
+type recordingTB struct {
+	testing.TB
+	mu     sync.Mutex
+	errors []string
+}
+
+func (r *recordingTB) Errorf(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.errors = append(r.errors, fmt.Sprintf(format, args...))
+}
+
+func (r *recordingTB) take() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	errs := r.errors
+	r.errors = nil
+	return errs
+}
+
+// The fake's customer pays only a page that reached the merchant and is still open.
+func TestCustomerMistakesAreReported(t *testing.T) {
+	rec := &recordingTB{TB: t}
+	f := orangefake.New(rec)
+	c := newClient(t, f, nil)
+	res, err := c.Collect(t.Context(), collectReq(gatewaytest.Reference()))
+	require.NoError(t, err)
+	page := res.NextAction.URL
+
+	f.Pay(f.URL() + "/payment/pay_token/unknown")
+	assert.Len(t, rec.take(), 1, "an unknown page")
+	f.Pay(page)
+	assert.Empty(t, rec.take())
+	f.Decline(page)
+	assert.Len(t, rec.take(), 1, "a payment that has ended")
+
+	lost := gatewaytest.Reference()
+	f.ForceNext(http.StatusGatewayTimeout, true, `{"code":504,"message":"Gateway Timeout"}`)
+	_, err = c.Collect(t.Context(), collectReq(lost))
+	require.Error(t, err)
+	f.Pay(paymentOf(t, f, lost).PaymentURL)
+	assert.Len(t, rec.take(), 1, "a page that never reached the merchant")
+
+	f.SetSessionTTL(time.Millisecond)
+	refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "down", http.StatusInternalServerError)
+	}))
+	t.Cleanup(refusing.Close)
+	req := collectReq(gatewaytest.Reference())
+	req.CallbackURL = refusing.URL
+	expiring, err := c.Collect(t.Context(), req)
+	require.NoError(t, err)
+	time.Sleep(5 * time.Millisecond)
+	f.Pay(expiring.NextAction.URL)
+	assert.Len(t, rec.take(), 1, "an expired session")
+	err = f.Notify(expiring.NextAction.URL) // an expired payment is notified, EXPIRED
+	assert.ErrorContains(t, err, "500", "our endpoint refused it")
+	assert.Error(t, f.Notify("not a page"))
+}
+
 func TestForgedNotificationsAreRefused(t *testing.T) {
-	f := newFakeOrange(t)
+	f := newFake(t)
 	memory := &gateway.MapMemory{}
-	c := f.client(t, func(cfg *Config) { cfg.Memory = memory })
+	c := newClient(t, f, func(cfg *Config) { cfg.Memory = memory })
 	ref := gatewaytest.Reference()
 	_, err := c.Collect(t.Context(), collectReq(ref))
 	require.NoError(t, err)
-	notifToken := f.op(ref).notifToken
+	notifToken := paymentOf(t, f, ref).NotifToken
 	// a reverse key that names a payment whose notif_token is another (a corrupted Memory)
 	other := gatewaytest.Reference()
 	_, err = c.Collect(t.Context(), collectReq(other))
 	require.NoError(t, err)
-	require.NoError(t, memory.Remember(t.Context(), c.Name(), notifKey(f.op(other).notifToken), []byte(`{"reference":"`+ref+`"}`)))
+	require.NoError(t, memory.Remember(t.Context(), c.Name(), notifKey(paymentOf(t, f, other).NotifToken), []byte(`{"reference":"`+ref+`"}`)))
 
 	for name, body := range map[string]string{
 		"unknown notif_token":        `{"status":"SUCCESS","notif_token":"` + strings.Repeat("f", 32) + `","txnid":"MP1"}`,
-		"notif_token of a pay_token": `{"status":"SUCCESS","notif_token":"` + f.op(ref).payToken + `","txnid":"MP1"}`,
+		"notif_token of a pay_token": `{"status":"SUCCESS","notif_token":"` + paymentOf(t, f, ref).PayToken + `","txnid":"MP1"}`,
 		"no notif_token":             `{"status":"SUCCESS","txnid":"MP1"}`,
-		"mismatched reverse key":     `{"status":"SUCCESS","notif_token":"` + f.op(other).notifToken + `","txnid":"MP1"}`,
+		"mismatched reverse key":     `{"status":"SUCCESS","notif_token":"` + paymentOf(t, f, other).NotifToken + `","txnid":"MP1"}`,
 		"unknown status":             `{"status":"REFUNDED","notif_token":"` + notifToken + `","txnid":"MP1"}`,
 		"not JSON":                   `status=SUCCESS&notif_token=` + notifToken,
 	} {

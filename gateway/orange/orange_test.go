@@ -15,6 +15,7 @@ import (
 
 	"github.com/sikahq/sika/gateway"
 	"github.com/sikahq/sika/gateway/gatewaytest"
+	"github.com/sikahq/sika/gateway/orange/orangefake"
 )
 
 // harness runs the gateway contract against the fake Orange.
@@ -26,11 +27,66 @@ func (harness) Features() gatewaytest.Features {
 }
 
 func (harness) New(t *testing.T) (gateway.Gateway, gatewaytest.Controls) {
-	f := newFakeOrange(t)
-	return f.client(t, nil), f
+	f := newFake(t)
+	return newClient(t, f, nil), controls{Server: f, t: t}
 }
 
 func TestContract(t *testing.T) { gatewaytest.Run(t, harness{}) }
+
+// controls are the fake's gatewaytest.Controls. The fake knows payments by order_id only: the
+// contract's references are turned into theirs here.
+type controls struct {
+	*orangefake.Server
+	t *testing.T
+}
+
+// Callback renders the notification Orange would post now about reference.
+func (c controls) Callback(kind gateway.CallbackKind, reference string) (http.Header, []byte) {
+	c.t.Helper()
+	if kind != gateway.CallbackCollection {
+		c.t.Errorf("no %s notification for %s: WebPay only collects", kind, reference)
+		return http.Header{}, nil
+	}
+	return c.Notification(orderIDOf(c.t, reference))
+}
+
+// newFake starts a fake Orange whose customers act by themselves, 40ms after their payment page
+// reached the merchant.
+func newFake(t *testing.T) *orangefake.Server {
+	f := orangefake.New(t)
+	f.SettleAfter(40 * time.Millisecond)
+	return f
+}
+
+// newClient returns an adapter wired to the fake f.
+func newClient(t *testing.T, f *orangefake.Server, configure func(*Config)) *Client {
+	cfg := Config{
+		BaseURL: f.URL(), ClientID: orangefake.ClientID, ClientSecret: orangefake.ClientSecret, MerchantKey: orangefake.MerchantKey,
+		ReturnURL: "https://pay.sika.example/return", CancelURL: "https://pay.sika.example/cancel",
+		NotifURL:   "https://api.sika.example/gateway-callbacks/orange/",
+		HTTPClient: f.HTTPClient(t),
+		Timeout:    200 * time.Millisecond, UnansweredAfter: time.Second,
+	}
+	if configure != nil {
+		configure(&cfg)
+	}
+	return New(cfg)
+}
+
+// orderIDOf is the order_id of ref.
+func orderIDOf(t *testing.T, ref string) string {
+	t.Helper()
+	orderID, err := OrderID(ref)
+	require.NoError(t, err)
+	return orderID
+}
+
+// paymentOf returns what the fake holds about the payment of ref (zero when none).
+func paymentOf(t *testing.T, f *orangefake.Server, ref string) orangefake.Payment {
+	t.Helper()
+	p, _ := f.Payment(orderIDOf(t, ref))
+	return p
+}
 
 func collectReq(ref string) gateway.CollectRequest {
 	return gateway.CollectRequest{Reference: ref, Amount: decimal.NewFromInt(1000), Currency: "XOF", Country: "CI",
@@ -81,17 +137,17 @@ func TestOrderID(t *testing.T) {
 }
 
 func TestRequestShapes(t *testing.T) {
-	f := newFakeOrange(t)
-	c := f.client(t, func(cfg *Config) { cfg.MerchantReference = "Sika" })
+	f := newFake(t)
+	c := newClient(t, f, func(cfg *Config) { cfg.MerchantReference = "Sika" })
 	ref := gatewaytest.Reference()
 	res, err := c.Collect(t.Context(), collectReq(ref))
 	require.NoError(t, err)
-	op := f.op(ref)
+	op := paymentOf(t, f, ref)
 	assert.Equal(t, gateway.StatusPending, res.Status)
-	assert.Equal(t, gateway.NextAction{Type: gateway.NextRedirect, URL: f.srv.URL + "/payment/pay_token/" + op.payToken}, res.NextAction)
-	assert.Equal(t, op.payToken, res.GatewayReference)
+	assert.Equal(t, gateway.NextAction{Type: gateway.NextRedirect, URL: f.URL() + "/payment/pay_token/" + op.PayToken}, res.NextAction)
+	assert.Equal(t, op.PayToken, res.GatewayReference)
 
-	seen := f.seen()
+	seen := f.Seen()
 	require.Len(t, seen, 2, "a token, then the initiation")
 	assert.Equal(t, "/oauth/v3/token", seen[0].Path)
 	assert.Equal(t, "application/x-www-form-urlencoded", seen[0].ContentType)
@@ -101,23 +157,23 @@ func TestRequestShapes(t *testing.T) {
 	orderID, _ := OrderID(ref)
 	assert.Equal(t, "/orange-money-webpay/ci/v1/webpayment", seen[1].Path)
 	assert.Equal(t, "Bearer tok-1", seen[1].Authorization)
-	assert.JSONEq(t, `{"merchant_key":"`+fakeMerchantKey+`","currency":"XOF","order_id":"`+orderID+`","amount":1000,
+	assert.JSONEq(t, `{"merchant_key":"`+orangefake.MerchantKey+`","currency":"XOF","order_id":"`+orderID+`","amount":1000,
 		"return_url":"https://pay.sika.example/return","cancel_url":"https://pay.sika.example/cancel",
 		"notif_url":"https://api.sika.example/gateway-callbacks/orange/","lang":"fr","reference":"Sika"}`, seen[1].Body)
 
 	st, err := c.CollectionStatus(t.Context(), ref)
 	require.NoError(t, err)
-	assert.Equal(t, op.payToken, st.GatewayReference)
-	seen = f.seen()
+	assert.Equal(t, op.PayToken, st.GatewayReference)
+	seen = f.Seen()
 	require.Len(t, seen, 3)
 	assert.Equal(t, "/orange-money-webpay/ci/v1/transactionstatus", seen[2].Path)
-	assert.JSONEq(t, `{"order_id":"`+orderID+`","amount":1000,"pay_token":"`+op.payToken+`"}`, seen[2].Body)
+	assert.JSONEq(t, `{"order_id":"`+orderID+`","amount":1000,"pay_token":"`+op.PayToken+`"}`, seen[2].Body)
 }
 
 func TestCountrySegments(t *testing.T) {
-	f := newFakeOrange(t)
+	f := newFake(t)
 	memory := &gateway.MapMemory{}
-	c := f.client(t, func(cfg *Config) {
+	c := newClient(t, f, func(cfg *Config) {
 		cfg.CountrySegments = map[string]string{"SN": SandboxSegment}
 		cfg.Currency = "OUV"
 		cfg.Memory = memory
@@ -127,7 +183,7 @@ func TestCountrySegments(t *testing.T) {
 		req.Country = country
 		_, err := c.Collect(t.Context(), req)
 		require.NoError(t, err)
-		seen := f.seen()
+		seen := f.Seen()
 		assert.Equal(t, "/orange-money-webpay/"+want+"/v1/webpayment", seen[len(seen)-1].Path, country)
 		assert.Contains(t, seen[len(seen)-1].Body, `"currency":"OUV"`)
 	}
@@ -137,10 +193,10 @@ func TestCountrySegments(t *testing.T) {
 	req.Country = "SN"
 	_, err := c.Collect(t.Context(), req)
 	require.NoError(t, err)
-	reader := f.client(t, func(cfg *Config) { cfg.Memory = memory })
+	reader := newClient(t, f, func(cfg *Config) { cfg.Memory = memory })
 	_, err = reader.CollectionStatus(t.Context(), ref)
 	require.NoError(t, err)
-	seen := f.seen()
+	seen := f.Seen()
 	assert.Equal(t, "/orange-money-webpay/dev/v1/transactionstatus", seen[len(seen)-1].Path)
 }
 
@@ -181,16 +237,16 @@ func TestOutcomesEndToEnd(t *testing.T) {
 		want    gateway.Status
 		code    string
 	}{
-		{statusSuccess, gateway.StatusSuccess, ""},
-		{statusFailed, gateway.StatusFailed, gateway.FailurePayerDeclined},
+		{orangefake.Success, gateway.StatusSuccess, ""},
+		{orangefake.Failed, gateway.StatusFailed, gateway.FailurePayerDeclined},
 		{"", gateway.StatusFailed, gateway.FailureExpired}, // the customer never pays
 	}
 	for _, tc := range cases {
 		t.Run(tc.code, func(t *testing.T) {
-			f := newFakeOrange(t)
-			f.sessionTTL = 150 * time.Millisecond
-			f.nextOutcome = []string{tc.outcome}
-			c := f.client(t, nil)
+			f := newFake(t)
+			f.SetSessionTTL(150 * time.Millisecond)
+			f.NextOutcome(tc.outcome)
+			c := newClient(t, f, nil)
 			ref := gatewaytest.Reference()
 			_, err := c.Collect(t.Context(), collectReq(ref))
 			require.NoError(t, err)
@@ -206,10 +262,10 @@ func TestOutcomesEndToEnd(t *testing.T) {
 }
 
 func TestTokenCachedAndRefreshedBeforeExpiry(t *testing.T) {
-	f := newFakeOrange(t)
+	f := newFake(t)
 	var mu sync.Mutex
 	now := time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC)
-	c := f.client(t, func(cfg *Config) {
+	c := newClient(t, f, func(cfg *Config) {
 		cfg.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 		cfg.UnansweredAfter = time.Hour
 	})
@@ -235,15 +291,15 @@ func TestTokenCachedAndRefreshedBeforeExpiry(t *testing.T) {
 }
 
 func TestExpiredTokenRefreshedOnceAndCallRetried(t *testing.T) {
-	f := newFakeOrange(t)
-	c := f.client(t, nil)
+	f := newFake(t)
+	c := newClient(t, f, nil)
 	_, err := c.Collect(t.Context(), collectReq(gatewaytest.Reference()))
 	require.NoError(t, err)
 	f.ExpireToken()
 	ref := gatewaytest.Reference()
 	_, err = c.Collect(t.Context(), collectReq(ref))
 	require.NoError(t, err)
-	seen := f.seen()
+	seen := f.Seen()
 	require.Len(t, seen, 5, "token, collect, refused collect, token, retried collect")
 	assert.Equal(t, seen[2].Body, seen[4].Body, "the retry sends the same order_id")
 	assert.Equal(t, "Bearer tok-2", seen[4].Authorization)
@@ -253,22 +309,20 @@ func TestExpiredTokenRefreshedOnceAndCallRetried(t *testing.T) {
 
 func TestAuthFailures(t *testing.T) {
 	t.Run("bad client secret", func(t *testing.T) {
-		f := newFakeOrange(t)
-		c := f.client(t, func(cfg *Config) { cfg.ClientSecret = "wrong-secret-1234" })
+		f := newFake(t)
+		c := newClient(t, f, func(cfg *Config) { cfg.ClientSecret = "wrong-secret-1234" })
 		_, err := c.Collect(t.Context(), collectReq(gatewaytest.Reference()))
 		assert.Equal(t, gateway.KindAuth, gateway.KindOf(err), "%v", err)
 		assert.NotContains(t, err.Error(), "wrong-secret-1234")
 		assertNoSecrets(t, err)
 	})
 	t.Run("every token refused", func(t *testing.T) {
-		f := newFakeOrange(t)
-		c := f.client(t, nil)
+		f := newFake(t)
+		c := newClient(t, f, nil)
 		_, err := c.Collect(t.Context(), collectReq(gatewaytest.Reference()))
 		require.NoError(t, err)
 		f.ExpireToken()
-		f.mu.Lock()
-		f.stillborn = true // every token issued from now on is refused
-		f.mu.Unlock()
+		f.IssueExpiredTokens(true) // every token issued from now on is refused
 		ref := gatewaytest.Reference()
 		_, err = c.Collect(t.Context(), collectReq(ref))
 		assert.Equal(t, gateway.KindAuth, gateway.KindOf(err), "%v", err)
@@ -280,16 +334,16 @@ func TestAuthFailures(t *testing.T) {
 		assert.Equal(t, gateway.StatusNotFound, st.Status, "a refused initiation leaves nothing behind")
 	})
 	t.Run("access denied", func(t *testing.T) {
-		f := newFakeOrange(t)
-		c := f.client(t, nil)
-		f.rejectBearer = true
+		f := newFake(t)
+		c := newClient(t, f, nil)
+		f.RejectBearer(true)
 		_, err := c.Collect(t.Context(), collectReq(gatewaytest.Reference()))
 		assert.Equal(t, gateway.KindAuth, gateway.KindOf(err), "%v", err)
 		assert.Equal(t, 1, f.TokenRequests(), "a 403 is not an expired token")
 	})
 	t.Run("bad merchant key", func(t *testing.T) {
-		f := newFakeOrange(t)
-		c := f.client(t, func(cfg *Config) { cfg.MerchantKey = "merchant-key-typo" })
+		f := newFake(t)
+		c := newClient(t, f, func(cfg *Config) { cfg.MerchantKey = "merchant-key-typo" })
 		_, err := c.Collect(t.Context(), collectReq(gatewaytest.Reference()))
 		assert.Equal(t, gateway.KindAuth, gateway.KindOf(err), "%v", err)
 		assert.NotContains(t, err.Error(), "merchant-key-typo", "Orange echoes the key: scrubbed")
@@ -298,7 +352,7 @@ func TestAuthFailures(t *testing.T) {
 }
 
 func TestErrorMapping(t *testing.T) {
-	echo := `{"code":1000,"message":"Internal error","description":"merchant ` + fakeMerchantKey + ` secret ` + fakeClientSecret + ` token tok-1"}`
+	echo := `{"code":1000,"message":"Internal error","description":"merchant ` + orangefake.MerchantKey + ` secret ` + orangefake.ClientSecret + ` token tok-1"}`
 	cases := []struct {
 		status int
 		create bool
@@ -315,9 +369,9 @@ func TestErrorMapping(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(http.StatusText(tc.status), func(t *testing.T) {
-			f := newFakeOrange(t)
-			c := f.client(t, nil)
-			f.forceNext(tc.status, tc.create, echo)
+			f := newFake(t)
+			c := newClient(t, f, nil)
+			f.ForceNext(tc.status, tc.create, echo)
 			ref := gatewaytest.Reference()
 			_, err := c.Collect(t.Context(), collectReq(ref))
 			require.Error(t, err)
@@ -335,8 +389,8 @@ func TestErrorMapping(t *testing.T) {
 }
 
 func TestRefusedConnectionAfterTokenIsUnavailable(t *testing.T) {
-	f := newFakeOrange(t)
-	c := f.client(t, nil)
+	f := newFake(t)
+	c := newClient(t, f, nil)
 	_, err := c.Collect(t.Context(), collectReq(gatewaytest.Reference())) // warms the token
 	require.NoError(t, err)
 	f.Next(gatewaytest.RefuseConnection)
@@ -350,14 +404,12 @@ func TestRefusedConnectionAfterTokenIsUnavailable(t *testing.T) {
 }
 
 func TestSlowStatusReadIsAnError(t *testing.T) {
-	f := newFakeOrange(t)
-	c := f.client(t, nil)
+	f := newFake(t)
+	c := newClient(t, f, nil)
 	ref := gatewaytest.Reference()
 	first, err := c.Collect(t.Context(), collectReq(ref))
 	require.NoError(t, err)
-	f.mu.Lock()
-	f.statusDelay = time.Second
-	f.mu.Unlock()
+	f.SetStatusDelay(time.Second)
 	_, err = c.CollectionStatus(t.Context(), ref)
 	assert.Equal(t, gateway.KindAmbiguous, gateway.KindOf(err), "%v", err)
 	// a repeated Collect that cannot read the status still answers with the payment's page
@@ -368,27 +420,25 @@ func TestSlowStatusReadIsAnError(t *testing.T) {
 }
 
 func TestStatusReadErrorsAreScrubbed(t *testing.T) {
-	f := newFakeOrange(t)
-	c := f.client(t, nil)
+	f := newFake(t)
+	c := newClient(t, f, nil)
 	ref := gatewaytest.Reference()
 	_, err := c.Collect(t.Context(), collectReq(ref))
 	require.NoError(t, err)
-	op := f.op(ref)
-	f.mu.Lock()
-	f.statusForced = http.StatusInternalServerError
-	f.statusBody = `{"code":1000,"message":"Internal error","description":"pay_token ` + op.payToken + ` notif ` + op.notifToken + `"}`
-	f.mu.Unlock()
+	op := paymentOf(t, f, ref)
+	f.ForceNextStatus(http.StatusInternalServerError,
+		`{"code":1000,"message":"Internal error","description":"pay_token `+op.PayToken+` notif `+op.NotifToken+`"}`)
 	_, err = c.CollectionStatus(t.Context(), ref)
 	require.Error(t, err)
 	assert.Equal(t, gateway.KindAmbiguous, gateway.KindOf(err), "%v", err)
-	assert.NotContains(t, err.Error(), op.payToken)
-	assert.NotContains(t, err.Error(), op.notifToken)
+	assert.NotContains(t, err.Error(), op.PayToken)
+	assert.NotContains(t, err.Error(), op.NotifToken)
 	assert.Contains(t, err.Error(), "[redacted]")
 }
 
 func TestValidation(t *testing.T) {
-	f := newFakeOrange(t)
-	c := f.client(t, nil)
+	f := newFake(t)
+	c := newClient(t, f, nil)
 	invalid := map[string]func(*gateway.CollectRequest){
 		"reference not a UUID": func(r *gateway.CollectRequest) { r.Reference = "attempt-42" },
 		"decimals":             func(r *gateway.CollectRequest) { r.Amount = decimal.RequireFromString("1000.50") },
@@ -403,7 +453,7 @@ func TestValidation(t *testing.T) {
 		_, err := c.Collect(t.Context(), req)
 		assert.Equal(t, gateway.KindInvalid, gateway.KindOf(err), "%s: %v", name, err)
 	}
-	unconfigured := f.client(t, func(cfg *Config) { cfg.ReturnURL = "" })
+	unconfigured := newClient(t, f, func(cfg *Config) { cfg.ReturnURL = "" })
 	_, err := unconfigured.Collect(t.Context(), collectReq(gatewaytest.Reference()))
 	assert.Equal(t, gateway.KindUnavailable, gateway.KindOf(err), "%v", err)
 	assert.Contains(t, err.Error(), "ReturnURL")
@@ -417,7 +467,7 @@ func TestValidation(t *testing.T) {
 	_, err = c.DisbursementStatus(t.Context(), gatewaytest.Reference())
 	assert.Equal(t, gateway.KindInvalid, gateway.KindOf(err))
 	assert.Zero(t, f.Operations())
-	assert.Empty(t, f.seen(), "nothing invalid is sent")
+	assert.Empty(t, f.Seen(), "nothing invalid is sent")
 }
 
 func TestDefaults(t *testing.T) {
@@ -437,7 +487,7 @@ func TestDefaults(t *testing.T) {
 // assertNoSecrets checks that an error's text carries none of the account's secrets or tokens.
 func assertNoSecrets(t *testing.T, err error) {
 	t.Helper()
-	for _, secret := range []string{fakeClientSecret, fakeMerchantKey, "tok-", "Basic ", "Bearer "} {
+	for _, secret := range []string{orangefake.ClientSecret, orangefake.MerchantKey, "tok-", "Basic ", "Bearer "} {
 		assert.NotContains(t, err.Error(), secret, "error %q leaks %q", err, secret)
 	}
 }
