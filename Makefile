@@ -29,9 +29,11 @@ deps:
 test: deps build temporal-cli
 	$(BIN)/sika stack -- $(GO) test -count=1 -p 2 -timeout 12m ./...
 
-## bench: softpay under load against an in-process stack (or BENCH_FLAGS="-base-url … -key …"), after bench-history
+## bench: one report on an in-process stack, a few minutes: the Postgres ceiling (pgbench), collections, payouts,
+## webhooks and the CSV export (BENCH_FLAGS="-short" for about a minute, "-parts …", "-d 60s -c 32", or
+## "-base-url … -key …" for collections against a running API)
 .PHONY: bench
-bench: build temporal-cli bench-history
+bench: deps build temporal-cli
 	$(GO) run ./cmd/sikabench $(BENCH_FLAGS)
 
 ## bench-history: transaction list, search and CSV export on 1,000,000 transactions in a throw-away Postgres (HISTORY_BENCH_FLAGS="-n 200 …")

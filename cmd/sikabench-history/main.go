@@ -37,6 +37,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sikahq/sika/api"
+	"github.com/sikahq/sika/cmd/sikabench-history/historybench"
 	"github.com/sikahq/sika/internal/devstack"
 	"github.com/sikahq/sika/store"
 )
@@ -119,11 +120,11 @@ func run() error {
 	}
 	defer pool.Close()
 
-	d := &dataset{rows: o.rows, exportRows: o.exportRows, others: 20,
-		end: time.Now().UTC().Add(-time.Hour).Truncate(time.Hour)}
-	d.start = d.end.AddDate(-2, 0, 0)
-	if err := d.prepare(ctx, st, pool, logf); err != nil {
-		return err
+	d := &historybench.Dataset{Rows: o.rows, ExportRows: o.exportRows, Others: 20,
+		End: time.Now().UTC().Add(-time.Hour).Truncate(time.Hour)}
+	d.Start = d.End.AddDate(-2, 0, 0)
+	if err := d.Prepare(ctx, st, pool, logf); err != nil {
+		return fmt.Errorf("database %s: %w", benchDatabase, err)
 	}
 	if o.hold {
 		logf("data set ready in %s; Ctrl-C to stop", dbURL)
@@ -146,31 +147,14 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	var exports []exportResult
+	var exports []historybench.ExportResult
 	if o.only == "" || o.only == "export" {
-		if exports, err = b.runExports(ctx, o.exportLive); err != nil {
+		if exports, err = historybench.RunExports(ctx, b.client, base, d, o.exportLive, logf); err != nil {
 			return err
 		}
 	}
 	printReport(os.Stdout, o, results, exports)
 	return nil
-}
-
-// prepare seeds the data set, or reuses it when the database already holds it.
-func (d *dataset) prepare(ctx context.Context, st *store.Store, pool *pgxpool.Pool, logf func(string, ...any)) error {
-	var count int
-	if err := pool.QueryRow(ctx, `SELECT count(*) FROM transactions`).Scan(&count); err != nil {
-		return err
-	}
-	if count == d.rows {
-		logf("reusing the %d transactions already seeded", count)
-		return d.reuse(ctx, st, pool)
-	}
-	if count != 0 {
-		return fmt.Errorf("database %s holds %d transactions, not %d: drop it first", benchDatabase, count, d.rows)
-	}
-	logf("seeding %d transactions", d.rows)
-	return d.seed(ctx, st, pool, logf)
 }
 
 // serveAPI serves the API on a loopback port and returns its base URL.

@@ -2,29 +2,24 @@ package main
 
 import (
 	"context"
-	"encoding/csv"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
-	"os"
-	"runtime/metrics"
-	"slices"
-	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sikahq/sika/cmd/sikabench-history/historybench"
 )
 
 // bench sends the scenarios to the API.
 type bench struct {
 	base   string
-	d      *dataset
+	d      *historybench.Dataset
 	pool   *pgxpool.Pool
 	client *http.Client
 	n      int
@@ -63,7 +58,7 @@ func (b *bench) samples(ctx context.Context) (searchSamples, []string, error) {
 	rows, err := b.pool.Query(ctx, `SELECT id::text, reference, gateway_reference, customer_phone, customer_email, customer_name,
 			coalesce(payment_link_slug, ''), coalesce(checkout_session_slug, '')
 		FROM transactions TABLESAMPLE SYSTEM (1) REPEATABLE (42)
-		WHERE merchant_id = $1 AND environment = 'LIVE' LIMIT 3000`, b.d.main.ID)
+		WHERE merchant_id = $1 AND environment = 'LIVE' LIMIT 3000`, b.d.Main.ID)
 	if err != nil {
 		return s, nil, err
 	}
@@ -137,8 +132,8 @@ func fixed(group, name, path string) scenario {
 func (b *bench) scenarios(s searchSamples, ids []string) []scenario {
 	const tx = "/api/v1/transactions/?"
 	window := func(r *rand.Rand, days int) string {
-		span := b.d.end.Sub(b.d.start) - time.Duration(days)*24*time.Hour
-		from := b.d.start.Add(time.Duration(r.Int64N(int64(span)))).Truncate(time.Second)
+		span := b.d.End.Sub(b.d.Start) - time.Duration(days)*24*time.Hour
+		from := b.d.Start.Add(time.Duration(r.Int64N(int64(span)))).Truncate(time.Second)
 		return "created_at__gte=" + from.Format(time.RFC3339) + "&created_at__lte=" + from.AddDate(0, 0, days).Format(time.RFC3339)
 	}
 	list := []scenario{
@@ -147,11 +142,11 @@ func (b *bench) scenarios(s searchSamples, ids []string) []scenario {
 		walk(groupList, "next x10 then previous x10", tx, 20),
 		walk(groupList, "status=FAILED: next x10 then previous x10", tx+"status=FAILED", 20),
 		{group: groupList, name: "created_at__lte (deep position)", next: func(r *rand.Rand) string {
-			at := b.d.start.Add(time.Duration(r.Int64N(int64(b.d.end.Sub(b.d.start)))))
+			at := b.d.Start.Add(time.Duration(r.Int64N(int64(b.d.End.Sub(b.d.Start)))))
 			return tx + "created_at__lte=" + at.Format(time.RFC3339)
 		}},
 		{group: groupList, name: "7-day window", next: func(r *rand.Rand) string { return tx + window(r, 7) }},
-		fixed(groupList, "merchant=self", tx+"merchant="+b.d.main.ID.String()),
+		fixed(groupList, "merchant=self", tx+"merchant="+b.d.Main.ID.String()),
 	}
 	for _, v := range []string{"SUCCESS", "FAILED", "PENDING", "CANCELLED"} {
 		list = append(list, fixed(groupList, "status="+v, tx+"status="+v))
@@ -209,7 +204,7 @@ func (b *bench) scenarios(s searchSamples, ids []string) []scenario {
 		search("payment-link slug (~0.1%)", func(r *rand.Rand) string { return pick(r, s.linkSlugs) }),
 		search("slug prefix (~1% of rows)", func(r *rand.Rand) string { return fmt.Sprintf("boutique-%02d", r.IntN(10)) }),
 		search("checkout-session slug", func(r *rand.Rand) string { return pick(r, s.sessionSlugs) }),
-		search("no match", func(r *rand.Rand) string { return "ZQ" + randomString(r, "XYZW", 6) }),
+		search("no match", func(r *rand.Rand) string { return "ZQ" + historybench.RandomString(r, "XYZW", 6) }),
 		scenario{group: groupSearch, name: "surname & status=FAILED", next: func(r *rand.Rand) string {
 			return tx + "status=FAILED&search=" + url.QueryEscape(pick(r, surnames))
 		}},
@@ -254,7 +249,7 @@ func (b *bench) runScenarios(ctx context.Context) ([]result, error) {
 				target = b.base + target
 			}
 			begin := time.Now()
-			body, err := b.get(ctx, target, b.d.main.Live)
+			body, err := b.get(ctx, target, b.d.Main.Live)
 			elapsed := time.Since(begin)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", sc.name, err)
@@ -294,142 +289,4 @@ func (b *bench) get(ctx context.Context, target, key string) ([]byte, error) {
 		return nil, fmt.Errorf("GET %s: %d %s", target, resp.StatusCode, body)
 	}
 	return body, nil
-}
-
-// exportResult is one measured export.
-type exportResult struct {
-	name          string
-	rows          int
-	bytes         int64
-	elapsed       time.Duration
-	peakRSS       int64 // bytes, the process's high-water mark during the export
-	baseRSS       int64 // bytes, resident just before
-	peakHeap      uint64
-	firstByte     time.Duration
-	contentType   string
-	disposition   string
-	columnsHeader []string
-}
-
-func (e exportResult) rowsPerSecond() float64 { return float64(e.rows) / e.elapsed.Seconds() }
-
-// runExports measures a small export, the -export-rows one and, with live, the big merchant's
-// whole LIVE history.
-func (b *bench) runExports(ctx context.Context, live bool) ([]exportResult, error) {
-	const path = "/api/v1/transactions/export/"
-	runs := []struct {
-		name, key, query string
-	}{
-		{"TEST, status=PENDING (small)", b.d.main.Test, "?status=PENDING"},
-		{fmt.Sprintf("TEST, all (%d rows)", b.d.exportRows), b.d.main.Test, ""},
-	}
-	if live {
-		runs = append(runs, struct{ name, key, query string }{fmt.Sprintf("LIVE, all (%d rows)", b.d.mainLiveRows()), b.d.main.Live, ""})
-	}
-	var out []exportResult
-	for _, run := range runs {
-		res, err := b.export(ctx, run.name, b.base+path+run.query, run.key)
-		if err != nil {
-			return nil, err
-		}
-		b.logf("export %s: %d rows in %s", run.name, res.rows, res.elapsed.Round(time.Millisecond))
-		out = append(out, res)
-	}
-	return out, nil
-}
-
-// export downloads one export, counting its CSV records as they arrive, and samples the
-// process's memory meanwhile.
-func (b *bench) export(ctx context.Context, name, target, key string) (res exportResult, err error) {
-	res.name = name
-	resetPeakRSS()
-	res.baseRSS = procStatus("VmRSS")
-	var heapPeak uint64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-		tick := time.NewTicker(5 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			metrics.Read(sample)
-			heapPeak = max(heapPeak, sample[0].Value.Uint64())
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	defer func() { close(stop); wg.Wait(); res.peakHeap = heapPeak }()
-
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
-	if err != nil {
-		return res, err
-	}
-	req.Header.Set("Authorization", "Bearer "+key)
-	begin := time.Now()
-	resp, err := b.client.Do(req)
-	if err != nil {
-		return res, err
-	}
-	defer resp.Body.Close()
-	res.firstByte = time.Since(begin)
-	if resp.StatusCode != http.StatusOK {
-		body, _ := io.ReadAll(resp.Body)
-		return res, fmt.Errorf("export %s: %d %s", name, resp.StatusCode, body)
-	}
-	res.contentType, res.disposition = resp.Header.Get("Content-Type"), resp.Header.Get("Content-Disposition")
-	counted := &countingReader{r: resp.Body}
-	rd := csv.NewReader(counted)
-	rd.ReuseRecord = true
-	for {
-		rec, err := rd.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return res, fmt.Errorf("export %s: row %d: %w", name, res.rows, err)
-		}
-		if res.columnsHeader == nil {
-			res.columnsHeader = slices.Clone(rec)
-			continue
-		}
-		res.rows++
-	}
-	res.elapsed = time.Since(begin)
-	res.bytes = counted.n
-	res.peakRSS = procStatus("VmHWM")
-	return res, nil
-}
-
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
-}
-
-// resetPeakRSS resets the process's resident-set high-water mark (VmHWM), Linux 4.0+.
-func resetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
-
-// procStatus reads a size field of /proc/self/status, in bytes (0 when unavailable).
-func procStatus(field string) int64 {
-	raw, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(raw), "\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return kb * 1024
-		}
-	}
-	return 0
 }

@@ -6,13 +6,14 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/sikahq/sika/cmd/sikabench-history/historybench"
 )
 
 // Targets of the issue.
 const (
 	targetListP99   = 30 * time.Millisecond
 	targetSearchP99 = 50 * time.Millisecond
-	targetExportRPS = 20_000
 )
 
 // percentile is the nearest-rank percentile q (0 < q <= 1) of the durations.
@@ -27,8 +28,6 @@ func percentile(ds []time.Duration, q float64) time.Duration {
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d.Microseconds())/1000) }
 
-func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
-
 func verdict(ok bool) string {
 	if ok {
 		return "OK"
@@ -36,9 +35,9 @@ func verdict(ok bool) string {
 	return "MISSED"
 }
 
-func printReport(w io.Writer, o options, results []result, exports []exportResult) {
+func printReport(w io.Writer, o options, results []result, exports []historybench.ExportResult) {
 	fmt.Fprintf(w, "\nsikabench-history: %d transactions (big merchant: %d LIVE, %d TEST), %d measured requests per scenario, one at a time\n\n",
-		o.rows, (&dataset{rows: o.rows, exportRows: o.exportRows, others: 20}).mainLiveRows(), o.exportRows, o.n)
+		o.rows, (&historybench.Dataset{Rows: o.rows, ExportRows: o.exportRows, Others: 20}).MainLiveRows(), o.exportRows, o.n)
 	fmt.Fprintf(w, "%-60s %8s %8s %8s %8s %9s\n", "scenario (ms)", "p50", "p95", "p99", "max", "rows/page")
 	groups := map[string][]time.Duration{}
 	var order []string
@@ -66,11 +65,11 @@ func printReport(w io.Writer, o options, results []result, exports []exportResul
 	}
 	fmt.Fprintln(w)
 	for _, e := range exports {
-		fmt.Fprintf(w, "export %-32s %7d rows %8s in %7s ms (first byte %s ms): %8.0f rows/s; RSS %s before, peak %s; Go heap peak %s\n",
-			e.name, e.rows, mib(e.bytes), ms(e.elapsed), ms(e.firstByte), e.rowsPerSecond(), mib(e.baseRSS), mib(e.peakRSS), mib(int64(e.peakHeap)))
+		fmt.Fprintf(w, "export %s\n", e)
 	}
 	if len(exports) >= 2 {
 		e := exports[1]
-		fmt.Fprintf(w, "export target >= %d rows/s: %s (%s; %s)\n", targetExportRPS, verdict(e.rowsPerSecond() >= targetExportRPS), e.contentType, e.disposition)
+		fmt.Fprintf(w, "export target >= %d rows/s: %s (%s; %s)\n", historybench.TargetExportRowsPerSecond,
+			verdict(e.RowsPerSecond() >= historybench.TargetExportRowsPerSecond), e.ContentType, e.Disposition)
 	}
 }

@@ -204,3 +204,41 @@ func countHistory(ctx context.Context, t *target, wf string, types map[string]in
 	}
 	return count, nil
 }
+
+// settled is how a part began: after how long a wait for the previous part's work to finish, and
+// what was still unfinished then.
+type settled struct {
+	waited          time.Duration
+	pending, outbox int // the bench merchant's PENDING transactions; unstarted workflows
+}
+
+func (s settled) String() string {
+	if s.pending == 0 && s.outbox == 0 {
+		return fmt.Sprintf("began once the previous part's work had finished (waited %.1f s)", s.waited.Seconds())
+	}
+	return fmt.Sprintf("began with %d transactions still PENDING and %d workflow starts waiting (waited %.0f s)",
+		s.pending, s.outbox, s.waited.Seconds())
+}
+
+// settle waits (at most maxWait) until the bench merchant has no PENDING transaction and no
+// workflow waits in the outbox, so that a part does not measure the backlog of the one before.
+func settle(ctx context.Context, t *target, maxWait time.Duration) (settled, error) {
+	began := time.Now()
+	for {
+		var s settled
+		if err := t.db.QueryRow(ctx, `SELECT
+				(SELECT count(*) FROM transactions WHERE merchant_id = $1 AND status = 'PENDING'),
+				(SELECT count(*) FROM workflow_outbox)`, t.merchant).Scan(&s.pending, &s.outbox); err != nil {
+			return s, fmt.Errorf("wait for the previous part to finish: %w", err)
+		}
+		s.waited = time.Since(began)
+		if (s.pending == 0 && s.outbox == 0) || s.waited > maxWait {
+			return s, nil
+		}
+		select {
+		case <-ctx.Done():
+			return s, ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}

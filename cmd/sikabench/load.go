@@ -52,19 +52,22 @@ func (l *loadResult) acceptedIDs() []uuid.UUID {
 	return ids
 }
 
-// loadHooks run when the measurement window opens and closes (profiles, CPU counters).
+// loadHooks run when the measurement window opens and closes (profiles, CPU counters); either
+// may be nil.
 type loadHooks struct{ windowStart, windowEnd func() }
 
-// softpayClient sends softpay requests; one per run, shared by the clients.
-type softpayClient struct {
+// apiClient sends one kind of money-moving request (softpay, payout) with a fresh
+// Idempotency-Key each time; one per load, shared by its clients.
+type apiClient struct {
 	http    *http.Client
 	url     string
 	key     string
+	body    func(n int64) string // the body of the n-th request
 	counter atomic.Int64
 }
 
-func newSoftpayClient(t *target, conns int) *softpayClient {
-	return &softpayClient{
+func newAPIClient(t *target, conns int, path, key string, body func(n int64) string) *apiClient {
+	return &apiClient{
 		http: &http.Client{
 			Timeout: 30 * time.Second,
 			Transport: &http.Transport{
@@ -72,17 +75,23 @@ func newSoftpayClient(t *target, conns int) *softpayClient {
 				IdleConnTimeout: 90 * time.Second, DisableCompression: true,
 			},
 		},
-		url: t.baseURL + "/payments/softpay/",
-		key: t.key,
+		url:  t.baseURL + path,
+		key:  key,
+		body: body,
 	}
 }
 
-// send posts one payment of XOF 1000 on MTN_BJ from a number ending in 123 (the sandbox
-// approves it after one tick), with a fresh Idempotency-Key.
-func (c *softpayClient) send(ctx context.Context) sample {
-	n := c.counter.Add(1)
-	body := fmt.Sprintf(`{"amount":"1000","currency":"XOF","country":"BJ","network":"MTN_BJ","customer_phone":"97%03d123","customer_name":"Bench Customer","description":"sikabench %d"}`, n%1000, n)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewBufferString(body))
+// newSoftpayClient posts payments of XOF 1000 on MTN_BJ from a number ending in 123 (the
+// sandbox approves it after one tick).
+func newSoftpayClient(t *target, conns int) *apiClient {
+	return newAPIClient(t, conns, "/payments/softpay/", t.key, func(n int64) string {
+		return fmt.Sprintf(`{"amount":"1000","currency":"XOF","country":"BJ","network":"MTN_BJ","customer_phone":"97%03d123","customer_name":"Bench Customer","description":"sikabench %d"}`, n%1000, n)
+	})
+}
+
+// send posts one request with a fresh Idempotency-Key; a 201 must carry the transaction's id.
+func (c *apiClient) send(ctx context.Context) sample {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewBufferString(c.body(c.counter.Add(1))))
 	if err != nil {
 		return sample{sent: time.Now(), err: err.Error()}
 	}
@@ -124,44 +133,52 @@ func (c *softpayClient) send(ctx context.Context) sample {
 	return s
 }
 
-// preflight sends one payment and waits for it to succeed, so that a wrong key, a missing
-// worker or a broken callback path fails in seconds instead of after the whole run.
-func preflight(ctx context.Context, t *target) error {
-	c := newSoftpayClient(t, 1)
+// preflight sends one request of c and waits for its transaction to succeed, so that a wrong
+// key, a missing worker or a broken callback path fails in seconds instead of after the whole
+// run. It returns the transaction's id.
+func preflight(ctx context.Context, t *target, c *apiClient, what string) (uuid.UUID, error) {
 	s := c.send(ctx)
 	if s.status != http.StatusCreated || s.id == uuid.Nil {
-		return fmt.Errorf("pre-flight softpay answered %d: %s", s.status, s.err)
+		return uuid.Nil, fmt.Errorf("pre-flight %s answered %d: %s", what, s.status, s.err)
 	}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		var status, code string
 		err := t.db.QueryRow(ctx, `SELECT status, failure_code FROM transactions WHERE id = $1`, s.id.String()).Scan(&status, &code)
 		if err != nil {
-			return fmt.Errorf("pre-flight: read transaction %s in Postgres (is -database-url the API's database?): %w", s.id, err)
+			return uuid.Nil, fmt.Errorf("pre-flight: read transaction %s in Postgres (is -database-url the API's database?): %w", s.id, err)
 		}
 		switch status {
 		case "SUCCESS":
-			return nil
+			return s.id, nil
 		case "PENDING":
 		default:
-			return fmt.Errorf("pre-flight payment %s ended %s (%s)", s.id, status, code)
+			return uuid.Nil, fmt.Errorf("pre-flight %s %s ended %s (%s)", what, s.id, status, code)
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("pre-flight payment %s still PENDING after 60 s: is the worker running?", s.id)
+			return uuid.Nil, fmt.Errorf("pre-flight %s %s still PENDING after 60 s: is the worker running?", what, s.id)
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return uuid.Nil, ctx.Err()
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
 }
 
-// runLoad runs o.clients clients, each sending one request at a time (so never more than
+// loadPlan is how a load runs: clients sending one request at a time, a warm-up then a
+// measured window, an optional cap on the requests and an optional pace (requests/s in all).
+type loadPlan struct {
+	clients          int
+	warmup, duration time.Duration
+	max              int
+	rate             float64
+}
+
+// runLoad runs o.clients clients sending c's requests, each one at a time (so never more than
 // o.clients in flight), for o.warmup + o.duration or until o.max requests were sent. Requests
 // in flight when the time is up are waited for; none starts after.
-func runLoad(ctx context.Context, t *target, o options, hooks loadHooks) (*loadResult, error) {
-	c := newSoftpayClient(t, o.clients)
+func runLoad(ctx context.Context, c *apiClient, o loadPlan, hooks loadHooks) (*loadResult, error) {
 	defer c.http.CloseIdleConnections()
 	res := &loadResult{clients: o.clients, start: time.Now()}
 	warmEnd := res.start.Add(o.warmup)
@@ -184,7 +201,9 @@ func runLoad(ctx context.Context, t *target, o options, hooks loadHooks) (*loadR
 		case <-ctx.Done():
 			res.windowStart = time.Now()
 		}
-		hooks.windowStart()
+		if hooks.windowStart != nil {
+			hooks.windowStart()
+		}
 		select {
 		case <-time.After(time.Until(end)):
 		case <-maxHit:
@@ -193,7 +212,9 @@ func runLoad(ctx context.Context, t *target, o options, hooks loadHooks) (*loadR
 		}
 		res.windowEnd = time.Now()
 		close(stop)
-		hooks.windowEnd()
+		if hooks.windowEnd != nil {
+			hooks.windowEnd()
+		}
 	}()
 
 	pace := newPacer(o.rate)

@@ -1,40 +1,61 @@
-// Command sikabench measures the softpay path under load: it drives POST
-// /api/v1/payments/softpay/ with a bounded number of concurrent clients for a bounded time and
-// prints the accept latency and throughput, the time from accept to SUCCESS, the completed
-// payments per second and the Temporal history events per payment, against the targets.
+// Command sikabench measures Sika under load and prints one combined report:
 //
-//	go run ./cmd/sikabench -d 60s -c 32            # make bench BENCH_FLAGS="-d 60s -c 32"
+//   - pgbench: the raw Postgres ceiling of the softpay write path. pgbench (next to the Postgres
+//     server binaries) runs pgbench_softpay.sql, one softpay acceptance as the service writes it
+//     (the Idempotency-Key claim; the record, its status log, its event, the outbox row and
+//     pg_notify in one transaction; the stored response), with -c clients for -pgbench-d, in a
+//     database of its own on the same throw-away server. The summary gives the accept
+//     throughput of collections as a share of that ceiling.
+//
+//   - collections: softpay under load (below), against the targets.
+//
+//   - payouts: POST /payouts/initialize/ with -c clients for -payout-d from a funded wallet:
+//     accept latency and throughput, accept→final.
+//
+//   - webhooks: softpay paced at -webhook-rate for -webhook-d with an endpoint on a loopback
+//     receiver: per event, the time from its creation in the writing transaction to its first
+//     arrival, and deliveries/s.
+//
+//   - export: -export-rows transactions of one merchant seeded with cmd/sikabench-history's data
+//     set, then exported as CSV through the API: rows/s and the memory of the process.
+//
+//     go run ./cmd/sikabench                        # make bench: every part, a few minutes
+//     go run ./cmd/sikabench -short                 # every part, shortened (about a minute of load)
+//     go run ./cmd/sikabench -parts collections -d 60s -c 32
 //
 // By default (-self) it starts everything in its own process: a throw-away Postgres (fsync
 // off) and Temporal dev server (in memory) from internal/devstack, the migrations, a merchant
 // with a TEST key, the sandbox operator (tick -tick), the API on loopback and the worker,
-// assembled as `sika dev` assembles them, with the per-merchant rate limit lifted. With
-// -base-url it drives an API that already runs (`make run`); it then needs a TEST key with
-// PAYIN scope (-key), Postgres (-database-url) and Temporal (-temporal), read from the
-// environment or from .sika/ ($SIKA_STATE_DIR) when not given.
+// assembled as `sika dev` assembles them, with the per-merchant rate limit lifted and webhooks
+// allowed to loopback. With -base-url it drives an API that already runs (`make run`), for the
+// collections part only; it then needs a TEST key with PAYIN scope (-key), Postgres
+// (-database-url) and Temporal (-temporal), read from the environment or from .sika/
+// ($SIKA_STATE_DIR) when not given.
 //
-// Load: -c clients, each sending one request at a time (never more than -c in flight): XOF
-// 1000 on MTN_BJ from a number ending in 123 (the sandbox approves it after one tick), with a
-// fresh Idempotency-Key. Without -rate the loop is closed (a client sends again as soon as it
-// has its answer); -rate paces all clients together to at most that many requests per second.
-// A 429 or 503 makes its client wait Retry-After (at most 1 s). The run is -warmup, then -d of
-// measurement (or until -max requests); the figures cover requests sent in the window.
+// Collections load: -c clients, each sending one request at a time (never more than -c in
+// flight): XOF 1000 on MTN_BJ from a number ending in 123 (the sandbox approves it after one
+// tick), with a fresh Idempotency-Key. Without -rate the loop is closed (a client sends again as
+// soon as it has its answer); -rate paces all clients together to at most that many requests per
+// second. A 429 or 503 makes its client wait Retry-After (at most 1 s). The run is -warmup, then
+// -d of measurement (or until -max requests); the figures cover requests sent in the window.
 //
 // Completion is read in Postgres, not by polling the API: once the load stops, the harness
-// waits (at most 2 ticks + 30 s) until no accepted payment is PENDING, then reads created_at
-// and completed_at of the accepted ids in one query. Both are Postgres' now() of the writing
-// transaction, so accept→SUCCESS needs no clock agreement; the window is placed on the Postgres
-// clock with an offset measured at start. Completed/s counts SUCCESS whose completed_at falls in
-// the window, overall and per 10 s. History: the events of payment:<id> for a sample of
-// successful payments.
+// waits (at most 2 ticks + 30 s; 60 s for payouts) until no accepted transaction is PENDING,
+// then reads created_at and completed_at of the accepted ids in one query. Both are Postgres'
+// now() of the writing transaction, so accept→SUCCESS needs no clock agreement; the window is
+// placed on the Postgres clock with an offset measured at start. Completed/s counts SUCCESS
+// whose completed_at falls in the window, overall and per 10 s. History: the events of
+// payment:<id> for a sample of successful payments.
 //
-// To explain the figures it also reports, for the window: CPU per process (/proc), in -self
-// mode timings taken inside the API (softpay handler, workflow start RPC, callback signal) and
-// the service's Postgres pool waits, and with -cpuprofile a CPU profile of this process. Two
-// experiment flags (-pool-max-conns, -temporal-no-gzip) change the in-process service's
-// settings to test a fix without editing it.
+// To explain the figures it also reports, for the collections window: CPU per process (/proc),
+// in -self mode timings taken inside the API (softpay handler, workflow start RPC, callback
+// signal) and the service's Postgres pool waits, and with -cpuprofile a CPU profile of this
+// process. Two experiment flags (-pool-max-conns, -temporal-no-gzip) change the in-process
+// service's settings to test a fix without editing it. The header gives the machine's load
+// average at the start and the end: other work on the machine disturbs the figures.
 //
-// It exits 0 whatever the figures (it is a measurement) and 1 when the harness itself fails.
+// It exits 0 whatever the figures (it is a measurement) and 1 when the harness itself fails
+// (then it prints what the parts before the failure measured).
 package main
 
 import (
@@ -42,10 +63,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
-	"runtime/pprof"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -57,6 +78,8 @@ type options struct {
 	temporal    string
 	namespace   string
 	databaseURL string
+	parts       string
+	short       bool
 
 	clients    int
 	duration   time.Duration
@@ -70,7 +93,20 @@ type options struct {
 	poolConns  int
 	acceptRate int
 	noGzip     bool
+
+	pgbenchDuration time.Duration
+	payoutDuration  time.Duration
+	webhookDuration time.Duration
+	webhookRate     float64
+	exportRows      int
 }
+
+// settleWait bounds the wait, before payouts, webhooks and export, for the transactions and
+// workflow starts of the parts before to finish.
+const settleWait = 2 * time.Minute
+
+// allParts are the parts of a run, in the order they run.
+var allParts = []string{"pgbench", "collections", "payouts", "webhooks", "export"}
 
 func main() {
 	if err := run(); err != nil {
@@ -80,55 +116,16 @@ func main() {
 }
 
 func run() error {
-	var o options
-	flag.BoolVar(&o.self, "self", true, "start Postgres, Temporal, sandbox, API and worker in-process (the default unless -base-url is given)")
-	flag.StringVar(&o.baseURL, "base-url", "", "drive an API that already runs, e.g. http://127.0.0.1:8080/api/v1 (default from .sika/dev.json with -self=false)")
-	flag.StringVar(&o.key, "key", "", "TEST API key with PAYIN scope for -base-url (default from .sika/dev.json)")
-	flag.StringVar(&o.temporal, "temporal", "", "Temporal frontend host:port for history counting with -base-url (default $TEMPORAL_ADDRESS, then .sika/temporal.db.ports)")
-	flag.StringVar(&o.namespace, "namespace", "default", "Temporal namespace")
-	flag.StringVar(&o.databaseURL, "database-url", "", "Postgres of the running API, read for completion times with -base-url (default $DATABASE_URL, then .sika/postgres.ports)")
-	flag.IntVar(&o.clients, "c", 32, "concurrent clients (never more requests in flight)")
-	flag.DurationVar(&o.duration, "d", 60*time.Second, "measured duration, after the warm-up")
-	flag.DurationVar(&o.warmup, "warmup", 5*time.Second, "warm-up before the measurement, excluded from the figures")
-	flag.IntVar(&o.max, "max", 0, "stop after this many requests in all (0: no cap)")
-	flag.Float64Var(&o.rate, "rate", 0, "pace the clients to at most this many requests/s in all (0: each client sends as soon as its previous answer arrives)")
-	flag.DurationVar(&o.tick, "tick", time.Second, "sandbox tick: the operator approves a push after one tick (-self); bounds the straggler wait")
-	flag.IntVar(&o.sample, "sample", 20, "successful payments whose Temporal history is counted")
-	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of this process over the measurement window (in -self mode: API, worker, sandbox and clients)")
-	flag.StringVar(&o.logFile, "log", "", "where the in-process service logs go in -self mode (default a file in the temp dir)")
-	flag.IntVar(&o.acceptRate, "accept-rate", 60, "(-self) the service's payment acceptance cap per second (SIKA_PAYMENT_ACCEPT_PER_SECOND; 0: none)")
-	flag.IntVar(&o.poolConns, "pool-max-conns", 0, "experiment (-self): pool_max_conns of the service's Postgres pool (0: the service's default)")
-	flag.BoolVar(&o.noGzip, "temporal-no-gzip", false, "experiment (-self): the service's Temporal client sends uncompressed gRPC (the SDK gzips by default)")
-	flag.Parse()
-	if flag.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", flag.Args())
+	began := time.Now()
+	o, parts, err := parseFlags()
+	if err != nil {
+		return err
 	}
-	set := map[string]bool{}
-	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if set["base-url"] {
-		if set["self"] && o.self {
-			return errors.New("-self and -base-url exclude each other")
-		}
-		o.self = false
-	}
-	switch {
-	case o.clients < 1:
-		return errors.New("-c must be at least 1")
-	case o.duration <= 0:
-		return errors.New("-d must be positive")
-	case o.warmup < 0:
-		return errors.New("-warmup must not be negative")
-	case o.tick <= 0:
-		return errors.New("-tick must be positive")
-	case o.max < 0 || o.sample < 0 || o.poolConns < 0 || o.rate < 0:
-		return errors.New("-max, -rate, -sample and -pool-max-conns must not be negative")
-	}
-
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	rep := &combined{o: o, parts: parts, loadStart: loadAverage(), settled: map[string]settled{}}
 	var t *target
-	var err error
 	if o.self {
 		t, err = startSelf(ctx, o)
 	} else {
@@ -138,70 +135,130 @@ func run() error {
 		return err
 	}
 	defer t.close()
+	rep.t = t
 
-	if err := preflight(ctx, t); err != nil {
+	payment, err := preflight(ctx, t, newSoftpayClient(t, 1), "softpay")
+	if err != nil {
 		return err
 	}
 	offset, err := dbClockOffset(ctx, t.db)
 	if err != nil {
 		return err
 	}
-
-	var prof *os.File
-	if o.cpuProfile != "" {
-		if prof, err = os.Create(o.cpuProfile); err != nil {
-			return err
+	steps := map[string]func() error{
+		"pgbench":     func() (err error) { rep.pg, err = runPgbench(ctx, t, o, payment); return err },
+		"collections": func() (err error) { rep.coll, err = runCollections(ctx, t, o, offset); return err },
+		"payouts":     func() (err error) { rep.payouts, err = runPayouts(ctx, t, o, offset); return err },
+		"webhooks":    func() (err error) { rep.webhooks, err = runWebhooks(ctx, t, o); return err },
+		"export":      func() (err error) { rep.exports, err = runExport(ctx, t, o); return err },
+	}
+	var failure error
+	for i, p := range parts {
+		if i > 0 && slices.Contains([]string{"payouts", "webhooks", "export"}, p) {
+			progress("%s: waiting for the work of the parts before to finish", p)
+			s, err := settle(ctx, t, settleWait)
+			if err != nil {
+				rep.failed, failure = p, err
+				break
+			}
+			rep.settled[p] = s
 		}
-		defer prof.Close()
+		if err := steps[p](); err != nil {
+			rep.failed, failure = p, err
+			break
+		}
+		if ctx.Err() != nil {
+			rep.failed, failure = p, errors.New("interrupted")
+			break
+		}
 	}
-	var cpuTrack *cpuTracker
-	var cpu cpuUse
-	hooks := loadHooks{
-		windowStart: func() {
-			cpuTrack = startCPUTracker()
-			if t.pool != nil {
-				t.poolStart = t.pool.Stat()
-			}
-			if prof != nil {
-				if err := pprof.StartCPUProfile(prof); err != nil {
-					slog.Warn("cpu profile", "err", err)
-					prof = nil
-				}
-			}
-		},
-		windowEnd: func() {
-			if prof != nil {
-				pprof.StopCPUProfile()
-			}
-			cpu = cpuTrack.finish()
-			if t.pool != nil {
-				t.poolEnd = t.pool.Stat()
-			}
-		},
+	rep.loadEnd, rep.elapsed = loadAverage(), time.Since(began)
+	rep.print(os.Stdout)
+	if o.cpuProfile != "" && rep.coll != nil {
+		fmt.Printf("\nCPU profile of the collections window written to %s (go tool pprof -top %s)\n", o.cpuProfile, o.cpuProfile)
 	}
-	fmt.Fprintf(os.Stderr, "sikabench: %d clients, %s warm-up + %s measured against %s\n", o.clients, o.warmup, o.duration, t.baseURL)
-	ld, err := runLoad(ctx, t, o, hooks)
-	if err != nil {
-		return err
-	}
-	if ctx.Err() != nil {
-		return errors.New("interrupted")
-	}
-	if ld.window() < time.Second {
-		return fmt.Errorf("the measurement window lasted %s: -max %d was reached during the warm-up", ld.window(), o.max)
-	}
-	fmt.Fprintf(os.Stderr, "sikabench: load done (%d requests); waiting for the payments to finish\n", len(ld.samples))
-
-	comp, err := collectCompletions(ctx, t.db, ld.acceptedIDs(), offset, ld, 2*o.tick+30*time.Second)
-	if err != nil {
-		return err
-	}
-	hist := countHistories(ctx, t, comp.successIDs, o.sample)
-
-	r := report{o: o, t: t, load: ld, comp: comp, hist: hist, cpu: cpu}
-	r.print(os.Stdout)
-	if o.cpuProfile != "" {
-		fmt.Printf("\nCPU profile of the window written to %s (go tool pprof -top %s)\n", o.cpuProfile, o.cpuProfile)
+	if failure != nil {
+		return fmt.Errorf("%s: %w", rep.failed, failure)
 	}
 	return nil
+}
+
+// parseFlags reads the flags and returns the parts to run, in their order.
+func parseFlags() (options, []string, error) {
+	var o options
+	flag.BoolVar(&o.self, "self", true, "start Postgres, Temporal, sandbox, API and worker in-process (the default unless -base-url is given)")
+	flag.StringVar(&o.baseURL, "base-url", "", "drive an API that already runs, e.g. http://127.0.0.1:8080/api/v1 (default from .sika/dev.json with -self=false); collections only")
+	flag.StringVar(&o.key, "key", "", "TEST API key with PAYIN scope for -base-url (default from .sika/dev.json)")
+	flag.StringVar(&o.temporal, "temporal", "", "Temporal frontend host:port for history counting with -base-url (default $TEMPORAL_ADDRESS, then .sika/temporal.db.ports)")
+	flag.StringVar(&o.namespace, "namespace", "default", "Temporal namespace")
+	flag.StringVar(&o.databaseURL, "database-url", "", "Postgres of the running API, read for completion times with -base-url (default $DATABASE_URL, then .sika/postgres.ports)")
+	flag.StringVar(&o.parts, "parts", strings.Join(allParts, ","), "the parts to run, comma-separated, among "+strings.Join(allParts, ", ")+" (with -base-url: collections)")
+	flag.BoolVar(&o.short, "short", false, "shorten every part whose length is not given: -d 10s -warmup 2s -pgbench-d 5s -payout-d 5s -webhook-d 5s -export-rows 20000")
+	flag.IntVar(&o.clients, "c", 32, "concurrent clients of collections, payouts and webhooks, and pgbench's clients (never more requests in flight)")
+	flag.DurationVar(&o.duration, "d", 60*time.Second, "collections: measured duration, after the warm-up")
+	flag.DurationVar(&o.warmup, "warmup", 5*time.Second, "collections: warm-up before the measurement, excluded from the figures (other parts: at most 2 s)")
+	flag.IntVar(&o.max, "max", 0, "collections: stop after this many requests in all (0: no cap)")
+	flag.Float64Var(&o.rate, "rate", 0, "collections: pace the clients to at most this many requests/s in all (0: each client sends as soon as its previous answer arrives)")
+	flag.DurationVar(&o.tick, "tick", time.Second, "sandbox tick: the operator approves a push after one tick (-self); bounds the straggler wait")
+	flag.IntVar(&o.sample, "sample", 20, "collections: successful payments whose Temporal history is counted")
+	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of this process over the collections window (in -self mode: API, worker, sandbox and clients)")
+	flag.StringVar(&o.logFile, "log", "", "where the in-process service logs go in -self mode (default a file in the temp dir)")
+	flag.IntVar(&o.acceptRate, "accept-rate", 60, "(-self) the service's payment acceptance cap per second (SIKA_PAYMENT_ACCEPT_PER_SECOND; 0: none)")
+	flag.IntVar(&o.poolConns, "pool-max-conns", 0, "experiment (-self): pool_max_conns of the service's Postgres pool (0: the service's default)")
+	flag.BoolVar(&o.noGzip, "temporal-no-gzip", false, "experiment (-self): the service's Temporal client sends uncompressed gRPC (the SDK gzips by default)")
+	flag.DurationVar(&o.pgbenchDuration, "pgbench-d", 20*time.Second, "pgbench: duration (whole seconds)")
+	flag.DurationVar(&o.payoutDuration, "payout-d", 20*time.Second, "payouts: measured duration, after the warm-up")
+	flag.DurationVar(&o.webhookDuration, "webhook-d", 20*time.Second, "webhooks: measured duration, after the warm-up")
+	flag.Float64Var(&o.webhookRate, "webhook-rate", 30, "webhooks: softpay payments/s while deliveries are measured (the collections target: 30/s)")
+	flag.IntVar(&o.exportRows, "export-rows", 100_000, "export: transactions of the exported merchant")
+	flag.Parse()
+	if flag.NArg() > 0 {
+		return o, nil, fmt.Errorf("unexpected arguments %q", flag.Args())
+	}
+	set := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["base-url"] {
+		if set["self"] && o.self {
+			return o, nil, errors.New("-self and -base-url exclude each other")
+		}
+		o.self = false
+	}
+	if o.short {
+		for name, v := range map[string]string{"d": "10s", "warmup": "2s", "pgbench-d": "5s", "payout-d": "5s", "webhook-d": "5s", "export-rows": "20000"} {
+			if !set[name] {
+				_ = flag.Set(name, v)
+			}
+		}
+	}
+	switch {
+	case o.clients < 1:
+		return o, nil, errors.New("-c must be at least 1")
+	case o.duration <= 0 || o.payoutDuration <= 0 || o.webhookDuration <= 0 || o.pgbenchDuration <= 0:
+		return o, nil, errors.New("-d, -payout-d, -webhook-d and -pgbench-d must be positive")
+	case o.warmup < 0:
+		return o, nil, errors.New("-warmup must not be negative")
+	case o.tick <= 0:
+		return o, nil, errors.New("-tick must be positive")
+	case o.max < 0 || o.sample < 0 || o.poolConns < 0 || o.rate < 0:
+		return o, nil, errors.New("-max, -rate, -sample and -pool-max-conns must not be negative")
+	case o.webhookRate <= 0 || o.exportRows < 1:
+		return o, nil, errors.New("-webhook-rate and -export-rows must be positive")
+	}
+	var parts []string
+	for _, p := range strings.Split(o.parts, ",") {
+		p = strings.TrimSpace(p)
+		if !slices.Contains(allParts, p) {
+			return o, nil, fmt.Errorf("-parts: unknown part %q (known: %s)", p, strings.Join(allParts, ", "))
+		}
+		parts = append(parts, p)
+	}
+	slices.SortFunc(parts, func(a, b string) int { return slices.Index(allParts, a) - slices.Index(allParts, b) })
+	parts = slices.Compact(parts)
+	if !o.self {
+		if set["parts"] && !slices.Equal(parts, []string{"collections"}) {
+			return o, nil, errors.New("with -base-url only the collections part runs (-parts collections): the others set up data in the service's store")
+		}
+		parts = []string{"collections"}
+	}
+	return o, parts, nil
 }

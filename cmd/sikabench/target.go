@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
@@ -27,6 +28,7 @@ import (
 	"github.com/sikahq/sika/gateway/sandbox"
 	"github.com/sikahq/sika/internal/devstack"
 	"github.com/sikahq/sika/store"
+	"github.com/sikahq/sika/webhook"
 	"github.com/sikahq/sika/workflows"
 )
 
@@ -38,7 +40,12 @@ type target struct {
 	db       *pgxpool.Pool // the harness's own connections to the service's database
 	tc       client.Client // nil: no history counting
 
-	// In -self mode only: the service's own Postgres pool, and timings taken inside it.
+	// In -self mode only: the service's store and merchant (the parts besides collections set
+	// up their data through it), the Postgres server's admin URL (pgbench gets a database of
+	// its own there), the service's own Postgres pool, and timings taken inside it.
+	store              *store.Store
+	merchant           uuid.UUID
+	adminURL           string
 	pool               *pgxpool.Pool
 	poolStart, poolEnd *pgxpool.Stat
 	timings            *serverTimings
@@ -91,11 +98,11 @@ func startSelf(ctx context.Context, o options) (_ *target, err error) {
 		return nil, err
 	}
 	t.closers = append(t.closers, st.Close)
-	t.pool = st.Pool()
+	t.store, t.pool, t.adminURL = st, st.Pool(), stack.Postgres.URL("postgres")
 	if _, err := st.Migrate(ctx); err != nil {
 		return nil, err
 	}
-	if t.key, err = benchMerchant(ctx, st); err != nil {
+	if t.merchant, t.key, err = benchMerchant(ctx, st); err != nil {
 		return nil, err
 	}
 	if t.db, err = pgxpool.New(ctx, dbURL); err != nil {
@@ -154,6 +161,7 @@ func startSelf(ctx context.Context, o options) (_ *target, err error) {
 		PaymentAcceptPerSecond: o.acceptRate,
 		Temporal:               timedTemporal{Client: rawTC, timings: t.timings},
 		Gateways:               router(),
+		WebhookGuard:           webhook.Guard{AllowPrivate: true}, // the receiver is on loopback
 		Logger:                 logger,
 	}, st)
 	serve(t, &http.Server{
@@ -165,6 +173,7 @@ func startSelf(ctx context.Context, o options) (_ *target, err error) {
 	w := worker.New(rawTC, workflows.TaskQueue, worker.Options{})
 	workflows.Register(w, &activities.Activities{
 		Store: st, Gateways: router(), CallbackBaseURL: publicURL, PushLifetime: 5 * time.Minute,
+		WebhookGuard: webhook.Guard{AllowPrivate: true},
 	})
 	if err := w.Start(); err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)
@@ -217,26 +226,27 @@ func serviceLogger(o options, t *target) (*slog.Logger, error) {
 	return slog.New(slog.NewJSONHandler(f, nil)), nil
 }
 
-// benchMerchant creates an active, verified merchant and returns a TEST key with PAYIN scope.
-func benchMerchant(ctx context.Context, st *store.Store) (string, error) {
+// benchMerchant creates an active, verified merchant and returns it with a TEST key of PAYIN
+// scope.
+func benchMerchant(ctx context.Context, st *store.Store) (uuid.UUID, string, error) {
 	pw, err := sika.RandomBase62(20)
 	if err != nil {
-		return "", err
+		return uuid.Nil, "", err
 	}
 	hash, err := sika.HashPassword(pw)
 	if err != nil {
-		return "", err
+		return uuid.Nil, "", err
 	}
 	member, merchant, err := st.RegisterMember(ctx, "bench@sika.local", hash, "Sika Bench", false,
 		&store.NewMerchant{Name: "Bench Shop", Country: "BJ", KYCStatus: sika.KYCVerified, IsActive: true})
 	if err != nil {
-		return "", err
+		return uuid.Nil, "", fmt.Errorf("register the bench merchant: %w", err)
 	}
 	key, err := st.CreateAPIKey(ctx, merchant.ID, sika.EnvironmentTest, sika.ScopePayin, "sikabench", &member.ID)
 	if err != nil {
-		return "", err
+		return uuid.Nil, "", fmt.Errorf("create the bench key: %w", err)
 	}
-	return key.Secret, nil
+	return merchant.ID, key.Secret, nil
 }
 
 // connectRemote reaches a service that already runs; what the flags leave out comes from the

@@ -1,4 +1,7 @@
-package main
+// Package historybench seeds a transaction history of any size with COPY and measures the CSV
+// export of it over HTTP: the data set and the export measurement of cmd/sikabench-history,
+// shared with cmd/sikabench, whose combined report has an export figure.
+package historybench
 
 import (
 	"context"
@@ -18,22 +21,27 @@ import (
 	"github.com/sikahq/sika/store"
 )
 
-// The data set: a big merchant with most of the rows in LIVE and exactly exportRows in TEST (the
-// export measurement), and small merchants sharing the rest, so that every query has other
-// tenants' rows to skip. Rows are generated from their index with a fixed seed: a rerun seeds
-// the same data, and the attempts and status logs are regenerated from the same transaction.
-type dataset struct {
-	rows       int // transactions in all
-	exportRows int // the big merchant's TEST transactions
-	others     int // small merchants
-	start, end time.Time
+// Dataset is the data set: a big merchant with most of the rows in LIVE and exactly ExportRows
+// in TEST (the export measurement), and small merchants sharing the rest, so that every query
+// has other tenants' rows to skip. Rows are generated from their index with a fixed seed: a
+// rerun seeds the same data, and the attempts and status logs are regenerated from the same
+// transaction. With Others 0 and ExportRows equal to Rows it is one merchant's TEST history.
+type Dataset struct {
+	Rows       int // transactions in all
+	ExportRows int // the big merchant's TEST transactions
+	Others     int // small merchants
+	Start, End time.Time
+	// TransactionsOnly seeds no gateway attempts or status logs (the export reads none).
+	TransactionsOnly bool
 
-	main      merchantKeys
+	// Main is the big merchant, known once seeded.
+	Main      MerchantKeys
 	merchants []uuid.UUID // index 0 is the big merchant
 	networks  map[string]networkInfo
 }
 
-type merchantKeys struct {
+// MerchantKeys is a merchant and its API keys.
+type MerchantKeys struct {
 	ID         uuid.UUID
 	Live, Test string // API keys of scope BOTH
 }
@@ -51,24 +59,25 @@ type partition struct {
 	env      sika.Environment
 }
 
-func (d *dataset) mainLiveRows() int {
-	return d.rows - d.exportRows - d.others*d.otherRows()
+// MainLiveRows is the size of the big merchant's LIVE history.
+func (d *Dataset) MainLiveRows() int {
+	return d.Rows - d.ExportRows - d.Others*d.otherRows()
 }
 
 // otherRows is the size of a small merchant's history (both environments).
-func (d *dataset) otherRows() int { return d.rows / 10 / max(d.others, 1) }
+func (d *Dataset) otherRows() int { return d.Rows / 10 / max(d.Others, 1) }
 
 // partitionOf returns the tenant of row i.
-func (d *dataset) partitionOf(i int) partition {
-	live := d.mainLiveRows()
+func (d *Dataset) partitionOf(i int) partition {
+	live := d.MainLiveRows()
 	switch {
 	case i < live:
 		return partition{0, live, 0, sika.EnvironmentLive}
-	case i < live+d.exportRows:
-		return partition{live, live + d.exportRows, 0, sika.EnvironmentTest}
+	case i < live+d.ExportRows:
+		return partition{live, live + d.ExportRows, 0, sika.EnvironmentTest}
 	}
-	k := (i - live - d.exportRows) / d.otherRows()
-	from := live + d.exportRows + k*d.otherRows()
+	k := (i - live - d.ExportRows) / d.otherRows()
+	from := live + d.ExportRows + k*d.otherRows()
 	split := from + d.otherRows()*4/5
 	if i < split {
 		return partition{from, split, k + 1, sika.EnvironmentLive}
@@ -154,7 +163,8 @@ type txRow struct {
 	metadata                            string
 }
 
-func randomString(r *rand.Rand, alphabet string, n int) string {
+// RandomString draws n characters of alphabet.
+func RandomString(r *rand.Rand, alphabet string, n int) string {
 	b := make([]byte, n)
 	for i := range b {
 		b[i] = alphabet[r.IntN(len(alphabet))]
@@ -177,16 +187,16 @@ func randomUUID(r *rand.Rand) uuid.UUID {
 
 // createdAt spreads a partition's rows evenly over the data set's period, oldest first; one row
 // in seven shares the instant of the row before it, so that the id tie-break is exercised.
-func (d *dataset) createdAt(i int, p partition) time.Time {
+func (d *Dataset) createdAt(i int, p partition) time.Time {
 	if i%7 == 3 && i > p.from {
 		i--
 	}
-	step := d.end.Sub(d.start) / time.Duration(p.to-p.from)
-	return d.start.Add(time.Duration(i-p.from) * step).Truncate(time.Microsecond)
+	step := d.End.Sub(d.Start) / time.Duration(p.to-p.from)
+	return d.Start.Add(time.Duration(i-p.from) * step).Truncate(time.Microsecond)
 }
 
 // transaction generates row i.
-func (d *dataset) transaction(i int) txRow {
+func (d *Dataset) transaction(i int) txRow {
 	r := rand.New(rand.NewPCG(0x51CA, uint64(i)))
 	p := d.partitionOf(i)
 	t := txRow{id: randomUUID(r), merchant: d.merchants[p.merchant], env: p.env, createdAt: d.createdAt(i, p)}
@@ -217,18 +227,18 @@ func (d *dataset) transaction(i int) txRow {
 		t.email = strings.ToLower(first+"."+last) + strconv.Itoa(r.IntN(100)) + "@" + domain
 	}
 	cc := callingCodes[t.country]
-	t.phone = "+" + cc.code + randomString(r, "0123456789", cc.length)
+	t.phone = "+" + cc.code + RandomString(r, "0123456789", cc.length)
 	if t.typ.FlowDirection() == sika.DirectionOutbound {
 		t.recipient, t.phone = t.phone, ""
 	}
 	t.desc = "Commande " + strconv.Itoa(r.IntN(1_000_000))
-	t.reference = referencePrefixes[t.typ] + "-" + t.createdAt.Format("20060102") + "-" + randomString(r, crockford, 10)
+	t.reference = referencePrefixes[t.typ] + "-" + t.createdAt.Format("20060102") + "-" + RandomString(r, crockford, 10)
 	t.gateway = "sandbox-a"
 	if t.fallback = r.IntN(100) < 8; t.fallback {
 		t.gateway = "sandbox-b"
 	}
 	if t.status != sika.StatusPending || r.IntN(10) < 7 {
-		t.gatewayReference = "GW" + randomString(r, crockford, 14)
+		t.gatewayReference = "GW" + RandomString(r, crockford, 14)
 	}
 	if t.status != sika.StatusPending {
 		t.completedAt = t.createdAt.Add(time.Duration(5+r.IntN(120)) * time.Second)
@@ -241,7 +251,7 @@ func (d *dataset) transaction(i int) txRow {
 		t.linkSlug = &s
 	}
 	if r.IntN(5) == 0 {
-		s := "cs_" + randomString(r, crockford, 16)
+		s := "cs_" + RandomString(r, crockford, 16)
 		t.sessionSlug = &s
 	}
 	t.metadata = "{}"
@@ -336,7 +346,7 @@ func (t txRow) statusLogs() [][]any {
 // rowSource feeds CopyFrom from a generator, one transaction index at a time; a transaction may
 // give several rows (attempts, logs).
 type rowSource struct {
-	d       *dataset
+	d       *Dataset
 	i, n    int
 	rows    func(txRow) [][]any
 	pending [][]any
@@ -360,49 +370,69 @@ func (s *rowSource) Next() bool {
 func (s *rowSource) Values() ([]any, error) { return s.cur, nil }
 func (s *rowSource) Err() error             { return nil }
 
-// seed creates the merchants and their keys and COPYs the transactions, then their attempts and
-// status logs, then analyses the tables.
-func (d *dataset) seed(ctx context.Context, st *store.Store, pool *pgxpool.Pool, logf func(string, ...any)) error {
+// Seed creates the merchants and their keys and COPYs the transactions, then (unless
+// TransactionsOnly) their attempts and status logs, then analyses the tables.
+func (d *Dataset) Seed(ctx context.Context, st *store.Store, pool *pgxpool.Pool, logf func(string, ...any)) error {
 	if err := d.createMerchants(ctx, st); err != nil {
 		return err
 	}
 	if err := d.loadNetworks(ctx, pool); err != nil {
 		return err
 	}
+	copies := []struct {
+		what, table string
+		columns     []string
+		rows        func(txRow) [][]any
+	}{
+		{"transactions", "transactions", transactionCopyColumns, func(t txRow) [][]any { return [][]any{t.values()} }},
+		{"attempts", "transaction_attempts", attemptCopyColumns, txRow.attempts},
+		{"status logs", "transaction_status_logs", statusLogCopyColumns, txRow.statusLogs},
+	}
+	if d.TransactionsOnly {
+		copies = copies[:1]
+	}
+	var tables []string
+	for _, c := range copies {
+		begin := time.Now()
+		n, err := pool.CopyFrom(ctx, pgx.Identifier{c.table}, c.columns, &rowSource{d: d, n: d.Rows, rows: c.rows})
+		if err != nil {
+			return fmt.Errorf("copy %s: %w", c.what, err)
+		}
+		logf("copied %d %s in %s", n, c.what, time.Since(begin).Round(time.Millisecond))
+		tables = append(tables, c.table)
+	}
 	begin := time.Now()
-	n, err := pool.CopyFrom(ctx, pgx.Identifier{"transactions"}, transactionCopyColumns,
-		&rowSource{d: d, n: d.rows, rows: func(t txRow) [][]any { return [][]any{t.values()} }})
-	if err != nil {
-		return fmt.Errorf("copy transactions: %w", err)
-	}
-	logf("copied %d transactions in %s", n, time.Since(begin).Round(time.Millisecond))
-	begin = time.Now()
-	if n, err = pool.CopyFrom(ctx, pgx.Identifier{"transaction_attempts"}, attemptCopyColumns,
-		&rowSource{d: d, n: d.rows, rows: txRow.attempts}); err != nil {
-		return fmt.Errorf("copy attempts: %w", err)
-	}
-	logf("copied %d attempts in %s", n, time.Since(begin).Round(time.Millisecond))
-	begin = time.Now()
-	if n, err = pool.CopyFrom(ctx, pgx.Identifier{"transaction_status_logs"}, statusLogCopyColumns,
-		&rowSource{d: d, n: d.rows, rows: txRow.statusLogs}); err != nil {
-		return fmt.Errorf("copy status logs: %w", err)
-	}
-	logf("copied %d status logs in %s", n, time.Since(begin).Round(time.Millisecond))
-	begin = time.Now()
-	if _, err := pool.Exec(ctx, `VACUUM (ANALYZE) transactions, transaction_attempts, transaction_status_logs`); err != nil {
+	if _, err := pool.Exec(ctx, `VACUUM (ANALYZE) `+strings.Join(tables, ", ")); err != nil {
 		return fmt.Errorf("vacuum analyze: %w", err)
 	}
 	logf("vacuum analyze in %s", time.Since(begin).Round(time.Millisecond))
 	return nil
 }
 
+// Prepare seeds the data set, or reuses it when the database already holds it.
+func (d *Dataset) Prepare(ctx context.Context, st *store.Store, pool *pgxpool.Pool, logf func(string, ...any)) error {
+	var count int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM transactions`).Scan(&count); err != nil {
+		return err
+	}
+	if count == d.Rows {
+		logf("reusing the %d transactions already seeded", count)
+		return d.reuse(ctx, st, pool)
+	}
+	if count != 0 {
+		return fmt.Errorf("the database holds %d transactions, not %d: drop it first", count, d.Rows)
+	}
+	logf("seeding %d transactions", d.Rows)
+	return d.Seed(ctx, st, pool, logf)
+}
+
 // createMerchants registers the big merchant (with LIVE and TEST keys) and the small ones.
-func (d *dataset) createMerchants(ctx context.Context, st *store.Store) error {
+func (d *Dataset) createMerchants(ctx context.Context, st *store.Store) error {
 	hash, err := sika.HashPassword("history bench password")
 	if err != nil {
 		return err
 	}
-	for k := 0; k <= d.others; k++ {
+	for k := 0; k <= d.Others; k++ {
 		member, m, err := st.RegisterMember(ctx, fmt.Sprintf("history-%d@sika.local", k), hash, "History Bench", false,
 			&store.NewMerchant{Name: fmt.Sprintf("Boutique %d", k), Country: "BJ", KYCStatus: sika.KYCVerified, IsActive: true})
 		if err != nil {
@@ -412,7 +442,7 @@ func (d *dataset) createMerchants(ctx context.Context, st *store.Store) error {
 		if k > 0 {
 			continue
 		}
-		d.main.ID = m.ID
+		d.Main.ID = m.ID
 		live, err := st.CreateAPIKey(ctx, m.ID, sika.EnvironmentLive, sika.ScopeBoth, "history bench", &member.ID)
 		if err != nil {
 			return err
@@ -421,12 +451,12 @@ func (d *dataset) createMerchants(ctx context.Context, st *store.Store) error {
 		if err != nil {
 			return err
 		}
-		d.main.Live, d.main.Test = live.Secret, test.Secret
+		d.Main.Live, d.Main.Test = live.Secret, test.Secret
 	}
 	return nil
 }
 
-func (d *dataset) loadNetworks(ctx context.Context, pool *pgxpool.Pool) error {
+func (d *Dataset) loadNetworks(ctx context.Context, pool *pgxpool.Pool) error {
 	rows, err := pool.Query(ctx, `SELECT n.id, c.iso_code, n.code FROM networks n JOIN countries c ON c.id = n.country_id`)
 	if err != nil {
 		return err
@@ -453,18 +483,18 @@ func (d *dataset) loadNetworks(ctx context.Context, pool *pgxpool.Pool) error {
 
 // reuse finds the big merchant of a data set seeded by an earlier run and gives it new keys
 // (secrets are shown only at creation).
-func (d *dataset) reuse(ctx context.Context, st *store.Store, pool *pgxpool.Pool) error {
-	if err := pool.QueryRow(ctx, `SELECT id FROM merchants WHERE name = 'Boutique 0'`).Scan(&d.main.ID); err != nil {
+func (d *Dataset) reuse(ctx context.Context, st *store.Store, pool *pgxpool.Pool) error {
+	if err := pool.QueryRow(ctx, `SELECT id FROM merchants WHERE name = 'Boutique 0'`).Scan(&d.Main.ID); err != nil {
 		return fmt.Errorf("find the big merchant: %w", err)
 	}
-	live, err := st.CreateAPIKey(ctx, d.main.ID, sika.EnvironmentLive, sika.ScopeBoth, "history bench", nil)
+	live, err := st.CreateAPIKey(ctx, d.Main.ID, sika.EnvironmentLive, sika.ScopeBoth, "history bench", nil)
 	if err != nil {
 		return err
 	}
-	test, err := st.CreateAPIKey(ctx, d.main.ID, sika.EnvironmentTest, sika.ScopeBoth, "history bench", nil)
+	test, err := st.CreateAPIKey(ctx, d.Main.ID, sika.EnvironmentTest, sika.ScopeBoth, "history bench", nil)
 	if err != nil {
 		return err
 	}
-	d.main.Live, d.main.Test = live.Secret, test.Secret
+	d.Main.Live, d.Main.Test = live.Secret, test.Secret
 	return nil
 }

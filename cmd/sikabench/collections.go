@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime/pprof"
+	"time"
+)
+
+// runCollections drives softpay with -c clients for -warmup + -d, waits for the accepted
+// payments to finish and counts the histories of a sample, with the CPU, the service's pool
+// and (with -cpuprofile) a CPU profile taken over the window.
+func runCollections(ctx context.Context, t *target, o options, offset time.Duration) (*report, error) {
+	var prof *os.File
+	if o.cpuProfile != "" {
+		var err error
+		if prof, err = os.Create(o.cpuProfile); err != nil {
+			return nil, fmt.Errorf("-cpuprofile: %w", err)
+		}
+		defer prof.Close()
+	}
+	var cpuTrack *cpuTracker
+	var cpu cpuUse
+	hooks := loadHooks{
+		windowStart: func() {
+			cpuTrack = startCPUTracker()
+			if t.pool != nil {
+				t.poolStart = t.pool.Stat()
+			}
+			if prof != nil {
+				if err := pprof.StartCPUProfile(prof); err != nil {
+					slog.Warn("cpu profile", "err", err)
+					prof = nil
+				}
+			}
+		},
+		windowEnd: func() {
+			if prof != nil {
+				pprof.StopCPUProfile()
+			}
+			cpu = cpuTrack.finish()
+			if t.pool != nil {
+				t.poolEnd = t.pool.Stat()
+			}
+		},
+	}
+	progress("collections: %d clients, %s warm-up + %s measured against %s", o.clients, o.warmup, o.duration, t.baseURL)
+	plan := loadPlan{clients: o.clients, warmup: o.warmup, duration: o.duration, max: o.max, rate: o.rate}
+	ld, err := runLoad(ctx, newSoftpayClient(t, o.clients), plan, hooks)
+	if err != nil {
+		return nil, fmt.Errorf("collections: %w", err)
+	}
+	if ctx.Err() != nil {
+		return nil, errors.New("interrupted")
+	}
+	if ld.window() < time.Second {
+		return nil, fmt.Errorf("the measurement window lasted %s: -max %d was reached during the warm-up", ld.window(), o.max)
+	}
+	progress("collections: load done (%d requests); waiting for the payments to finish", len(ld.samples))
+	comp, err := collectCompletions(ctx, t.db, ld.acceptedIDs(), offset, ld, 2*o.tick+30*time.Second)
+	if err != nil {
+		return nil, fmt.Errorf("collections: %w", err)
+	}
+	hist := countHistories(ctx, t, comp.successIDs, o.sample)
+	return &report{o: o, t: t, load: ld, comp: comp, hist: hist, cpu: cpu}, nil
+}
+
+// progress tells, on stderr, what the harness is doing.
+func progress(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "sikabench: "+format+"\n", args...)
+}
