@@ -198,10 +198,11 @@ func (s *Server) prepareCollection(ctx context.Context, req softpayRequest) (col
 	if c.network.Country != c.country.ID {
 		return c, sika.Errorf(sika.CodeNetworkCountry, "Network %s does not operate in %s.", c.network.Code, c.country.ISOCode)
 	}
-	if err := s.checkNetworkOpen(ctx, c.network, env, sika.DirectionInbound); err != nil {
+	gw, err := s.checkNetworkOpen(ctx, c.network, env, sika.DirectionInbound)
+	if err != nil {
 		return c, err
 	}
-	if c.network.OTPKind == sika.OTPPrePayment {
+	if c.network.OTPKind == sika.OTPPrePayment && !gateway.ConfirmsOnOwnPage(gw) {
 		if c.otp = strings.TrimSpace(req.OTP); c.otp == "" {
 			return c, sika.Errorf(sika.CodeOTPRequired, "%s needs a pre-payment OTP: %s", c.network.Code, c.network.OTPInstructions)
 		}
@@ -269,24 +270,24 @@ func (s *Server) priceCollection(ctx context.Context, n sika.Network, amount dec
 }
 
 // checkNetworkOpen refuses a network that is switched off or has no gateway in the environment
-// (for payouts: no gateway that can disburse).
-func (s *Server) checkNetworkOpen(ctx context.Context, n sika.Network, env sika.Environment, dir sika.Direction) error {
+// (for payouts: no gateway that can disburse), and returns the first gateway that will serve it.
+func (s *Server) checkNetworkOpen(ctx context.Context, n sika.Network, env sika.Environment, dir sika.Direction) (gateway.Gateway, error) {
 	if !n.IsActive {
-		return sika.Errorf(sika.CodeNetworkUnavailable, "%s is currently unavailable.", n.Code)
+		return nil, sika.Errorf(sika.CodeNetworkUnavailable, "%s is currently unavailable.", n.Code)
 	}
 	routes, err := s.store.GatewayRoutes(ctx, n.ID, env)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, r := range routes {
 		gw, err := s.cfg.Gateways.Gateway(r.Gateway)
 		if err == nil && (dir == sika.DirectionInbound || gateway.SupportsPayouts(gw)) {
-			return nil
+			return gw, nil
 		}
 	}
 	// No route, or none of its gateways configured in this deployment (a LIVE operator
 	// without credentials).
-	return sika.Errorf(sika.CodeNetworkUnavailable, "%s is not available in %s yet.", n.Code, env)
+	return nil, sika.Errorf(sika.CodeNetworkUnavailable, "%s is not available in %s yet.", n.Code, env)
 }
 
 // normaliseMetadata accepts a JSON object (or nothing) of at most 8 KiB.
@@ -484,7 +485,7 @@ func (s *Server) retryPayment(w http.ResponseWriter, r *http.Request) error {
 	if t.Status == sika.StatusFailed && network.OTPKind == sika.OTPPrePayment {
 		return sika.Errorf(sika.CodeOTPRequired, "%s needs a new pre-payment OTP: start a new payment.", network.Code)
 	}
-	if err := s.checkNetworkOpen(ctx, *network, t.Environment, sika.DirectionInbound); err != nil {
+	if _, err := s.checkNetworkOpen(ctx, *network, t.Environment, sika.DirectionInbound); err != nil {
 		return err
 	}
 	// Another network has its own price and limits: the retry is priced again.

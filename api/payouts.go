@@ -76,7 +76,7 @@ func (s *Server) initializePayout(w http.ResponseWriter, r *http.Request) error 
 	if network.Country != country.ID {
 		return sika.Errorf(sika.CodeNetworkCountry, "Network %s does not operate in %s.", network.Code, country.ISOCode)
 	}
-	if err := s.checkNetworkOpen(ctx, network, env, sika.DirectionOutbound); err != nil {
+	if _, err := s.checkNetworkOpen(ctx, network, env, sika.DirectionOutbound); err != nil {
 		return err
 	}
 	settings, err := s.store.MerchantSettings(ctx, merchant, env)

@@ -201,7 +201,7 @@ func (s *Server) createSettlement(w http.ResponseWriter, r *http.Request) error 
 	if !strings.EqualFold(req.Country, country.ISOCode) || req.Currency != country.DefaultCurrency {
 		return sika.Errorf(sika.CodeCurrencyCountry, "This payout method is paid from the %s wallet, in %s.", country.ISOCode, country.DefaultCurrency)
 	}
-	if err := s.checkNetworkOpen(ctx, network, env, sika.DirectionOutbound); err != nil {
+	if _, err := s.checkNetworkOpen(ctx, network, env, sika.DirectionOutbound); err != nil {
 		return err
 	}
 	ids, err := newIDs(2)

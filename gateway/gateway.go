@@ -140,6 +140,18 @@ func SupportsPayouts(g Gateway) bool {
 	return true
 }
 
+// PageConfirmed is implemented by gateways whose customers confirm a payment on the operator's
+// own page (a redirect, e.g. Orange WebPay): a network's pre-payment OTP is not asked for.
+type PageConfirmed interface {
+	ConfirmsOnOwnPage() bool
+}
+
+// ConfirmsOnOwnPage reports whether g's customers confirm on the operator's page.
+func ConfirmsOnOwnPage(g Gateway) bool {
+	p, ok := g.(PageConfirmed)
+	return ok && p.ConfirmsOnOwnPage()
+}
+
 // ErrCallbackIgnored is wrapped by ParseCallback errors about callbacks that are authentic but
 // report nothing we track (an event type we do not use, an operator's test event): the
 // receiver acknowledges them, so that the operator does not retry or flag our endpoint.

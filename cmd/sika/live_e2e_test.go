@@ -18,6 +18,7 @@ import (
 
 	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/gateway/mtnmomo/mtnfake"
+	"github.com/sikahq/sika/gateway/orange/orangefake"
 	"github.com/sikahq/sika/gateway/sandbox"
 	"github.com/sikahq/sika/gateway/wave/wavefake"
 	"github.com/sikahq/sika/internal/testenv"
@@ -39,6 +40,8 @@ type liveCase struct {
 	// signed: the operator's callback is signed, so it decides the payment by itself (without
 	// it, the outcome comes from a status read).
 	signed bool
+	// noPayouts: the operator only collects; a LIVE payout to its network is refused.
+	noPayouts bool
 }
 
 // TestLiveEndToEnd configures the service for LIVE through its environment variables only, as an
@@ -49,6 +52,7 @@ func TestLiveEndToEnd(t *testing.T) {
 	ctx := t.Context()
 	mtn := mtnfake.New(t)
 	wv := wavefake.New(t)
+	om := orangefake.New(t)
 	var base string // the API's URL, known once it listens
 	cases := []liveCase{{
 		gateway: liveMTN, country: "BJ", network: "MTN_BJ", phone: "97000000",
@@ -81,6 +85,21 @@ func TestLiveEndToEnd(t *testing.T) {
 			require.NoError(t, err)
 			resp.Body.Close()
 			assert.Equal(t, http.StatusOK, resp.StatusCode, "an authentic event about nothing of ours is acknowledged")
+		},
+	}, {
+		gateway: liveOrange, country: "CI", network: "ORANGE_CI", phone: "0707000000", noPayouts: true,
+		vars: map[string]string{
+			"SIKA_ORANGE_BASE_URL": om.URL(), "SIKA_ORANGE_CLIENT_ID": orangefake.ClientID,
+			"SIKA_ORANGE_CLIENT_SECRET": orangefake.ClientSecret, "SIKA_ORANGE_MERCHANT_KEY": orangefake.MerchantKey,
+			"SIKA_ORANGE_RETURN_URL": "https://shop.example/orange/return", "SIKA_ORANGE_CANCEL_URL": "https://shop.example/orange/cancel",
+		},
+		// The customer pays on Orange's page; Orange's notification (authenticated by its
+		// notif_token, unsigned) makes the service confirm with a status read at once.
+		customer: func(t *testing.T, next map[string]string) {
+			require.Equal(t, "redirect", next["type"])
+			require.NotEmpty(t, next["url"], "the answer carries Orange's payment page")
+			om.Pay(next["url"])
+			require.NoError(t, om.Notify(next["url"]))
 		},
 	}}
 
@@ -189,6 +208,11 @@ func TestLiveEndToEnd(t *testing.T) {
 
 			status, raw = call(t, "POST", "/api/v1/payouts/initialize/", map[string]string{"amount": "2000", "currency": "XOF",
 				"country": c.country, "method": c.network, "recipient": c.phone, "recipient_name": "Live payee"})
+			if c.noPayouts {
+				assert.Equal(t, http.StatusUnprocessableEntity, status, "%s", raw)
+				assert.Contains(t, string(raw), "network_unavailable")
+				return
+			}
 			require.Equal(t, http.StatusCreated, status, "%s", raw)
 			require.NoError(t, json.Unmarshal(raw, &p))
 			d = final(t, p.ID)

@@ -132,6 +132,9 @@ func (c *Client) Name() string { return c.cfg.Name }
 // SupportsPayouts is false: WebPay only collects (routing never sends a payout here).
 func (c *Client) SupportsPayouts() bool { return false }
 
+// ConfirmsOnOwnPage is true: the customer confirms on WebPay's page, so no pre-payment OTP.
+func (c *Client) ConfirmsOnOwnPage() bool { return true }
+
 // Collect creates the WebPay payment of req.Reference and answers PENDING with a redirect to its
 // payment page; GatewayReference is the pay_token. A reference Orange already holds a payment
 // for is answered from Memory and a status read, and is never created again.
