@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -40,34 +39,13 @@ func (contractHarness) New(t *testing.T) (gateway.Gateway, gatewaytest.Controls)
 	c.server = NewServer(Config{Gateways: []GatewayConfig{gw}, Tick: tick, PushTTL: 30 * tick,
 		HoldTimeout: 5 * time.Second, Logger: slog.New(slog.DiscardHandler)})
 	ts := httptest.NewServer(c.server)
-	closed := closedAddr(t)
-	c.transport = &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c.mu.Lock()
-		refuse := c.refuse
-		c.refuse = false
-		c.mu.Unlock()
-		if refuse {
-			addr = closed
-		}
-		var d net.Dialer
-		return d.DialContext(ctx, network, addr)
-	}}
-	t.Cleanup(c.transport.CloseIdleConnections)
+	c.conns = gatewaytest.NewConnections(t)
 	t.Cleanup(ts.Close)
 	t.Cleanup(c.server.Close)
 	c.client = NewClient(ClientConfig{Name: gw.Name, BaseURL: ts.URL, APIKey: gw.APIKey, CallbackSecret: gw.CallbackSecret,
-		HTTPClient: &http.Client{Transport: c.transport}, Timeout: 300 * time.Millisecond})
+		HTTPClient: c.conns.Client(), Timeout: 300 * time.Millisecond})
 	c.callbackURL = receiver.URL
 	return &steeredClient{Client: c.client, c: c}, c
-}
-
-// closedAddr returns a loopback address nobody listens on.
-func closedAddr(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close())
-	return addr
 }
 
 type recordedCallback struct {
@@ -81,12 +59,11 @@ type contractControls struct {
 	t           *testing.T
 	server      *Server
 	client      *Client
-	transport   *http.Transport
+	conns       *gatewaytest.Connections
 	callbackURL string
 
 	mu        sync.Mutex
 	next      []gatewaytest.Behaviour
-	refuse    bool
 	phones    map[string]string // reference → number it was created with
 	callbacks map[string][]recordedCallback
 }
@@ -134,8 +111,7 @@ func (c *contractControls) Next(b gatewaytest.Behaviour) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if b == gatewaytest.RefuseConnection {
-		c.refuse = true
-		c.transport.CloseIdleConnections()
+		c.conns.RefuseNext()
 		return
 	}
 	c.next = append(c.next, b)

@@ -6,12 +6,10 @@
 package mtnfake
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -60,13 +58,12 @@ type Server struct {
 	tokenDelay    time.Duration
 	ops           map[string]*fakeOp // X-Reference-Id → operation
 	next          []gatewaytest.Behaviour
-	refuse        bool // the next dial is refused
 	nextStatus    int  // a forced answer to the next initiation (0: none)
 	nextCreate    bool // whether that forced answer creates the operation first
 	seqTx         int
 	requests      []SeenRequest
-	rejectBearer  bool            // refuse every Bearer token
-	transport     *http.Transport // the adapter's, to drop idle connections before a refusal
+	rejectBearer  bool                     // refuse every Bearer token
+	conns         *gatewaytest.Connections // the adapter\'s client, whose next dial Next can refuse
 }
 
 // SeenRequest records what an API call carried.
@@ -89,34 +86,11 @@ func (f *Server) URL() string { return f.srv.URL }
 // HTTPClient returns a client for the adapter whose dials go through the fake's refusal switch
 // (Next(gatewaytest.RefuseConnection) refuses the next one).
 func (f *Server) HTTPClient(t testing.TB) *http.Client {
-	closed := closedAddr(t)
-	transport := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-		f.mu.Lock()
-		refuse := f.refuse
-		f.refuse = false
-		f.mu.Unlock()
-		if refuse {
-			addr = closed // a real connection refused
-		}
-		var d net.Dialer
-		return d.DialContext(ctx, network, addr)
-	}}
-	t.Cleanup(transport.CloseIdleConnections)
+	conns := gatewaytest.NewConnections(t)
 	f.mu.Lock()
-	f.transport = transport
+	f.conns = conns
 	f.mu.Unlock()
-	return &http.Client{Transport: transport}
-}
-
-// closedAddr returns a loopback address nobody listens on.
-func closedAddr(t testing.TB) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
-	return addr
+	return conns.Client()
 }
 
 func (f *Server) errorf(format string, args ...any) {
@@ -367,9 +341,8 @@ func (f *Server) Next(b gatewaytest.Behaviour) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if b == gatewaytest.RefuseConnection {
-		f.refuse = true // the next dial, whichever endpoint it is for
-		if f.transport != nil {
-			f.transport.CloseIdleConnections()
+		if f.conns != nil {
+			f.conns.RefuseNext() // the next dial, whichever endpoint it is for
 		}
 		return
 	}

@@ -208,9 +208,8 @@ func (f *Server) Next(b gatewaytest.Behaviour) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if b == gatewaytest.RefuseConnection {
-		f.refuse = true
-		if f.transport != nil {
-			f.transport.CloseIdleConnections()
+		if f.conns != nil {
+			f.conns.RefuseNext() // the next dial, whichever endpoint it is for
 		}
 		return
 	}

@@ -18,12 +18,10 @@ package orangefake
 
 import (
 	"bytes"
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -114,7 +112,6 @@ type Server struct {
 	byPayToken    map[string]*payment
 	next          []gatewaytest.Behaviour
 	nextOutcome   []string // overrides of the next payments' customer outcome
-	refuse        bool     // the next dial is refused
 	forced        int      // a forced answer to the next initiation (0: none)
 	forcedCreate  bool     // whether that forced answer creates the payment first
 	forcedBody    string   // its body
@@ -125,7 +122,7 @@ type Server struct {
 	sessionTTL    time.Duration
 	seq           int
 	requests      []SeenRequest
-	transport     *http.Transport // the adapter's, to drop idle connections before a refusal
+	conns         *gatewaytest.Connections // the adapter\'s client, whose next dial Next can refuse
 }
 
 // New starts a fake Orange on loopback, closed when t ends. Its customers act only when told
@@ -144,34 +141,11 @@ func (f *Server) URL() string { return f.srv.URL }
 // HTTPClient returns a client for the adapter whose dials go through the fake's refusal switch
 // (Next(gatewaytest.RefuseConnection) refuses the next one).
 func (f *Server) HTTPClient(t testing.TB) *http.Client {
-	closed := closedAddr(t)
-	transport := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-		f.mu.Lock()
-		refuse := f.refuse
-		f.refuse = false
-		f.mu.Unlock()
-		if refuse {
-			addr = closed // a real connection refused
-		}
-		var d net.Dialer
-		return d.DialContext(ctx, network, addr)
-	}}
-	t.Cleanup(transport.CloseIdleConnections)
+	conns := gatewaytest.NewConnections(t)
 	f.mu.Lock()
-	f.transport = transport
+	f.conns = conns
 	f.mu.Unlock()
-	return &http.Client{Transport: transport}
-}
-
-// closedAddr returns a loopback address nobody listens on.
-func closedAddr(t testing.TB) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
-	return addr
+	return conns.Client()
 }
 
 func (f *Server) errorf(format string, args ...any) {

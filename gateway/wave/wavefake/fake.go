@@ -11,11 +11,9 @@
 package wavefake
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -90,11 +88,10 @@ type Server struct {
 	idempotent               map[string]string       // "api key" → canonical body + "\x00" + id
 	next                     []gatewaytest.Behaviour
 	forced                   []Answer
-	refuse                   bool // the next dial is refused
-	transport                *http.Transport
-	rejectDuplicateReference bool // 409 to a second session with the same client_reference
-	ignoreIdempotency        bool // behave as if idempotency-key were not supported
-	echoAuthorization        bool // error answers quote the Authorization header (a leaky proxy)
+	conns                    *gatewaytest.Connections // the adapter\'s client, whose next dial Next can refuse
+	rejectDuplicateReference bool                     // 409 to a second session with the same client_reference
+	ignoreIdempotency        bool                     // behave as if idempotency-key were not supported
+	echoAuthorization        bool                     // error answers quote the Authorization header (a leaky proxy)
 	requests                 []Request
 	seq                      int
 	timers                   []*time.Timer
@@ -124,34 +121,11 @@ func (f *Server) URL() string { return f.srv.URL }
 // HTTPClient returns a client for the adapter whose dials go through the fake's refusal switch
 // (Next(gatewaytest.RefuseConnection) refuses the next one).
 func (f *Server) HTTPClient(t testing.TB) *http.Client {
-	closed := closedAddr(t)
-	transport := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-		f.mu.Lock()
-		refuse := f.refuse
-		f.refuse = false
-		f.mu.Unlock()
-		if refuse {
-			addr = closed // a real connection refused
-		}
-		var d net.Dialer
-		return d.DialContext(ctx, network, addr)
-	}}
-	t.Cleanup(transport.CloseIdleConnections)
+	conns := gatewaytest.NewConnections(t)
 	f.mu.Lock()
-	f.transport = transport
+	f.conns = conns
 	f.mu.Unlock()
-	return &http.Client{Transport: transport}
-}
-
-// closedAddr returns a loopback address nobody listens on.
-func closedAddr(t testing.TB) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
-	return addr
+	return conns.Client()
 }
 
 func (f *Server) errorf(format string, args ...any) {
@@ -668,9 +642,8 @@ func (f *Server) Next(b gatewaytest.Behaviour) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if b == gatewaytest.RefuseConnection {
-		f.refuse = true // the next dial, whichever endpoint it is for
-		if f.transport != nil {
-			f.transport.CloseIdleConnections()
+		if f.conns != nil {
+			f.conns.RefuseNext() // the next dial, whichever endpoint it is for
 		}
 		return
 	}
