@@ -64,9 +64,16 @@ func TestCloseStopsEverything(t *testing.T) {
 	require.NoError(t, <-held, "Close releases a held response")
 	server.Close() // idempotent
 
-	mu.Lock()
-	deliveries := received
-	mu.Unlock()
+	// A delivery written just before Close may reach the receiver's handler just after it:
+	// let what was already on the wire land (two quiet ticks); then nothing more may come.
+	deliveries := -1
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		settled := received == deliveries
+		deliveries = received
+		return settled
+	}, patience, 2*tick)
 	require.Never(t, func() bool {
 		mu.Lock()
 		defer mu.Unlock()
