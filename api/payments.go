@@ -87,8 +87,9 @@ func (s *Server) softpay(w http.ResponseWriter, r *http.Request) error {
 // acceptBurst is how many collections may be admitted back to back before pacing applies.
 const acceptBurst = 2
 
-// admitPayment applies the service-wide acceptance rate (PaymentAcceptPerSecond), paced: the
-// accepted collections arrive as an even flow instead of a burst at the start of each second.
+// admitPayment applies the service-wide acceptance rate (PaymentAcceptPerSecond) to collections
+// and payouts together (each starts a workflow: they share what the workers can finish), paced:
+// what is accepted arrives as an even flow instead of a burst at the start of each second.
 func (s *Server) admitPayment(w http.ResponseWriter, r *http.Request) error {
 	if s.cfg.PaymentAcceptPerSecond <= 0 {
 		return nil

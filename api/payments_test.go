@@ -566,6 +566,11 @@ func TestDashboardMoneyRoutesCheckStanding(t *testing.T) {
 func TestPaymentBackPressure(t *testing.T) {
 	ps := payments(t)
 	acct := ps.newAccount(t, true)
+	fund(t, acct, "BJ", "MTN_BJ", "50000")
+	whitelistLoopback(t, acct, sika.EnvironmentTest)
+	before := ps.wallet(t, acct)
+	// One a second, in bursts of two: the third request and the payout right after are refused
+	// (unless this machine takes a whole second between them).
 	ps.cfg.PaymentAcceptPerSecond = 1
 	defer func() { ps.cfg.PaymentAcceptPerSecond = 0 }()
 	var accepted, refused int
@@ -584,4 +589,29 @@ func TestPaymentBackPressure(t *testing.T) {
 	}
 	assert.GreaterOrEqual(t, refused, 1, "past the cap the service pushes back")
 	assert.GreaterOrEqual(t, accepted, 1)
+
+	// Payouts share the budget (both start workflows): refused before anything is written.
+	payouts, refusedPayouts := 0, 0
+	for range 3 {
+		r := ps.payout(t, acct, payoutBody("97000123"))
+		switch r.Status {
+		case 201:
+			payouts++
+		case 503:
+			refusedPayouts++
+			assert.Equal(t, "service_unavailable", r.code())
+			assert.NotEmpty(t, r.Header.Get("Retry-After"))
+		default:
+			t.Errorf("unexpected %d: %s", r.Status, r.Body)
+		}
+	}
+	assert.GreaterOrEqual(t, refusedPayouts, 1)
+	var written int
+	require.NoError(t, testStore.Pool().QueryRow(t.Context(), `SELECT count(*) FROM transactions WHERE merchant_id = $1 AND transaction_type = 'RETRAIT'`,
+		acct.Merchant.ID).Scan(&written))
+	assert.Equal(t, payouts, written, "a refused payout writes nothing")
+	if payouts == 0 {
+		after := ps.wallet(t, acct)
+		assert.Equal(t, before.AvailableAmount, after.AvailableAmount, "nothing held")
+	}
 }

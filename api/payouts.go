@@ -30,6 +30,9 @@ type payoutRequest struct {
 // number. The record and the hold on the wallet are written in one Postgres transaction; a
 // wallet that cannot cover it is refused before anything is written.
 func (s *Server) initializePayout(w http.ResponseWriter, r *http.Request) error {
+	if err := s.admitPayment(w, r); err != nil {
+		return err
+	}
 	var req payoutRequest
 	if err := decodeBody(r, &req); err != nil {
 		return err

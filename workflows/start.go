@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -127,26 +128,55 @@ func SweepOutbox(ctx context.Context, st *store.Store, c client.Client, interval
 	}
 }
 
-// SweepOutboxOnce starts the due entries older than minAgeSeconds and returns how many it
-// started.
+// sweepConcurrency bounds the workflow starts one sweep makes at once: a burst of webhook
+// events must not wait for each other's round trip to Temporal.
+const sweepConcurrency = 16
+
+// SweepOutboxOnce starts the due entries older than minAgeSeconds, up to sweepConcurrency at
+// a time, and returns how many it started.
 func SweepOutboxOnce(ctx context.Context, st *store.Store, c client.Client, minAgeSeconds int) (int, error) {
 	entries, err := st.DueOutbox(ctx, minAgeSeconds, 100)
 	if err != nil {
 		return 0, err
 	}
-	started := 0
+	var (
+		mu      sync.Mutex
+		started int
+		errs    []error
+		wg      sync.WaitGroup
+		slots   = make(chan struct{}, sweepConcurrency)
+	)
 	for _, e := range entries {
-		if err := StartFromOutbox(ctx, c, e); err != nil {
-			delay := min(5<<min(e.Attempts, 6), 300)
-			if derr := st.DeferOutbox(ctx, e.ID, err.Error(), delay); derr != nil {
-				return started, errors.Join(err, derr)
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			ok, err := startOutboxEntry(ctx, st, c, e)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, err)
 			}
-			continue
-		}
-		if err := st.DeleteOutbox(ctx, e.ID); err != nil {
-			return started, err
-		}
-		started++
+			if ok {
+				started++
+			}
+		})
 	}
-	return started, nil
+	wg.Wait()
+	return started, errors.Join(errs...)
+}
+
+// startOutboxEntry starts one entry's workflow and deletes the entry (started); a start that
+// fails is deferred with backoff (not started, and not an error of the sweep).
+func startOutboxEntry(ctx context.Context, st *store.Store, c client.Client, e store.OutboxEntry) (started bool, err error) {
+	if err := StartFromOutbox(ctx, c, e); err != nil {
+		delay := min(5<<min(e.Attempts, 6), 300)
+		if derr := st.DeferOutbox(ctx, e.ID, err.Error(), delay); derr != nil {
+			return false, errors.Join(err, derr)
+		}
+		return false, nil
+	}
+	if err := st.DeleteOutbox(ctx, e.ID); err != nil {
+		return false, err
+	}
+	return true, nil
 }
