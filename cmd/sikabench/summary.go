@@ -158,12 +158,12 @@ func (c *combined) printSummary(w io.Writer) {
 		rate := c.coll.figures().accept.rate(c.coll.load)
 		fmt.Fprintf(w, "\n  accept %s/s = %.1f%% of the Postgres ceiling of %s/s measured in this run\n", thousands(rate), 100*rate/c.pg.tps, thousands(c.pg.tps))
 		if c.o.self && c.o.acceptRate > 0 {
-			fmt.Fprintf(w, "    (the service's back-pressure caps collections at %d/s: -accept-rate; 0 lifts it)\n", c.o.acceptRate)
+			fmt.Fprintf(w, "    (the service's back-pressure caps collections and payouts together at %d/s: -accept-rate; 0 lifts it)\n", c.o.acceptRate)
 		}
 	}
 	if c.payouts != nil && c.pg != nil && c.pg.tps > 0 {
 		rate := c.payouts.load.acceptStats().rate(c.payouts.load)
-		fmt.Fprintf(w, "  payouts accept %s/s = %.1f%% of the same ceiling (payouts have no back-pressure)\n", thousands(rate), 100*rate/c.pg.tps)
+		fmt.Fprintf(w, "  payouts accept %s/s = %.1f%% of the same ceiling (paced by the same cap)\n", thousands(rate), 100*rate/c.pg.tps)
 	}
 	if c.coll != nil || len(c.exports) >= 2 {
 		fmt.Fprintf(w, "\nTARGETS\n")
