@@ -36,6 +36,14 @@ test: deps build temporal-cli
 bench: deps build temporal-cli
 	$(GO) run ./cmd/sikabench $(BENCH_FLAGS)
 
+## chaos: the whole service (real `sika api` and `sika worker` processes, durable Postgres, Temporal
+## with its state on disk) under a mixed load while the worker, the API, Temporal and Postgres are
+## killed and restarted; checks that no money is lost and exits non-zero on any violation
+## (CHAOS_FLAGS="-ops 3000 -faults 30 -seed 7 -keep"; a short version runs in make test)
+.PHONY: chaos
+chaos: deps build temporal-cli
+	$(GO) run ./cmd/sikachaos -sika-bin $(BIN)/sika $(CHAOS_FLAGS)
+
 ## bench-history: transaction list, search and CSV export on 1,000,000 transactions in a throw-away Postgres (HISTORY_BENCH_FLAGS="-n 200 …")
 .PHONY: bench-history
 bench-history: deps
