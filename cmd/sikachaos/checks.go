@@ -417,21 +417,28 @@ func (q quietState) String() string {
 		q.pending, q.outbox, q.undelivered, q.sandboxOpen)
 }
 
-// awaitQuiescence waits (bounded) until no transaction is PENDING, the outbox is empty, every
-// event has reached the receiver and every sandbox operation is final. Past the bound the checks
-// run anyway and report what is stuck.
+// awaitQuiescence waits until no transaction is PENDING, the outbox is empty, every event has
+// reached the receiver and every sandbox operation is final; it gives up after 4 minutes, or
+// after 90 s without any progress (longer than any wait of the service's: a push lifetime, a
+// webhook retry). The checks then run anyway and report what is stuck.
 func (h *harness) awaitQuiescence(ctx context.Context, rep *report) error {
 	start := time.Now()
-	const bound = 4 * time.Minute
+	const bound, stall = 4 * time.Minute, 90 * time.Second
+	var last quietState
+	lastChange := start
 	for {
 		q, err := h.readQuiet(ctx)
 		if err == nil && q == (quietState{}) {
 			rep.quiescence = time.Since(start)
 			return nil
 		}
-		if time.Since(start) > bound {
+		if q != last {
+			last, lastChange = q, time.Now()
+		}
+		if time.Since(start) > bound || time.Since(lastChange) > stall {
 			rep.quiescence = time.Since(start)
-			rep.notQuiet = fmt.Sprintf("not quiet after %s: %v (err %v)", bound, q, err)
+			rep.notQuiet = fmt.Sprintf("not quiet after %s (no progress for %s): %v (err %v)",
+				round(time.Since(start)), round(time.Since(lastChange)), q, err)
 			return nil
 		}
 		select {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -183,11 +184,14 @@ func (s *service) readySince(t time.Time) bool {
 	if !running {
 		return false
 	}
-	b, err := os.ReadFile(s.logPath)
-	if err != nil || int64(len(b)) < offset {
+	f, err := os.Open(s.logPath)
+	if err != nil {
 		return false
 	}
-	return bytes.Contains(b[offset:], []byte(s.readyLine))
+	defer f.Close()
+	// What the process wrote since it started; the ready line comes within its first lines.
+	b, err := io.ReadAll(io.NewSectionReader(f, offset, 1<<20))
+	return err == nil && bytes.Contains(b, []byte(s.readyLine))
 }
 
 // state describes the service for error messages.
