@@ -12,6 +12,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/sikahq/sika/activities"
@@ -39,9 +40,10 @@ func StartPayout(ctx context.Context, c client.Client, in activities.PaymentInpu
 	return startOperation(ctx, c, PayoutWorkflowID(in.TransactionID), Payout, in)
 }
 
-// StartPayment starts a payment run. A run already going under the id is fine (the outbox
-// sweeper and the API may both start it); a run of an older attempt that starts late ends at
-// once, because the workflow acts only on the transaction's current run.
+// StartPayment starts a payment run. The same run already going under the id is fine (the
+// outbox sweeper and the API may both start it). An older run still open is not: it will end
+// without acting on this run, so the start answers an error and its outbox row stays for the
+// sweeper to try again once the older run has closed. The run number is kept in the memo.
 func StartPayment(ctx context.Context, c client.Client, in activities.PaymentInput) error {
 	return startOperation(ctx, c, PaymentWorkflowID(in.TransactionID), Payment, in)
 }
@@ -53,10 +55,31 @@ func startOperation(ctx context.Context, c client.Client, id string, wf any, in 
 		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
+		Memo:                                     map[string]any{"run": in.Run},
 	}, wf, in)
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
-	if err != nil && !errors.As(err, &started) && !temporal.IsWorkflowExecutionAlreadyStartedError(err) {
+	if err == nil {
+		return nil
+	}
+	if !errors.As(err, &started) && !temporal.IsWorkflowExecutionAlreadyStartedError(err) {
 		return fmt.Errorf("start %s: %w", id, err)
+	}
+	// The execution open under the id may be an older run of the transaction that has not closed
+	// yet: it will end without acting on this run, so this start must happen again later.
+	d, err := c.DescribeWorkflowExecution(ctx, id, "")
+	if err != nil {
+		return fmt.Errorf("describe %s: %w", id, err)
+	}
+	info := d.GetWorkflowExecutionInfo()
+	if info.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		return fmt.Errorf("start %s run %d: the open execution closed meanwhile; start again", id, in.Run)
+	}
+	var run int
+	if p := info.GetMemo().GetFields()["run"]; p != nil {
+		_ = converter.GetDefaultDataConverter().FromPayload(p, &run)
+	}
+	if run != 0 && run < in.Run {
+		return fmt.Errorf("start %s run %d: run %d is still open; start again once it has closed", id, in.Run, run)
 	}
 	return nil
 }
