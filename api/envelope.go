@@ -7,8 +7,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"go.temporal.io/api/serviceerror"
 
 	"github.com/sikahq/sika"
 )
@@ -99,11 +101,21 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	writeJSON(w, statusOf(e.Code), envelope{Error: businessError{Code: e.Code, Message: e.Message}})
 }
 
-// dependencyDown reports whether err comes from Postgres or the network being unreachable
-// rather than from a bug: such a request is safe to retry.
+// dependencyDown reports whether err comes from Postgres, Temporal or the network being
+// unreachable or going down rather than from a bug: such a request is safe to retry.
 func dependencyDown(err error) bool {
 	var connectErr *pgconn.ConnectError
 	var netErr net.Error
+	var pgErr *pgconn.PgError
+	var unavailable *serviceerror.Unavailable
+	var temporalDeadline *serviceerror.DeadlineExceeded
+	switch {
+	case errors.As(err, &pgErr):
+		// 08: connection exceptions; 57P01-57P03: the server shutting down or starting up.
+		return strings.HasPrefix(pgErr.Code, "08") || strings.HasPrefix(pgErr.Code, "57P")
+	case errors.As(err, &unavailable), errors.As(err, &temporalDeadline):
+		return true
+	}
 	return errors.As(err, &connectErr) || errors.As(err, &netErr) ||
 		errors.Is(err, context.DeadlineExceeded) || pgconn.SafeToRetry(err)
 }

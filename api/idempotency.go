@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"net/http"
+	"time"
 	"unicode/utf8"
 
 	"github.com/sikahq/sika"
@@ -87,9 +88,9 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, h handlerFun
 	completed := false
 	defer func() {
 		if !completed {
-			if err := s.store.ReleaseIdempotencyKey(context.WithoutCancel(ctx), req); err != nil {
-				logFrom(ctx).Error("release idempotency key", "err", err)
-			}
+			s.persist(ctx, "release idempotency key", func(ctx context.Context) error {
+				return s.store.ReleaseIdempotencyKey(ctx, req)
+			})
 		}
 	}()
 	rec := &captureWriter{ResponseWriter: w}
@@ -101,13 +102,42 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, h handlerFun
 		return nil
 	}
 	resp := store.StoredResponse{Status: rec.status, ContentType: rec.Header().Get("Content-Type"), Body: rec.body.Bytes()}
-	if err := s.store.CompleteIdempotencyKey(context.WithoutCancel(ctx), req, resp); err != nil {
-		logFrom(ctx).Error("store idempotent response", "err", err)
-		return nil
-	}
 	completed = true
+	s.persist(ctx, "store idempotent response", func(ctx context.Context) error {
+		return s.store.CompleteIdempotencyKey(ctx, req, resp)
+	})
 	return nil
 }
+
+// persist runs a write that must not be lost to a short Postgres outage (the key's release
+// after a 5xx, its stored response): at once, and when that fails again in the background with
+// backoff for up to persistFor. Without it, a key would stay claimed until its lease ends and
+// the merchant's retry with the same key would get idempotency_key_in_use meanwhile.
+func (s *Server) persist(ctx context.Context, what string, write func(context.Context) error) {
+	ctx = context.WithoutCancel(ctx)
+	err := write(ctx)
+	if err == nil {
+		return
+	}
+	logFrom(ctx).Warn(what+" failed; retrying in the background", "err", err)
+	go func() {
+		deadline := time.Now().Add(persistFor)
+		for wait := 250 * time.Millisecond; time.Now().Before(deadline); wait = min(2*wait, 5*time.Second) {
+			time.Sleep(wait)
+			wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			err = write(wctx)
+			cancel()
+			if err == nil {
+				logFrom(ctx).Info(what + " done after a retry")
+				return
+			}
+		}
+		logFrom(ctx).Error(what+" abandoned; the key's lease will free it", "err", err)
+	}()
+}
+
+// persistFor bounds the background retries of persist.
+const persistFor = time.Minute
 
 // requestHash identifies a request for idempotency: method, path and the body, canonicalised
 // when it is JSON so that key order and spacing do not make two equal requests differ.

@@ -49,7 +49,7 @@ type Config struct {
 	// IdempotencyTTL is how long an Idempotency-Key is kept (contract: 24 hours).
 	IdempotencyTTL time.Duration
 	// IdempotencyLease is how long an in-flight claim is protected before another request may
-	// take it over (its process is presumed dead).
+	// take it over (its process is presumed dead); default DefaultIdempotencyLease.
 	IdempotencyLease time.Duration
 	// TrustedProxies are the addresses whose X-Forwarded-For is believed.
 	TrustedProxies []netip.Prefix
@@ -89,6 +89,10 @@ type Server struct {
 	starts chan struct{}
 }
 
+// DefaultIdempotencyLease outlasts the longest idempotent request (a confirm-otp waits at most
+// 30 s for the gateway), so a live request is never taken over.
+const DefaultIdempotencyLease = time.Minute
+
 // maxConcurrentStarts bounds the workflow starts in flight from one API process.
 const maxConcurrentStarts = 32
 
@@ -119,7 +123,7 @@ func NewServer(cfg Config, st *store.Store) *Server {
 		cfg.IdempotencyTTL = 24 * time.Hour
 	}
 	if cfg.IdempotencyLease == 0 {
-		cfg.IdempotencyLease = 2 * time.Minute
+		cfg.IdempotencyLease = DefaultIdempotencyLease
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	key := sha256.Sum256(append([]byte("sika cursor key\x00"), cfg.JWTSecret...))

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sikahq/sika/api"
 )
 
 // Config is every setting of the service. It is read from environment variables here and
@@ -68,6 +70,9 @@ type Config struct {
 	PaymentAcceptPerSecond int
 	// IdempotencyTTL is how long Idempotency-Keys are kept (SIKA_IDEMPOTENCY_TTL, default 24h).
 	IdempotencyTTL time.Duration
+	// IdempotencyLease is how long a request in flight holds its key before a retry may take it
+	// over, its process presumed dead (SIKA_IDEMPOTENCY_LEASE, default 1m).
+	IdempotencyLease time.Duration
 	// TrustedProxies are CIDR ranges whose X-Forwarded-For is believed (SIKA_TRUSTED_PROXIES,
 	// comma-separated, default none).
 	TrustedProxies []netip.Prefix
@@ -141,6 +146,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		}
 	}
 	durationVar("SIKA_IDEMPOTENCY_TTL", 24*time.Hour, time.Minute, &c.IdempotencyTTL)
+	durationVar("SIKA_IDEMPOTENCY_LEASE", api.DefaultIdempotencyLease, 35*time.Second, &c.IdempotencyLease)
 	durationVar("SIKA_PUSH_LIFETIME", 5*time.Minute, 5*time.Second, &c.PushLifetime)
 	durationVar("SIKA_OUTBOX_SWEEP_INTERVAL", 5*time.Second, 100*time.Millisecond, &c.OutboxSweepInterval)
 	for _, part := range strings.Split(getenv("SIKA_TRUSTED_PROXIES"), ",") {

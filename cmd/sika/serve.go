@@ -92,6 +92,7 @@ func serveAPI(ctx context.Context, cfg Config, st *store.Store, tc client.Client
 		Limiter:                  limiter,
 		Pacer:                    pacer,
 		IdempotencyTTL:           cfg.IdempotencyTTL,
+		IdempotencyLease:         cfg.IdempotencyLease,
 		PaymentAcceptPerSecond:   cfg.PaymentAcceptPerSecond,
 		TrustedProxies:           cfg.TrustedProxies,
 		Temporal:                 tc,
