@@ -7,14 +7,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/http/httptrace"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/sikahq/sika/gateway"
@@ -359,11 +355,6 @@ func (c *Client) do(ctx context.Context, ts *tokenSource, method, path string, h
 func (c *Client) send(ctx context.Context, op, method, path string, headers http.Header, payload []byte) (int, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
-	var wrote atomic.Bool
-	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-		WroteHeaders: func() { wrote.Store(true) },
-		WroteRequest: func(httptrace.WroteRequestInfo) { wrote.Store(true) },
-	})
 	var body io.Reader
 	if payload != nil {
 		body = bytes.NewReader(payload)
@@ -377,33 +368,7 @@ func (c *Client) send(ctx context.Context, op, method, path string, headers http
 	if payload != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := c.cfg.HTTPClient.Do(req)
-	if err != nil {
-		return 0, nil, classifyTransportError(op, err, wrote.Load())
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
-	if err != nil {
-		return 0, nil, gateway.Ambiguous(fmt.Errorf("%s: read answer: %w", op, err))
-	}
-	return resp.StatusCode, raw, nil
-}
-
-// classifyTransportError tells a request that never left (DNS failure, refused dial:
-// unavailable) from one that was sent and then lost (ambiguous). The error text carries the
-// operation only: never headers, so never a secret.
-func classifyTransportError(op string, err error, wrote bool) error {
-	err = fmt.Errorf("%s: %w", op, err)
-	if _, ok := errors.AsType[*net.DNSError](err); ok {
-		return gateway.Unavailable(err)
-	}
-	if opErr, ok := errors.AsType[*net.OpError](err); ok && opErr.Op == "dial" {
-		return gateway.Unavailable(err)
-	}
-	if !wrote {
-		return gateway.Unavailable(err)
-	}
-	return gateway.Ambiguous(err)
+	return gateway.Exchange(c.cfg.HTTPClient, op, req, maxResponse)
 }
 
 // classifyAnswer maps a non-2xx answer of an initiation or a status read.

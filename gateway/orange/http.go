@@ -4,14 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
-	"net/http/httptrace"
 	"strings"
-	"sync/atomic"
 
 	"github.com/sikahq/sika/gateway"
 )
@@ -54,40 +49,13 @@ func (c *Client) call(ctx context.Context, path string, in any) (int, []byte, er
 func (c *Client) send(ctx context.Context, op, path string, headers http.Header, payload []byte) (int, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
-	var written atomic.Bool
-	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-		WroteHeaders: func() { written.Store(true) },
-		WroteRequest: func(httptrace.WroteRequestInfo) { written.Store(true) },
-	})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, bytes.NewReader(payload))
 	if err != nil {
 		return 0, nil, gateway.Unavailable(fmt.Errorf("%s: %w", op, err))
 	}
 	req.Header = headers
 	req.Header.Set("Accept", "application/json")
-	resp, err := c.cfg.HTTPClient.Do(req)
-	if err != nil {
-		return 0, nil, transportError(op, err, written.Load())
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
-	if err != nil {
-		return 0, nil, gateway.Ambiguous(fmt.Errorf("%s: read answer: %w", op, err))
-	}
-	return resp.StatusCode, raw, nil
-}
-
-// transportError classifies a failed exchange. Its text names the operation and the network
-// error only, never a header or a body, so never a credential.
-func transportError(op string, err error, written bool) error {
-	err = fmt.Errorf("%s: %w", op, err)
-	var dnsErr *net.DNSError
-	var opErr *net.OpError
-	switch {
-	case errors.As(err, &dnsErr), errors.As(err, &opErr) && opErr.Op == "dial", !written:
-		return gateway.Unavailable(err)
-	}
-	return gateway.Ambiguous(err)
+	return gateway.Exchange(c.cfg.HTTPClient, op, req, maxAnswer)
 }
 
 // answerError maps a non-2xx answer that is not a token refusal; secrets are the payment's

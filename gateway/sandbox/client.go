@@ -7,12 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/http/httptrace"
 	"net/url"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/sikahq/sika/gateway"
@@ -193,13 +190,6 @@ func (c *Client) call(ctx context.Context, method, path string, in, out any) err
 		}
 		payload = bytes.NewReader(raw)
 	}
-	// wrote is set once any byte of the request may have reached the sandbox: a failure
-	// before that is "unavailable", after it "ambiguous".
-	var wrote atomic.Bool
-	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-		WroteHeaders: func() { wrote.Store(true) },
-		WroteRequest: func(httptrace.WroteRequestInfo) { wrote.Store(true) },
-	})
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, payload)
 	if err != nil {
 		return gateway.Unavailable(fmt.Errorf("%s %s: %w", c.cfg.Name, path, err))
@@ -210,39 +200,17 @@ func (c *Client) call(ctx context.Context, method, path string, in, out any) err
 		req.Header.Set("Content-Type", "application/json")
 	}
 	op := c.cfg.Name + " " + method + " " + path
-	resp, err := c.cfg.HTTPClient.Do(req)
+	status, raw, err := gateway.Exchange(c.cfg.HTTPClient, op, req, maxResponse)
 	if err != nil {
-		return classifyTransportError(op, err, wrote.Load())
+		return err
 	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
-	if err != nil {
-		return gateway.Ambiguous(fmt.Errorf("%s: read answer: %w", op, err))
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return classifyAnswer(op, resp.StatusCode, raw)
+	if status < 200 || status > 299 {
+		return classifyAnswer(op, status, raw)
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
 		return gateway.Ambiguous(fmt.Errorf("%s: decode answer: %w", op, err))
 	}
 	return nil
-}
-
-// classifyTransportError tells a request that never left (DNS failure, refused or timed-out
-// dial: unavailable, safe to send elsewhere) from one that was sent and then lost (timeout
-// or broken connection: ambiguous, only a status read can tell).
-func classifyTransportError(op string, err error, wrote bool) error {
-	err = fmt.Errorf("%s: %w", op, err)
-	if _, ok := errors.AsType[*net.DNSError](err); ok {
-		return gateway.Unavailable(err)
-	}
-	if opErr, ok := errors.AsType[*net.OpError](err); ok && opErr.Op == "dial" {
-		return gateway.Unavailable(err)
-	}
-	if !wrote {
-		return gateway.Unavailable(err)
-	}
-	return gateway.Ambiguous(err)
 }
 
 // classifyAnswer maps a non-2xx answer onto the gateway error taxonomy.

@@ -4,14 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/http/httptrace"
 	"strings"
-	"sync/atomic"
 
 	"github.com/sikahq/sika/gateway"
 )
@@ -61,11 +57,6 @@ func (c *Client) do(ctx context.Context, req request) (answer, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
-	var wrote atomic.Bool
-	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-		WroteHeaders: func() { wrote.Store(true) },
-		WroteRequest: func(httptrace.WroteRequestInfo) { wrote.Store(true) },
-	})
 	hr, err := http.NewRequestWithContext(ctx, req.method, c.base+req.path, payload)
 	if err != nil {
 		return answer{}, gateway.Unavailable(fmt.Errorf("%s: %w", op, err))
@@ -78,16 +69,11 @@ func (c *Client) do(ctx context.Context, req request) (answer, error) {
 	if req.idempotencyKey != "" {
 		hr.Header.Set("Idempotency-Key", req.idempotencyKey)
 	}
-	resp, err := c.cfg.HTTPClient.Do(hr)
+	status, raw, err := gateway.Exchange(c.cfg.HTTPClient, op, hr, maxAnswer)
 	if err != nil {
-		return answer{}, transportError(op, err, wrote.Load())
+		return answer{}, err
 	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
-	if err != nil {
-		return answer{}, gateway.Ambiguous(fmt.Errorf("%s: read answer: %w", op, err))
-	}
-	return answer{status: resp.StatusCode, raw: raw}, nil
+	return answer{status: status, raw: raw}, nil
 }
 
 func (c *Client) key(a api) string {
@@ -95,26 +81,6 @@ func (c *Client) key(a api) string {
 		return c.cfg.PayoutAPIKey
 	}
 	return c.cfg.APIKey
-}
-
-// transportError tells a request that never left (DNS failure, refused dial, failure before
-// the headers were written: unavailable) from one that was sent and then lost (timeout or
-// broken connection after sending: ambiguous). The text names the operation and the URL,
-// never a header, so never a key.
-func transportError(op string, err error, wrote bool) error {
-	err = fmt.Errorf("%s: %w", op, err)
-	var dnsErr *net.DNSError
-	if errors.As(err, &dnsErr) {
-		return gateway.Unavailable(err)
-	}
-	var opErr *net.OpError
-	if errors.As(err, &opErr) && opErr.Op == "dial" {
-		return gateway.Unavailable(err)
-	}
-	if !wrote {
-		return gateway.Unavailable(err)
-	}
-	return gateway.Ambiguous(err)
 }
 
 // refusal maps an answer that is not a success (and not a conflict, which callers resolve) to
