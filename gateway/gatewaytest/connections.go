@@ -54,3 +54,48 @@ func (c *Connections) RefuseNext() {
 	c.mu.Unlock()
 	c.transport.CloseIdleConnections()
 }
+
+// Script is what a fake operator is told to do: the behaviours of its next initiations
+// (Controls.Next) and the refusable connections of the adapter's client. A fake embeds it,
+// which gives it Next and HTTPClient; its initiations call Take.
+type Script struct {
+	mu    sync.Mutex
+	next  []Behaviour
+	conns *Connections
+}
+
+// HTTPClient returns the client to give the adapter: its dials go through the refusal switch
+// that Next(RefuseConnection) throws.
+func (s *Script) HTTPClient(t testing.TB) *http.Client {
+	conns := NewConnections(t)
+	s.mu.Lock()
+	s.conns = conns
+	s.mu.Unlock()
+	return conns.Client()
+}
+
+// Next sets the behaviour of the next initiation (Controls); RefuseConnection refuses the next
+// dial of HTTPClient's client, whichever endpoint it is for.
+func (s *Script) Next(b Behaviour) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if b == RefuseConnection {
+		if s.conns != nil {
+			s.conns.RefuseNext()
+		}
+		return
+	}
+	s.next = append(s.next, b)
+}
+
+// Take returns the behaviour of the initiation being served: the next one set, else Succeed.
+func (s *Script) Take() Behaviour {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.next) == 0 {
+		return Succeed
+	}
+	b := s.next[0]
+	s.next = s.next[1:]
+	return b
+}

@@ -39,11 +39,10 @@ func (contractHarness) New(t *testing.T) (gateway.Gateway, gatewaytest.Controls)
 	c.server = NewServer(Config{Gateways: []GatewayConfig{gw}, Tick: tick, PushTTL: 30 * tick,
 		HoldTimeout: 5 * time.Second, Logger: slog.New(slog.DiscardHandler)})
 	ts := httptest.NewServer(c.server)
-	c.conns = gatewaytest.NewConnections(t)
 	t.Cleanup(ts.Close)
 	t.Cleanup(c.server.Close)
 	c.client = NewClient(ClientConfig{Name: gw.Name, BaseURL: ts.URL, APIKey: gw.APIKey, CallbackSecret: gw.CallbackSecret,
-		HTTPClient: c.conns.Client(), Timeout: 300 * time.Millisecond})
+		HTTPClient: c.HTTPClient(t), Timeout: 300 * time.Millisecond})
 	c.callbackURL = receiver.URL
 	return &steeredClient{Client: c.client, c: c}, c
 }
@@ -56,14 +55,14 @@ type recordedCallback struct {
 
 // contractControls drive one sandbox for the contract.
 type contractControls struct {
+	gatewaytest.Script // Next, HTTPClient and Take
+
 	t           *testing.T
 	server      *Server
 	client      *Client
-	conns       *gatewaytest.Connections
 	callbackURL string
 
 	mu        sync.Mutex
-	next      []gatewaytest.Behaviour
 	phones    map[string]string // reference → number it was created with
 	callbacks map[string][]recordedCallback
 }
@@ -76,10 +75,7 @@ func (c *contractControls) phoneFor(ref string) string {
 	if p, ok := c.phones[ref]; ok {
 		return p
 	}
-	b := gatewaytest.Succeed
-	if len(c.next) > 0 {
-		b, c.next = c.next[0], c.next[1:]
-	}
+	b := c.Take()
 	p := map[gatewaytest.Behaviour]string{
 		gatewaytest.Succeed: phone("123"), gatewaytest.Decline: phone("001"),
 		gatewaytest.Unavailable503: phone("005"), gatewaytest.TimeoutAfterAccept: phone("006"),
@@ -105,16 +101,6 @@ func (c *contractControls) receive(w http.ResponseWriter, r *http.Request) {
 	c.callbacks[cb.Reference] = append(c.callbacks[cb.Reference], recordedCallback{header: r.Header.Clone(), body: body, status: cb.Status})
 	c.mu.Unlock()
 	w.WriteHeader(http.StatusNoContent)
-}
-
-func (c *contractControls) Next(b gatewaytest.Behaviour) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if b == gatewaytest.RefuseConnection {
-		c.conns.RefuseNext()
-		return
-	}
-	c.next = append(c.next, b)
 }
 
 func (c *contractControls) Operations() int { return len(c.server.Operations()) }

@@ -48,6 +48,9 @@ type fakeOp struct {
 // every request (subscription key, Bearer token, X-Reference-Id a UUID, X-Target-Environment,
 // amount a string) and reports violations with t.Errorf.
 type Server struct {
+	// Script gives Next, HTTPClient (the refusal switch) and Take.
+	gatewaytest.Script
+
 	t   testing.TB
 	srv *httptest.Server
 
@@ -57,13 +60,11 @@ type Server struct {
 	tokenTTL      int               // expires_in of issued tokens, seconds
 	tokenDelay    time.Duration
 	ops           map[string]*fakeOp // X-Reference-Id → operation
-	next          []gatewaytest.Behaviour
-	nextStatus    int  // a forced answer to the next initiation (0: none)
-	nextCreate    bool // whether that forced answer creates the operation first
+	nextStatus    int                // a forced answer to the next initiation (0: none)
+	nextCreate    bool               // whether that forced answer creates the operation first
 	seqTx         int
 	requests      []SeenRequest
-	rejectBearer  bool                     // refuse every Bearer token
-	conns         *gatewaytest.Connections // the adapter\'s client, whose next dial Next can refuse
+	rejectBearer  bool // refuse every Bearer token
 }
 
 // SeenRequest records what an API call carried.
@@ -82,16 +83,6 @@ func New(t testing.TB) *Server {
 
 // URL is the fake's base URL.
 func (f *Server) URL() string { return f.srv.URL }
-
-// HTTPClient returns a client for the adapter whose dials go through the fake's refusal switch
-// (Next(gatewaytest.RefuseConnection) refuses the next one).
-func (f *Server) HTTPClient(t testing.TB) *http.Client {
-	conns := gatewaytest.NewConnections(t)
-	f.mu.Lock()
-	f.conns = conns
-	f.mu.Unlock()
-	return conns.Client()
-}
 
 func (f *Server) errorf(format string, args ...any) {
 	f.t.Helper()
@@ -198,10 +189,7 @@ func (f *Server) initiate(w http.ResponseWriter, r *http.Request, product string
 	f.checkBody(product, body)
 
 	f.mu.Lock()
-	b := gatewaytest.Succeed
-	if len(f.next) > 0 {
-		b, f.next = f.next[0], f.next[1:]
-	}
+	b := f.Take()
 	forced, create := f.nextStatus, f.nextCreate
 	f.nextStatus = 0
 	if existing, ok := f.ops[ref]; ok {
@@ -335,19 +323,6 @@ func (f *Server) TokenCount(product string) int {
 }
 
 // Controls of gatewaytest.
-
-// Next sets the behaviour of the next initiation (gatewaytest.Controls).
-func (f *Server) Next(b gatewaytest.Behaviour) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if b == gatewaytest.RefuseConnection {
-		if f.conns != nil {
-			f.conns.RefuseNext() // the next dial, whichever endpoint it is for
-		}
-		return
-	}
-	f.next = append(f.next, b)
-}
 
 // Operations counts the operations created (gatewaytest.Controls).
 func (f *Server) Operations() int {

@@ -7,8 +7,6 @@ import (
 	"net/url"
 	"strings"
 	"time"
-
-	"github.com/sikahq/sika/gateway/gatewaytest"
 )
 
 // notifyClient posts the notifications.
@@ -201,20 +199,6 @@ func (f *Server) IssueExpiredTokens(expired bool) {
 }
 
 // Controls of gatewaytest (all but Callback: see the package's documentation).
-
-// Next sets the behaviour of the next initiation (gatewaytest.Controls); RefuseConnection
-// refuses the next dial of HTTPClient's client, whichever endpoint it is for.
-func (f *Server) Next(b gatewaytest.Behaviour) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if b == gatewaytest.RefuseConnection {
-		if f.conns != nil {
-			f.conns.RefuseNext() // the next dial, whichever endpoint it is for
-		}
-		return
-	}
-	f.next = append(f.next, b)
-}
 
 // Operations counts the payments created (gatewaytest.Controls).
 func (f *Server) Operations() int {

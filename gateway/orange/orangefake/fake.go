@@ -99,6 +99,9 @@ type SeenRequest struct {
 
 // Server is Orange Money WebPay on loopback. Its methods are safe for concurrent use.
 type Server struct {
+	// Script gives Next, HTTPClient (the refusal switch) and Take.
+	gatewaytest.Script
+
 	t   testing.TB
 	srv *httptest.Server
 
@@ -110,7 +113,6 @@ type Server struct {
 	stillborn     bool                // every token is issued already expired
 	payments      map[string]*payment // by order_id
 	byPayToken    map[string]*payment
-	next          []gatewaytest.Behaviour
 	nextOutcome   []string // overrides of the next payments' customer outcome
 	forced        int      // a forced answer to the next initiation (0: none)
 	forcedCreate  bool     // whether that forced answer creates the payment first
@@ -122,7 +124,6 @@ type Server struct {
 	sessionTTL    time.Duration
 	seq           int
 	requests      []SeenRequest
-	conns         *gatewaytest.Connections // the adapter\'s client, whose next dial Next can refuse
 }
 
 // New starts a fake Orange on loopback, closed when t ends. Its customers act only when told
@@ -137,16 +138,6 @@ func New(t testing.TB) *Server {
 
 // URL is the fake's base URL (the adapter's BaseURL).
 func (f *Server) URL() string { return f.srv.URL }
-
-// HTTPClient returns a client for the adapter whose dials go through the fake's refusal switch
-// (Next(gatewaytest.RefuseConnection) refuses the next one).
-func (f *Server) HTTPClient(t testing.TB) *http.Client {
-	conns := gatewaytest.NewConnections(t)
-	f.mu.Lock()
-	f.conns = conns
-	f.mu.Unlock()
-	return conns.Client()
-}
 
 func (f *Server) errorf(format string, args ...any) {
 	f.t.Helper()
@@ -285,10 +276,7 @@ func (f *Server) webpayment(w http.ResponseWriter, r *http.Request, segment stri
 		}
 	}
 	f.mu.Lock()
-	b := gatewaytest.Succeed
-	if len(f.next) > 0 {
-		b, f.next = f.next[0], f.next[1:]
-	}
+	b := f.Take()
 	forced, create, forcedBody := f.forced, f.forcedCreate, f.forcedBody
 	f.forced = 0
 	if existing, dup := f.payments[orderID]; dup {

@@ -76,6 +76,9 @@ type Request struct {
 
 // Server is a Wave Business API on loopback. Its methods are safe for concurrent use.
 type Server struct {
+	// Script gives Next, HTTPClient (the refusal switch) and Take.
+	gatewaytest.Script
+
 	t      testing.TB
 	srv    *httptest.Server
 	closed chan struct{}
@@ -86,12 +89,10 @@ type Server struct {
 	sessions                 map[string]*fakeSession // by id
 	payouts                  map[string]*fakePayout  // by id
 	idempotent               map[string]string       // "api key" → canonical body + "\x00" + id
-	next                     []gatewaytest.Behaviour
 	forced                   []Answer
-	conns                    *gatewaytest.Connections // the adapter\'s client, whose next dial Next can refuse
-	rejectDuplicateReference bool                     // 409 to a second session with the same client_reference
-	ignoreIdempotency        bool                     // behave as if idempotency-key were not supported
-	echoAuthorization        bool                     // error answers quote the Authorization header (a leaky proxy)
+	rejectDuplicateReference bool // 409 to a second session with the same client_reference
+	ignoreIdempotency        bool // behave as if idempotency-key were not supported
+	echoAuthorization        bool // error answers quote the Authorization header (a leaky proxy)
 	requests                 []Request
 	seq                      int
 	timers                   []*time.Timer
@@ -117,16 +118,6 @@ func New(t testing.TB) *Server {
 
 // URL is the fake's base URL (the adapter's BaseURL).
 func (f *Server) URL() string { return f.srv.URL }
-
-// HTTPClient returns a client for the adapter whose dials go through the fake's refusal switch
-// (Next(gatewaytest.RefuseConnection) refuses the next one).
-func (f *Server) HTTPClient(t testing.TB) *http.Client {
-	conns := gatewaytest.NewConnections(t)
-	f.mu.Lock()
-	f.conns = conns
-	f.mu.Unlock()
-	return conns.Client()
-}
 
 func (f *Server) errorf(format string, args ...any) {
 	f.t.Helper()
@@ -235,10 +226,7 @@ func (f *Server) create(w http.ResponseWriter, r *http.Request, payouts bool, ra
 	canonical, _ := json.Marshal(body) // map keys sorted: the same body gives the same text
 
 	f.mu.Lock()
-	b := gatewaytest.Succeed
-	if len(f.next) > 0 {
-		b, f.next = f.next[0], f.next[1:]
-	}
+	b := f.Take()
 	var forced *Answer
 	if len(f.forced) > 0 {
 		forced, f.forced = &f.forced[0], f.forced[1:]
@@ -636,19 +624,6 @@ func (f *Server) Seen() []Request {
 }
 
 // Controls of gatewaytest.
-
-// Next sets the behaviour of the next create (gatewaytest.Controls).
-func (f *Server) Next(b gatewaytest.Behaviour) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if b == gatewaytest.RefuseConnection {
-		if f.conns != nil {
-			f.conns.RefuseNext() // the next dial, whichever endpoint it is for
-		}
-		return
-	}
-	f.next = append(f.next, b)
-}
 
 // Operations counts the sessions and payouts created (gatewaytest.Controls).
 func (f *Server) Operations() int {
