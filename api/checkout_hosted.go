@@ -2,14 +2,12 @@ package api
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/activities"
@@ -186,23 +184,7 @@ func (s *Server) confirmHostedOTP(w http.ResponseWriter, r *http.Request, owns f
 	if !owns(t) {
 		return sika.NotFound("Transaction")
 	}
-	if t.Status != sika.StatusPending {
-		return sika.Errorf(sika.CodeNotPending, "Payment is %s, not PENDING.", t.Status)
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
-	defer cancel()
-	var result workflows.PaymentResult
-	err = workflows.UpdateOperation(ctx, s.cfg.Temporal, t, workflows.UpdateConfirmOTP, req.OTP, &result)
-	var appErr *temporal.ApplicationError
-	switch {
-	case errors.As(err, &appErr) && appErr.Type() == workflows.ErrInvalidOTP:
-		return sika.FieldError("otp", "The code is not valid.")
-	case errors.As(err, &appErr) && appErr.Type() == workflows.ErrNoOTPExpected:
-		return sika.FieldError("otp", "This payment does not take an OTP confirmation.")
-	case err != nil:
-		if current, rerr := s.store.Transaction(r.Context(), t.ID); rerr == nil && current.Status != sika.StatusPending {
-			return sika.Errorf(sika.CodeNotPending, "Payment is %s, not PENDING.", current.Status)
-		}
+	if err := s.confirmPostPushOTP(r.Context(), t, req.OTP); err != nil {
 		return err
 	}
 	if t, err = s.store.Transaction(r.Context(), t.ID); err != nil {

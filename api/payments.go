@@ -400,31 +400,49 @@ func (s *Server) confirmOTP(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := s.confirmPostPushOTP(r.Context(), t, req.OTP); err != nil {
+		return err
+	}
+	return s.writeTransaction(w, r, t.ID, http.StatusOK)
+}
+
+// confirmPostPushOTP hands the code a customer received after the push to the payment's
+// workflow (for the API and the hosted pages). A code refused by the gateway is a 400 on otp. A
+// payment decided while the code was on its way answers as the payment stands: SUCCESS means
+// the code got through (a post-push payment succeeds only once confirmed), anything else is
+// not_pending.
+func (s *Server) confirmPostPushOTP(ctx context.Context, t sika.Transaction, otp string) error {
 	if t.Status != sika.StatusPending {
 		return sika.Errorf(sika.CodeNotPending, "Payment is %s, not PENDING.", t.Status)
 	}
-	if n, err := s.store.NetworkByID(r.Context(), t.NetworkID); err != nil {
+	if n, err := s.store.NetworkByID(ctx, t.NetworkID); err != nil {
 		return err
 	} else if n.OTPKind != sika.OTPPostPush {
 		return sika.FieldError("otp", "This payment does not take an OTP confirmation.")
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
+	uctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	var result workflows.PaymentResult
-	err = workflows.UpdateOperation(ctx, s.cfg.Temporal, t, workflows.UpdateConfirmOTP, req.OTP, &result)
+	err := workflows.UpdateOperation(uctx, s.cfg.Temporal, t, workflows.UpdateConfirmOTP, otp, &result)
 	var appErr *temporal.ApplicationError
-	switch {
-	case errors.As(err, &appErr) && appErr.Type() == workflows.ErrInvalidOTP:
+	if errors.As(err, &appErr) && appErr.Type() == workflows.ErrInvalidOTP {
 		return sika.FieldError("otp", "The code is not valid.")
-	case errors.As(err, &appErr) && appErr.Type() == workflows.ErrNoOTPExpected:
-		return sika.FieldError("otp", "This payment does not take an OTP confirmation.")
-	case err != nil:
-		if current, rerr := s.store.TransactionByID(r.Context(), t.Merchant, t.Environment, t.ID); rerr == nil && current.Status != sika.StatusPending {
-			return sika.Errorf(sika.CodeNotPending, "Payment is %s, not PENDING.", current.Status)
-		}
-		return err
 	}
-	return s.writeTransaction(w, r, t.ID, http.StatusOK)
+	if err == nil {
+		return nil
+	}
+	// The workflow no longer waits for a code (ErrNoOTPExpected: the network takes one, so the
+	// payment was decided meanwhile), or could not be reached: the record says where it stands.
+	current, rerr := s.store.Transaction(ctx, t.ID)
+	switch {
+	case rerr != nil:
+		return err
+	case current.Status == sika.StatusSuccess:
+		return nil
+	case current.Status != sika.StatusPending:
+		return sika.Errorf(sika.CodeNotPending, "Payment is %s, not PENDING.", current.Status)
+	}
+	return err
 }
 
 type retryRequest struct {
