@@ -33,6 +33,8 @@ const (
 	CodeUsageLimitReached      Code = "usage_limit_reached"
 	CodeLinkInactive           Code = "link_inactive"
 	CodeSessionNotPayable      Code = "session_not_payable"
+	CodePaymentInProgress      Code = "checkout_payment_in_progress"
+	CodeOutcomeUnresolved      Code = "outcome_unresolved"
 	CodeFileTooLarge           Code = "file_too_large"
 	CodeRequestTooLarge        Code = "request_too_large"
 	CodeUnsupportedMediaType   Code = "unsupported_media_type"

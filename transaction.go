@@ -104,9 +104,12 @@ type Transaction struct {
 	PaymentLink      *uuid.UUID       `json:"payment_link"`
 	FailureCode      string           `json:"failure_code"`
 	FailureMessage   string           `json:"failure_message"`
-	CreatedAt        time.Time        `json:"created_at"`
-	UpdatedAt        time.Time        `json:"updated_at"`
-	CompletedAt      *time.Time       `json:"completed_at"`
+	// PendingReason says why a PENDING transaction waits for the operator rather than the
+	// customer (a payout whose send was unclear); "" otherwise.
+	PendingReason string     `json:"pending_reason"`
+	CreatedAt     time.Time  `json:"created_at"`
+	UpdatedAt     time.Time  `json:"updated_at"`
+	CompletedAt   *time.Time `json:"completed_at"`
 
 	// NetworkID is the network's id, for routing.
 	NetworkID uuid.UUID `json:"-"`
@@ -140,6 +143,10 @@ type TransactionAttempt struct {
 	CreatedAt        time.Time     `json:"created_at"`
 	UpdatedAt        time.Time     `json:"updated_at"`
 	CompletedAt      *time.Time    `json:"completed_at"`
+	// LastAnswer is what the operator last said about an attempt it has not decided
+	// (NOT_FOUND, UNKNOWN, AMBIGUOUS, UNAVAILABLE, a cancel's answer), for support.
+	LastAnswer   string     `json:"last_answer"`
+	LastAnswerAt *time.Time `json:"last_answer_at"`
 }
 
 // TransactionStatusLog is one entry of a transaction's append-only status history.

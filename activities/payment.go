@@ -91,6 +91,12 @@ type CollectionOutcome struct {
 	FailureCode      string
 	FailureMessage   string
 	NextAction       gateway.NextAction
+	// NotFoundSettle, on a NOT_FOUND read, is the gateway's settle window: the answer is final
+	// only when read at least that long after the last send (gateway.Windows).
+	NotFoundSettle time.Duration `json:",omitempty"`
+	// RecheckFor, on a cancel that was not confirmed, is how long the operator may still report
+	// the collection paid (gateway.Windows.LateSuccess): the attempt is re-read that long.
+	RecheckFor time.Duration `json:",omitempty"`
 }
 
 // StartCollectionInput names the attempt to start.
@@ -99,6 +105,10 @@ type StartCollectionInput struct {
 	Run           int
 	Sequence      int
 	Candidate     gateway.Candidate
+	// Resend is true when the attempt is sent again after a NOT_FOUND read: a gateway that does
+	// not accept the re-send leaves the attempt undecided (the first send may still be in the
+	// operator's hands), where a first send it refuses closes the attempt for the next gateway.
+	Resend bool `json:",omitempty"`
 }
 
 // StartCollection records the attempt (once) and asks its gateway to debit the customer with
@@ -159,7 +169,7 @@ func (a *Activities) startAttempt(ctx context.Context, in StartCollectionInput, 
 	}
 	gw, err := a.Gateways.Gateway(attempt.Gateway)
 	if err != nil {
-		return a.unavailable(ctx, out, err)
+		return a.unavailable(ctx, in, out, err)
 	}
 	otp, err := a.Store.TransactionOTP(ctx, t.ID)
 	if err != nil {
@@ -172,13 +182,16 @@ func (a *Activities) startAttempt(ctx context.Context, in StartCollectionInput, 
 		switch gateway.KindOf(err) {
 		case gateway.KindUnavailable, gateway.KindAuth:
 			logger.Warn("gateway unavailable", "gateway", attempt.Gateway, "attempt", attempt.ID, "err", err)
-			return a.unavailable(ctx, out, err)
+			return a.unavailable(ctx, in, out, err)
 		case gateway.KindDeclined, gateway.KindInvalid:
 			out.Kind, out.FailureCode, out.FailureMessage = OutcomeFailed, gateway.CodeOf(err), declineMessage(err)
 			return out, a.forgetOTP(ctx, t.ID, otp)
 		default:
 			logger.Warn("ambiguous gateway answer", "gateway", attempt.Gateway, "attempt", attempt.ID, "err", err)
 			out.Kind = OutcomeAmbiguous
+			if err := a.noteAnswer(ctx, t, attempt.ID, OutcomeAmbiguous); err != nil {
+				return CollectionOutcome{}, err
+			}
 			return out, a.forgetOTP(ctx, t.ID, otp)
 		}
 	}
@@ -198,8 +211,17 @@ func (a *Activities) startAttempt(ctx context.Context, in StartCollectionInput, 
 }
 
 // unavailable closes an attempt the gateway did not accept, so the workflow may try the next.
-func (a *Activities) unavailable(ctx context.Context, out CollectionOutcome, cause error) (CollectionOutcome, error) {
+// A re-send it did not accept closes nothing: the first send may still be in the operator's
+// hands, so only the answer is noted.
+func (a *Activities) unavailable(ctx context.Context, in StartCollectionInput, out CollectionOutcome, cause error) (CollectionOutcome, error) {
 	out.Kind, out.FailureCode, out.FailureMessage = OutcomeUnavailable, gateway.FailureGatewayUnavailable, "The gateway did not accept the request."
+	if in.Resend {
+		t, err := a.Store.Transaction(ctx, in.TransactionID)
+		if err != nil {
+			return CollectionOutcome{}, errors.Join(err, cause)
+		}
+		return out, a.noteAnswer(ctx, t, out.AttemptID, OutcomeUnavailable)
+	}
 	err := a.Store.UpdateAttempt(ctx, store.AttemptUpdate{ID: out.AttemptID, Status: sika.AttemptFailed,
 		FailureCode: out.FailureCode, FailureMessage: out.FailureMessage})
 	if err != nil {
@@ -250,9 +272,73 @@ func (a *Activities) checkAttempt(ctx context.Context, attemptID uuid.UUID, read
 	if err != nil {
 		activity.GetLogger(ctx).Warn("status unavailable", "gateway", attempt.Gateway, "attempt", attempt.ID, "err", err)
 		out.Kind = OutcomeUnknown
-		return out, nil
+	} else {
+		out = outcomeOf(out, st)
 	}
-	return outcomeOf(out, st), nil
+	if out.Kind == OutcomeNotFound || out.Kind == OutcomeUnknown {
+		out.NotFoundSettle = gateway.WindowsOf(gw).NotFoundSettle
+		t, err := a.Store.Transaction(ctx, attempt.Transaction)
+		if err != nil {
+			return CollectionOutcome{}, fmt.Errorf("check attempt: %w", err)
+		}
+		if err := a.noteAnswer(ctx, t, attempt.ID, out.Kind); err != nil {
+			return CollectionOutcome{}, err
+		}
+	}
+	return out, nil
+}
+
+// awaitingOperator is what a merchant reads on a payout whose send was unclear.
+const awaitingOperator = "Awaiting the operator's final answer: the payout was sent but the operator has not confirmed it yet. " +
+	"The amount stays held until the operator answers."
+
+// noteAnswer records an operator's undecided answer on the attempt and, for a payout, tells
+// the merchant that it awaits the operator.
+func (a *Activities) noteAnswer(ctx context.Context, t sika.Transaction, attempt uuid.UUID, kind OutcomeKind) error {
+	reason := ""
+	if t.FlowDirection == sika.DirectionOutbound {
+		reason = awaitingOperator
+	}
+	return a.Store.NoteAttemptAnswer(ctx, attempt, string(kind), reason)
+}
+
+// CancelCollection withdraws, at its gateway, a collection whose push lifetime ended, before
+// the run records it FAILED, and records the cancel's answer on the attempt. FAILED (the cancel
+// confirmed, or an earlier refusal) and SUCCESS (the customer approved first) are final;
+// anything else, including a gateway that cannot cancel, answers PENDING with RecheckFor, the
+// operator's late-success window, during which the attempt is re-read.
+func (a *Activities) CancelCollection(ctx context.Context, attemptID uuid.UUID) (CollectionOutcome, error) {
+	attempt, err := a.Store.Attempt(ctx, attemptID)
+	if err != nil {
+		return CollectionOutcome{}, fmt.Errorf("cancel collection: %w", err)
+	}
+	out := CollectionOutcome{AttemptID: attempt.ID, Gateway: attempt.Gateway, GatewayReference: attempt.GatewayReference, Kind: OutcomePending,
+		RecheckFor: gateway.DefaultLateSuccess}
+	gw, err := a.Gateways.Gateway(attempt.Gateway)
+	if err != nil {
+		return out, a.Store.NoteAttemptAnswer(ctx, attempt.ID, "CANCEL_UNCLEAR", "")
+	}
+	out.RecheckFor = gateway.WindowsOf(gw).LateSuccess
+	c, ok := gw.(gateway.Canceller)
+	answer := "CANCEL_UNSUPPORTED"
+	if ok {
+		st, err := c.CancelCollection(ctx, attempt.ID.String())
+		switch {
+		case err != nil:
+			activity.GetLogger(ctx).Warn("cancel unclear", "gateway", attempt.Gateway, "attempt", attempt.ID, "err", err)
+			answer = "CANCEL_UNCLEAR"
+		case st.Status.Final():
+			out = outcomeOf(out, st)
+			out.RecheckFor = 0
+			answer = "CANCEL_CONFIRMED"
+			if st.Status == gateway.StatusSuccess {
+				answer = "CANCEL_TOO_LATE_PAID"
+			}
+		default:
+			answer = "CANCEL_UNCLEAR"
+		}
+	}
+	return out, a.Store.NoteAttemptAnswer(ctx, attempt.ID, answer, "")
 }
 
 // outcomeOf turns a gateway status into an outcome.

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 
 	"github.com/sikahq/sika"
+	"github.com/sikahq/sika/activities"
 	"github.com/sikahq/sika/gateway"
 	"github.com/sikahq/sika/workflows"
 )
@@ -63,21 +65,56 @@ func (s *Server) gatewayCallback(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	workflowID := workflows.PaymentWorkflowID(attempt.Transaction)
-	if cb.Kind == gateway.CallbackDisbursement {
-		workflowID = workflows.PayoutWorkflowID(attempt.Transaction)
+	t, err := s.store.Transaction(ctx, attempt.Transaction)
+	if err != nil {
+		writeError(w, r, err)
+		return
 	}
-	err = s.cfg.Temporal.SignalWorkflow(ctx, workflowID, "", workflows.SignalGatewayCallback,
-		workflows.GatewayCallback{AttemptID: attempt.ID, Status: cb.Status, GatewayReference: cb.GatewayReference,
-			FailureCode: cb.FailureCode, FailureMessage: cb.FailureMessage, Trusted: cb.Trusted})
-	var notFound *serviceerror.NotFound
-	switch {
-	case err == nil:
-	case errors.As(err, &notFound):
-		logFrom(r.Context()).Info("callback for a finished payment", "gateway", name, "attempt", attempt.ID, "status", cb.Status)
-	default:
+	if attempt.Status == sika.AttemptPending && t.Status == sika.StatusPending && t.Run == attempt.Run {
+		workflowID := workflows.PaymentWorkflowID(attempt.Transaction)
+		if cb.Kind == gateway.CallbackDisbursement {
+			workflowID = workflows.PayoutWorkflowID(attempt.Transaction)
+		}
+		err = s.cfg.Temporal.SignalWorkflow(ctx, workflowID, "", workflows.SignalGatewayCallback,
+			workflows.GatewayCallback{AttemptID: attempt.ID, Status: cb.Status, GatewayReference: cb.GatewayReference,
+				FailureCode: cb.FailureCode, FailureMessage: cb.FailureMessage, Trusted: cb.Trusted})
+		var notFound *serviceerror.NotFound
+		if !errors.As(err, &notFound) {
+			if err != nil {
+				writeError(w, r, err)
+				return
+			}
+			writeData(w, http.StatusOK, map[string]bool{"received": true})
+			return
+		}
+		// No workflow is waiting any more: the report is late, as below.
+	}
+	if err := s.reconcileLateCallback(ctx, attempt, cb); err != nil {
 		writeError(w, r, err)
 		return
 	}
 	writeData(w, http.StatusOK, map[string]bool{"received": true})
+}
+
+// reconcileLateCallback acts on a callback about an attempt whose run has ended (or been
+// replaced by a retry): a success, verified by its signature or else by a status read, is
+// reconciled (credited exactly once, or flagged for support); anything else is only logged.
+// An error is answered 5xx so that an operator that retries sends it again.
+func (s *Server) reconcileLateCallback(ctx context.Context, attempt sika.TransactionAttempt, cb gateway.Callback) error {
+	log := logFrom(ctx).With("gateway", attempt.Gateway, "attempt", attempt.ID, "status", cb.Status)
+	if cb.Status != gateway.StatusSuccess || attempt.Status == sika.AttemptSuccess {
+		log.Info("callback for an ended run: nothing to reconcile")
+		return nil
+	}
+	source := "signed callback"
+	if !cb.Trusted {
+		source = "unsigned callback"
+	}
+	out, err := activities.ReconcileLateAnswer(ctx, s.store, s.cfg.Gateways, activities.LateAnswer{AttemptID: attempt.ID, Status: cb.Status,
+		GatewayReference: cb.GatewayReference, Trusted: cb.Trusted, Source: source})
+	if err != nil {
+		return fmt.Errorf("reconcile late callback: %w", err)
+	}
+	log.Warn("late success reconciled", "outcome", out)
+	return nil
 }

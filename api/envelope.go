@@ -61,7 +61,8 @@ func statusOf(code sika.Code) int {
 	case sika.CodeMethodNotAllowed:
 		return http.StatusMethodNotAllowed
 	case sika.CodeNotPending, sika.CodeNotFailed, sika.CodeIdempotencyKeyReused, sika.CodeIdempotencyKeyInUse,
-		sika.CodeUsageLimitReached, sika.CodeLinkInactive, sika.CodeSessionNotPayable:
+		sika.CodeUsageLimitReached, sika.CodeLinkInactive, sika.CodeSessionNotPayable, sika.CodePaymentInProgress,
+		sika.CodeOutcomeUnresolved:
 		return http.StatusConflict
 	case sika.CodeFileTooLarge, sika.CodeRequestTooLarge:
 		return http.StatusRequestEntityTooLarge

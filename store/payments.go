@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -128,6 +129,12 @@ type Completion struct {
 	Status        sika.TransactionStatus
 	Reason        string
 	TriggeredBy   sika.Trigger
+	// RecheckFor, on a FAILED collection that ended without the operator's final word (expired
+	// with its cancel unclear), keeps the attempt re-read at its gateway for that long: a success
+	// that comes later is reconciled (ReconcileSuccess).
+	RecheckFor time.Duration
+	// Staff, when support ended the run, is the audited action, written with the completion.
+	Staff *StaffAction
 }
 
 // CompletePayment moves a PENDING transaction of the given run to SUCCESS or FAILED, in one
@@ -143,10 +150,28 @@ func (s *Store) CompletePayment(ctx context.Context, c Completion) (t sika.Trans
 			return fmt.Errorf("lock transaction: %w", err)
 		}
 		if t.Status != sika.StatusPending || t.Run != c.Run {
+			if c.Status == sika.StatusSuccess && c.Attempt.ID != uuid.Nil {
+				// The operator paid an attempt of a run that is over (a retry replaced it, or a
+				// late success already decided it): never drop a success, reconcile it.
+				t, _, err = reconcileSuccess(ctx, tx, LateSuccess{AttemptID: c.Attempt.ID, GatewayReference: c.Attempt.GatewayReference,
+					Source: "status of a run that had ended"})
+				return err
+			}
 			return nil
 		}
 		if c.Attempt.ID != uuid.Nil {
 			if err := updateAttempt(ctx, tx, c.Attempt); err != nil {
+				return err
+			}
+			if c.RecheckFor > 0 {
+				if _, err := tx.Exec(ctx, `UPDATE transaction_attempts SET recheck_until = now() + $2 * interval '1 millisecond' WHERE id = $1`,
+					c.Attempt.ID, c.RecheckFor.Milliseconds()); err != nil {
+					return fmt.Errorf("keep attempt re-read: %w", err)
+				}
+			}
+		}
+		if c.Staff != nil {
+			if err := recordStaffAction(ctx, tx, *c.Staff); err != nil {
 				return err
 			}
 		}
@@ -157,7 +182,7 @@ func (s *Store) CompletePayment(ctx context.Context, c Completion) (t sika.Trans
 		t, err = scanTransaction(tx.QueryRow(ctx, `UPDATE transactions t SET status = $2, failure_code = $3, failure_message = $4,
 				gateway = CASE WHEN $5 = '' THEN gateway ELSE $5 END,
 				gateway_reference = CASE WHEN $6 = '' THEN gateway_reference ELSE $6 END,
-				otp = NULL, updated_at = now(), completed_at = now()
+				otp = NULL, pending_reason = '', updated_at = now(), completed_at = now()
 			WHERE t.id = $1 RETURNING `+transactionColumns,
 			t.ID, c.Status, failureCode, failureMessage, c.Gateway, c.Attempt.GatewayReference))
 		if err != nil {
@@ -168,6 +193,9 @@ func (s *Store) CompletePayment(ctx context.Context, c Completion) (t sika.Trans
 			return err
 		}
 		if p, ok := completionPosting(t); ok {
+			if p.Type == sika.LedgerCollection && c.Attempt.ID != uuid.Nil {
+				p.Attempt = &c.Attempt.ID
+			}
 			if _, err := postLedgerEntry(ctx, tx, p); err != nil {
 				return err
 			}
@@ -176,7 +204,14 @@ func (s *Store) CompletePayment(ctx context.Context, c Completion) (t sika.Trans
 		if err := transactionEvents(ctx, tx, t); err != nil {
 			return err
 		}
-		return markCheckoutSessionPaid(ctx, tx, t)
+		paid, err := payCheckoutSession(ctx, tx, t)
+		if err != nil || paid {
+			return err
+		}
+		// Another payment paid the session first (only a late success can get here): the
+		// customer paid twice.
+		return flagMoney(ctx, tx, FlagRefundDue, t, c.Attempt.ID, t.DebitedAmount.Decimal,
+			fmt.Sprintf("Checkout session %s was already paid by another payment: this one is credited and due for refund.", *t.CheckoutSession))
 	})
 	return t, changed, err
 }
@@ -224,6 +259,14 @@ func (s *Store) RetryPayment(ctx context.Context, merchantID uuid.UUID, env sika
 		}
 		if t.Status != sika.StatusFailed {
 			return sika.Errorf(sika.CodeNotFailed, "Payment is %s, not FAILED.", t.Status)
+		}
+		if gw, until, err := unresolvedAttempt(ctx, tx, t); err != nil || gw != "" {
+			if err != nil {
+				return err
+			}
+			return sika.Errorf(sika.CodeOutcomeUnresolved, "The previous attempt at %s expired without the operator confirming its cancel; "+
+				"Sika re-reads it until %s so that the customer is not charged twice. Retry after that, or verify the payment.",
+				gw, until.UTC().Format(time.RFC3339))
 		}
 		var networkID *uuid.UUID
 		var networkCode *string

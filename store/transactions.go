@@ -17,7 +17,7 @@ const transactionColumns = `t.id, t.reference, t.gateway_reference, t.merchant_i
 	t.net_amount, t.currency, t.original_amount, t.original_currency, t.exchange_rate, t.country, t.network,
 	t.customer_name, t.customer_email, t.customer_phone, t.recipient, t.description, t.metadata, t.fee_charge_mode,
 	t.checkout_session_id, t.payment_link_id, t.failure_code, t.failure_message, t.created_at, t.updated_at,
-	t.completed_at, coalesce(t.network_id, '00000000-0000-0000-0000-000000000000'::uuid), t.run`
+	t.completed_at, coalesce(t.network_id, '00000000-0000-0000-0000-000000000000'::uuid), t.run, t.pending_reason`
 
 func scanTransaction(row pgx.Row) (sika.Transaction, error) {
 	var t sika.Transaction
@@ -28,7 +28,7 @@ func scanTransaction(row pgx.Row) (sika.Transaction, error) {
 		&t.NetAmount, &t.Currency, &origAmount, &t.OriginalCurrency, &t.ExchangeRate, &t.Country, &t.Network,
 		&t.CustomerName, &t.CustomerEmail, &t.CustomerPhone, &t.Recipient, &t.Description, &metadata, &t.FeeChargeMode,
 		&t.CheckoutSession, &t.PaymentLink, &t.FailureCode, &t.FailureMessage, &t.CreatedAt, &t.UpdatedAt,
-		&t.CompletedAt, &t.NetworkID, &t.Run)
+		&t.CompletedAt, &t.NetworkID, &t.Run, &t.PendingReason)
 	t.Amount = t.RequestedAmount
 	if origAmount != nil {
 		a := sika.NewAmount(*origAmount)
@@ -276,12 +276,12 @@ func scanStatusLog(row pgx.Row) (sika.TransactionStatusLog, error) {
 }
 
 const attemptColumns = `a.id, a.transaction_id, a.gateway, a.priority, a.run, a.sequence, a.status, a.gateway_reference,
-	a.failure_code, a.failure_message, a.created_at, a.updated_at, a.completed_at`
+	a.failure_code, a.failure_message, a.created_at, a.updated_at, a.completed_at, a.last_answer, a.last_answer_at`
 
 func scanAttempt(row pgx.Row) (sika.TransactionAttempt, error) {
 	var a sika.TransactionAttempt
 	err := row.Scan(&a.ID, &a.Transaction, &a.Gateway, &a.Priority, &a.Run, &a.Sequence, &a.Status, &a.GatewayReference,
-		&a.FailureCode, &a.FailureMessage, &a.CreatedAt, &a.UpdatedAt, &a.CompletedAt)
+		&a.FailureCode, &a.FailureMessage, &a.CreatedAt, &a.UpdatedAt, &a.CompletedAt, &a.LastAnswer, &a.LastAnswerAt)
 	return a, err
 }
 

@@ -23,6 +23,9 @@ type ledgerPosting struct {
 	AvailableDelta decimal.Decimal
 	PendingDelta   decimal.Decimal
 	Transaction    *uuid.UUID
+	// Attempt, for a collection's credit, is the attempt the operator reported paid: each paid
+	// attempt is credited once (a second success of one transaction is a second credit).
+	Attempt        *uuid.UUID
 	Settlement     *uuid.UUID
 	WalletTransfer *uuid.UUID
 	Description    string
@@ -48,8 +51,9 @@ func postLedgerEntry(ctx context.Context, tx pgx.Tx, p ledgerPosting) (bool, err
 	}
 	if p.Transaction != nil {
 		var exists bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM ledger_entries WHERE transaction_id = $1 AND type = $2)`,
-			*p.Transaction, p.Type).Scan(&exists); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM ledger_entries WHERE transaction_id = $1 AND type = $2
+				AND ($3::uuid IS NULL OR attempt_id IS NULL OR attempt_id = $3))`,
+			*p.Transaction, p.Type, p.Attempt).Scan(&exists); err != nil {
 			return false, fmt.Errorf("check ledger entry: %w", err)
 		}
 		if exists {
@@ -63,11 +67,11 @@ func postLedgerEntry(ctx context.Context, tx pgx.Tx, p ledgerPosting) (bool, err
 	afterAvailable, afterPending := available.Add(p.AvailableDelta), pending.Add(p.PendingDelta)
 	if _, err := tx.Exec(ctx, `INSERT INTO ledger_entries (id, wallet_id, merchant_id, environment, sequence, country, currency,
 			type, direction, amount, available_delta, pending_delta, balance_before, balance_after, pending_before, pending_after,
-			transaction_id, settlement_id, wallet_transfer_id, description)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
+			transaction_id, settlement_id, wallet_transfer_id, description, attempt_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)`,
 		id, walletID, p.Merchant, p.Environment, seq+1, p.Country, p.Currency, p.Type, p.Direction, p.Amount,
 		p.AvailableDelta, p.PendingDelta, available, afterAvailable, pending, afterPending,
-		p.Transaction, p.Settlement, p.WalletTransfer, p.Description); err != nil {
+		p.Transaction, p.Settlement, p.WalletTransfer, p.Description, p.Attempt); err != nil {
 		return false, fmt.Errorf("insert ledger entry: %w", err)
 	}
 	if _, err := tx.Exec(ctx, `UPDATE wallets SET available_amount = $2, pending_amount = $3, entry_count = $4, updated_at = now()

@@ -29,3 +29,19 @@ func PurgeIdempotencyKeys(ctx workflow.Context) (PurgeIdempotencyKeysResult, err
 	}
 	return PurgeIdempotencyKeysResult{Deleted: deleted}, nil
 }
+
+// RecheckEndedAttempts re-reads at their gateways the collection attempts that ended without
+// the operator's final word (activities.RecheckEndedAttempts), so that a success whose callback
+// never comes is still credited. It runs from the RecheckScheduleID schedule, every
+// RecheckInterval; an attempt is read at most once per interval, within its operator's
+// late-success window.
+func RecheckEndedAttempts(ctx workflow.Context, interval time.Duration) (activities.RecheckSweepResult, error) {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 5 * time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 5 * time.Second, MaximumAttempts: 5},
+	})
+	var a *activities.Activities
+	var res activities.RecheckSweepResult
+	err := workflow.ExecuteActivity(ctx, a.RecheckEndedAttempts, interval).Get(ctx, &res)
+	return res, err
+}

@@ -3,7 +3,11 @@
 // schedules, signals, updates and queries are the exported constants and helpers of this file.
 package workflows
 
-import "github.com/google/uuid"
+import (
+	"time"
+
+	"github.com/google/uuid"
+)
 
 // TaskQueue is the one task queue the worker polls and workflows are started on. It is set
 // once at startup (SIKA_TASK_QUEUE, default "sika"); each test package sets its own so that
@@ -12,6 +16,13 @@ var TaskQueue = "sika"
 
 // IdempotencyPurgeScheduleID is the Temporal schedule that purges expired Idempotency-Keys.
 const IdempotencyPurgeScheduleID = "housekeeping:idempotency-keys"
+
+// RecheckScheduleID is the Temporal schedule that re-reads the attempts that ended without the
+// operator's final word; it runs every RecheckInterval (SIKA_RECHECK_INTERVAL, default 1 minute).
+const RecheckScheduleID = "money-safety:recheck-ended-attempts"
+
+// RecheckInterval is how often the re-check sweep runs, set once at startup.
+var RecheckInterval = time.Minute
 
 // PaymentWorkflowID is the id of a collection's workflow: one per transaction; a retry starts a
 // new run under the same id.
@@ -29,4 +40,7 @@ const (
 	// UpdateAwaitInitiation answers the customer's next action once the first gateway accepted
 	// the collection (redirect networks need its URL in the softpay response).
 	UpdateAwaitInitiation = "await-initiation"
+	// UpdateSupportResolution carries support's decision (SupportResolution) on a run the
+	// operator leaves unclear, and answers once it is recorded.
+	UpdateSupportResolution = "support-resolution"
 )

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -77,7 +78,32 @@ func runOperation(ctx workflow.Context, p *payment) (PaymentResult, error) {
 	result, err := p.run(ctx)
 	p.done = true
 	_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
-	return result, err
+	if err != nil {
+		return result, err
+	}
+	return result, p.reconcileLate(ctx)
+}
+
+// reconcileLate hands every success that arrived after the run's end (or about another
+// attempt) to ReconcileLateAnswer, until none is left: a late success is credited once or
+// flagged, never lost with the closing workflow.
+func (p *payment) reconcileLate(ctx workflow.Context) error {
+	for len(p.late) > 0 {
+		cb := p.late[0]
+		p.late = p.late[1:]
+		if p.recorded.Kind == activities.OutcomeSuccess && cb.AttemptID == p.recorded.AttemptID {
+			continue // the success the run recorded, reported again
+		}
+		in := activities.LateAnswer{AttemptID: cb.AttemptID, Status: cb.Status, GatewayReference: cb.GatewayReference,
+			Trusted: cb.Trusted, Source: "callback after the run ended"}
+		if cb.Trusted {
+			in.Source = "signed callback after the run ended"
+		}
+		if err := workflow.ExecuteLocalActivity(ctx, a.ReconcileLateAnswer, in).Get(ctx, nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // payment is the state of one payment or payout run.
@@ -99,9 +125,19 @@ type payment struct {
 	// pollNow asks the wait loop to read the status at once (an unsigned callback).
 	pollNow bool
 	// early holds callbacks received before the attempt they concern was known.
-	early  []GatewayCallback
-	done   bool
-	result PaymentResult
+	early []GatewayCallback
+	// late holds successes reported after the run recorded its end, or about another attempt:
+	// they are reconciled before the workflow closes (ReconcileLateAnswer), never dropped.
+	late []GatewayCallback
+	// staff is the audited support action that ends the run, when support ended it, and
+	// staffNote the status log's reason.
+	staff     *store.StaffAction
+	staffNote string
+	// ended is true once the run's end is recorded; recorded is the attempt it was recorded on.
+	ended    bool
+	recorded activities.CollectionOutcome
+	done     bool
+	result   PaymentResult
 }
 
 var a *activities.Activities
@@ -141,6 +177,23 @@ func (p *payment) listen(ctx workflow.Context) error {
 	}); err != nil {
 		return err
 	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateSupportResolution, p.resolveBySupport, workflow.UpdateHandlerOptions{
+		Validator: func(ctx workflow.Context, r SupportResolution) error {
+			switch {
+			case p.done || p.ended:
+				return errors.New("the run has already ended")
+			case p.attempt == nil:
+				return errors.New("nothing was sent to an operator yet")
+			case r.Status != sika.StatusFailed && r.Status != sika.StatusSuccess:
+				return temporal.NewApplicationError("status must be SUCCESS or FAILED", ErrBadResolution)
+			case strings.TrimSpace(r.Reason) == "":
+				return temporal.NewApplicationError("a reason is required", ErrBadResolution)
+			}
+			return nil
+		},
+	}); err != nil {
+		return err
+	}
 	return workflow.SetUpdateHandler(ctx, UpdateAwaitInitiation, func(ctx workflow.Context) (gateway.NextAction, error) {
 		err := workflow.Await(ctx, func() bool { return p.initiated || p.done })
 		return p.nextAction, err
@@ -148,13 +201,19 @@ func (p *payment) listen(ctx workflow.Context) error {
 }
 
 func (p *payment) onCallback(cb GatewayCallback) {
-	if p.attempt == nil {
+	if p.attempt == nil && !p.ended {
 		// The callback outran the gateway call's own answer: keep it for the attempt.
 		p.early = append(p.early, cb)
 		return
 	}
-	if cb.AttemptID != p.attempt.AttemptID || p.outcome != nil {
-		return // a late or duplicate callback, or one about another attempt
+	if p.ended || cb.AttemptID != p.attempt.AttemptID {
+		if cb.Status == gateway.StatusSuccess || !cb.Trusted {
+			p.late = append(p.late, cb) // reconciled before the workflow closes
+		}
+		return
+	}
+	if p.outcome != nil {
+		return // a duplicate: the outcome is already being recorded
 	}
 	if !cb.Trusted {
 		p.pollNow = true
@@ -194,6 +253,43 @@ func (p *payment) confirmOTP(ctx workflow.Context, otp string) (PaymentResult, e
 	err := workflow.Await(ctx, func() bool { return p.done || p.outcome == nil })
 	return p.result, err
 }
+
+// SupportResolution is support's decision on a run that the operator leaves unclear, taken
+// after a status read that did not decide it.
+type SupportResolution struct {
+	Status sika.TransactionStatus
+	Reason string
+	// Staff and StaffEmail say who decided; OperatorAnswer is what the status read said.
+	Staff          uuid.UUID
+	StaffEmail     string
+	OperatorAnswer string
+}
+
+// ErrBadResolution is the update failure type of a support resolution without a valid status
+// or a reason.
+const ErrBadResolution = "bad_resolution"
+
+// resolveBySupport ends the waiting attempt as support decided, audited with the completion.
+func (p *payment) resolveBySupport(ctx workflow.Context, r SupportResolution) (PaymentResult, error) {
+	if p.outcome == nil {
+		out := *p.attempt
+		out.Kind = activities.OutcomeSuccess
+		if r.Status == sika.StatusFailed {
+			out.Kind, out.FailureCode = activities.OutcomeFailed, FailureEndedBySupport
+			out.FailureMessage = "Ended by support: " + r.Reason
+		}
+		p.outcome, p.trigger = &out, sika.TriggerAdmin
+		p.staff = &store.StaffAction{Staff: r.Staff, Action: "end_unclear_run", Transaction: &p.in.TransactionID, Reason: r.Reason,
+			Detail: map[string]string{"status": string(r.Status), "staff_email": r.StaffEmail, "operator_answer": r.OperatorAnswer,
+				"attempt": out.AttemptID.String(), "gateway": out.Gateway}}
+		p.staffNote = fmt.Sprintf("Ended %s by support (%s) after a status read that answered %s: %s", r.Status, r.StaffEmail, r.OperatorAnswer, r.Reason)
+	}
+	err := workflow.Await(ctx, func() bool { return p.ended })
+	return p.result, err
+}
+
+// FailureEndedBySupport is the failure code of a run support ended FAILED.
+const FailureEndedBySupport = "ended_by_support"
 
 // withGatewayCallOptions sets how the payment's local activities run: a gateway call or a
 // store write gets 30 s, and is retried with backoff for as long as a day, because giving up
@@ -268,15 +364,23 @@ func (p *payment) initiate(next gateway.NextAction) {
 }
 
 // await waits for the attempt's outcome: a callback, an update, or a status read when the poll
-// timer fires, until the push lifetime ends in FAILED expired.
+// timer fires. A collection ends at its push lifetime (expire); a payout waits for the
+// operator's final word however long it takes. A NOT_FOUND read sends the attempt again with
+// the same reference; it is final only when read at least the operator's settle window after
+// the last send and the re-send is not accepted either: before that, the first send may still
+// be in the operator's hands, and the run goes on waiting.
 func (p *payment) await(ctx workflow.Context, start activities.StartCollectionInput, ambiguous bool) (PaymentResult, error) {
 	deadline := p.start.Add(p.plan.PushLifetime)
+	lastSend := workflow.Now(ctx)
 	delay := pollStart
 	if ambiguous {
 		delay = pollAmbiguous
 	}
 	for {
-		wait := min(delay, deadline.Sub(workflow.Now(ctx)))
+		wait := delay
+		if p.expires {
+			wait = min(delay, deadline.Sub(workflow.Now(ctx)))
+		}
 		if wait > 0 {
 			if _, err := workflow.AwaitWithTimeout(ctx, wait, func() bool { return p.outcome != nil || p.pollNow }); err != nil {
 				return PaymentResult{}, err
@@ -297,38 +401,64 @@ func (p *payment) await(ctx workflow.Context, start activities.StartCollectionIn
 		case final(st.Kind):
 			return p.complete(ctx, st, sika.TriggerSystem)
 		case st.Kind == activities.OutcomeNotFound:
-			// The request never reached the gateway: send it again, with the same reference.
+			settled := !workflow.Now(ctx).Before(lastSend.Add(st.NotFoundSettle))
+			resend := start
+			resend.Resend = true
 			var out activities.CollectionOutcome
-			if err := workflow.ExecuteLocalActivity(ctx, p.ops.start, start).Get(ctx, &out); err != nil {
+			if err := workflow.ExecuteLocalActivity(ctx, p.ops.start, resend).Get(ctx, &out); err != nil {
 				return PaymentResult{}, err
 			}
-			if final(out.Kind) {
+			switch {
+			case final(out.Kind):
 				return p.complete(ctx, out, sika.TriggerSystem)
-			}
-			if out.Kind == activities.OutcomeUnavailable {
-				// The gateway that never received the push now refuses it: no customer was
-				// charged anywhere, so the run ends and the merchant may retry.
+			case out.Kind == activities.OutcomeUnavailable && settled:
+				// The operator has had its settle window and knows nothing of the first send,
+				// and it did not accept this one: nothing is in its hands. A definite failure.
 				out.Kind = activities.OutcomeFailed
+				out.FailureMessage = "The operator has no record of the request after its settle window and did not accept it again."
 				return p.complete(ctx, out, sika.TriggerSystem)
+			case out.Kind != activities.OutcomeUnavailable:
+				lastSend = workflow.Now(ctx) // accepted or unclear: a new send to wait for
 			}
 		}
-		if !workflow.Now(ctx).Before(deadline) {
-			if p.expires {
-				expired := *p.attempt
-				expired.Kind, expired.FailureCode = activities.OutcomeFailed, gateway.FailureExpired
-				expired.FailureMessage = "The customer did not approve the payment in time."
-				return p.complete(ctx, expired, sika.TriggerSystem)
-			}
-			// A payout waits for the gateway's word however long it takes; a long wait starts
-			// afresh so that its history stays small.
-			if workflow.GetInfo(ctx).GetCurrentHistoryLength() > continueAsNewAfter {
-				in := p.in
-				in.Resume = &start
-				return PaymentResult{}, workflow.NewContinueAsNewError(ctx, workflow.GetInfo(ctx).WorkflowType.Name, in)
-			}
+		if p.expires && !workflow.Now(ctx).Before(deadline) {
+			return p.expire(ctx)
+		}
+		// A payout's long wait starts afresh so that its history stays small.
+		if !p.expires && workflow.GetInfo(ctx).GetCurrentHistoryLength() > continueAsNewAfter {
+			in := p.in
+			in.Resume = &start
+			return PaymentResult{}, workflow.NewContinueAsNewError(ctx, workflow.GetInfo(ctx).WorkflowType.Name, in)
 		}
 		delay = min(delay*2, pollMax)
 	}
+}
+
+// expire ends a collection whose push lifetime has passed. The request is first withdrawn at
+// the operator where it can be (CancelCollection): a confirmed cancel ends it FAILED for good;
+// a customer who approved first makes it SUCCESS; an unclear or impossible cancel ends it
+// FAILED expired with the attempt re-read for the operator's late-success window, so that a
+// payment that still goes through is reconciled and credited.
+func (p *payment) expire(ctx workflow.Context) (PaymentResult, error) {
+	var c activities.CollectionOutcome
+	if err := workflow.ExecuteLocalActivity(ctx, a.CancelCollection, p.attempt.AttemptID).Get(ctx, &c); err != nil {
+		return PaymentResult{}, err
+	}
+	if p.outcome != nil { // a callback or an update arrived during the cancel
+		return p.complete(ctx, *p.outcome, p.trigger)
+	}
+	if c.Kind == activities.OutcomeSuccess {
+		return p.complete(ctx, c, sika.TriggerSystem)
+	}
+	expired := *p.attempt
+	expired.Kind, expired.FailureCode = activities.OutcomeFailed, gateway.FailureExpired
+	expired.FailureMessage = "The customer did not approve the payment in time."
+	if c.Kind == activities.OutcomeFailed {
+		expired.FailureMessage += " The request was withdrawn at the operator."
+	} else {
+		expired.RecheckFor = c.RecheckFor
+	}
+	return p.complete(ctx, expired, sika.TriggerSystem)
 }
 
 // complete records the run's end (idempotent in the store) and returns it.
@@ -345,10 +475,17 @@ func (p *payment) complete(ctx workflow.Context, out activities.CollectionOutcom
 	} else if out.Gateway == "" {
 		reason = out.FailureMessage
 	}
+	if out.RecheckFor > 0 {
+		reason += fmt.Sprintf(" (cancel not confirmed: re-read at %s for %s)", out.Gateway, out.RecheckFor)
+	}
 	c := store.Completion{
 		TransactionID: p.in.TransactionID, Run: p.in.Run, Gateway: out.Gateway, Status: status, Reason: reason, TriggeredBy: by,
 		Attempt: store.AttemptUpdate{ID: out.AttemptID, Status: attemptStatus, GatewayReference: out.GatewayReference,
 			FailureCode: out.FailureCode, FailureMessage: out.FailureMessage},
+		RecheckFor: out.RecheckFor,
+	}
+	if by == sika.TriggerAdmin && p.staff != nil {
+		c.Staff, c.Reason = p.staff, p.staffNote
 	}
 	var recorded sika.TransactionStatus
 	if err := workflow.ExecuteLocalActivity(ctx, a.CompletePayment, c).Get(ctx, &recorded); err != nil {
@@ -358,6 +495,6 @@ func (p *payment) complete(ctx workflow.Context, out activities.CollectionOutcom
 	if recorded != status {
 		p.result.FailureCode = ""
 	}
-	p.outcome = nil
+	p.outcome, p.ended, p.recorded = nil, true, out
 	return p.result, nil
 }

@@ -35,8 +35,10 @@ type Recheck struct {
 	Asked   bool
 	Gateway gateway.OperationStatus
 	// Disagrees is true when the record is final and the gateway says otherwise: support must
-	// look at it (the record is never rewritten behind the workflow's back).
-	Disagrees bool
+	// look at it (the record is never rewritten behind the workflow's back). A late success of
+	// a collection is not a disagreement: it is reconciled (Reconciled says how).
+	Disagrees  bool
+	Reconciled store.ReconcileOutcome
 }
 
 // RecheckAtGateway reads the state of a transaction's latest attempt at its gateway. A final
@@ -77,6 +79,16 @@ func RecheckAtGateway(ctx context.Context, c client.Client, st *store.Store, gws
 		if err := UpdateOperation(uctx, c, t, UpdateGatewayStatus, outcome, nil); err != nil {
 			return out, fmt.Errorf("hand the gateway's answer to %s: %w", WorkflowIDOf(t), err)
 		}
+	case st2.Status == gateway.StatusSuccess && t.Status != sika.StatusSuccess:
+		// The run ended (FAILED, or replaced by a retry) and the operator says the customer
+		// paid: reconciled, credited once (activities.ReconcileLateAnswer).
+		rec, err := activities.ReconcileLateAnswer(ctx, st, gws, activities.LateAnswer{AttemptID: attempt.ID, Status: st2.Status,
+			GatewayReference: st2.GatewayReference, Trusted: true, Source: "status read by a re-check"})
+		if err != nil {
+			return out, err
+		}
+		out.Reconciled = rec
+		out.Disagrees = rec == store.ReconcilePayoutFlagged
 	case st2.Status.Final() && string(st2.Status) != string(t.Status):
 		out.Disagrees = true
 	}

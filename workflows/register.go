@@ -22,13 +22,14 @@ func Register(w worker.Registry, a *activities.Activities) {
 	w.RegisterWorkflow(Payout)
 	w.RegisterWorkflow(WebhookDelivery)
 	w.RegisterWorkflow(CheckoutExpiry)
+	w.RegisterWorkflow(RecheckEndedAttempts)
 	w.RegisterActivity(a)
 }
 
 // EnsureSchedules creates the service's Temporal schedules when they do not exist yet; two
 // workers starting together are fine (the second sees AlreadyExists).
 func EnsureSchedules(ctx context.Context, c client.Client) error {
-	_, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{
+	schedules := []client.ScheduleOptions{{
 		ID:      IdempotencyPurgeScheduleID,
 		Spec:    client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: time.Hour}}},
 		Overlap: enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
@@ -39,10 +40,25 @@ func EnsureSchedules(ctx context.Context, c client.Client) error {
 			WorkflowRunTimeout: 30 * time.Minute,
 			RetryPolicy:        &temporal.RetryPolicy{MaximumAttempts: 1},
 		},
-	})
-	var exists *serviceerror.AlreadyExists
-	if err != nil && !errors.Is(err, temporal.ErrScheduleAlreadyRunning) && !errors.As(err, &exists) {
-		return fmt.Errorf("create schedule %s: %w", IdempotencyPurgeScheduleID, err)
+	}, {
+		ID:      RecheckScheduleID,
+		Spec:    client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: RecheckInterval}}},
+		Overlap: enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
+		Action: &client.ScheduleWorkflowAction{
+			ID:                 RecheckScheduleID,
+			Workflow:           RecheckEndedAttempts,
+			Args:               []any{RecheckInterval},
+			TaskQueue:          TaskQueue,
+			WorkflowRunTimeout: 30 * time.Minute,
+			RetryPolicy:        &temporal.RetryPolicy{MaximumAttempts: 1},
+		},
+	}}
+	for _, opts := range schedules {
+		_, err := c.ScheduleClient().Create(ctx, opts)
+		var exists *serviceerror.AlreadyExists
+		if err != nil && !errors.Is(err, temporal.ErrScheduleAlreadyRunning) && !errors.As(err, &exists) {
+			return fmt.Errorf("create schedule %s: %w", opts.ID, err)
+		}
 	}
 	return nil
 }

@@ -43,6 +43,9 @@ type Config struct {
 	// OutboxSweepInterval is how often the worker starts workflows a crash left in the outbox
 	// (SIKA_OUTBOX_SWEEP_INTERVAL, default 5s).
 	OutboxSweepInterval time.Duration
+	// RecheckInterval is how often the attempts that ended without the operator's final word
+	// are read again (SIKA_RECHECK_INTERVAL, default 1m).
+	RecheckInterval time.Duration
 	// WebhookAllowPrivate lets webhook endpoints target private and loopback addresses
 	// (SIKA_WEBHOOK_ALLOW_PRIVATE, default false; `sika dev` defaults it to true).
 	WebhookAllowPrivate bool
@@ -149,6 +152,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 	durationVar("SIKA_IDEMPOTENCY_LEASE", api.DefaultIdempotencyLease, 35*time.Second, &c.IdempotencyLease)
 	durationVar("SIKA_PUSH_LIFETIME", 5*time.Minute, 5*time.Second, &c.PushLifetime)
 	durationVar("SIKA_OUTBOX_SWEEP_INTERVAL", 5*time.Second, 100*time.Millisecond, &c.OutboxSweepInterval)
+	durationVar("SIKA_RECHECK_INTERVAL", time.Minute, time.Second, &c.RecheckInterval)
 	for _, part := range strings.Split(getenv("SIKA_TRUSTED_PROXIES"), ",") {
 		if part = strings.TrimSpace(part); part == "" {
 			continue

@@ -65,6 +65,7 @@ func run(args []string) error {
 		return err
 	}
 	workflows.TaskQueue = cfg.TaskQueue
+	workflows.RecheckInterval = cfg.RecheckInterval
 	if len(cfg.WebhookSchedule) > 0 {
 		workflows.WebhookSchedule = cfg.WebhookSchedule
 	}

@@ -1,0 +1,369 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/shopspring/decimal"
+
+	"github.com/sikahq/sika"
+)
+
+// Money safety: a run ends only on a definite answer, and an answer that comes after the run
+// ended is reconciled here, in one Postgres transaction each.
+
+// ReconcileOutcome says what a late success did.
+type ReconcileOutcome string
+
+// Reconcile outcomes.
+const (
+	// ReconcileCredited: the transaction moved to SUCCESS (from FAILED, or from PENDING in a
+	// newer run) and the wallet was credited once; transaction.succeeded was recorded.
+	ReconcileCredited ReconcileOutcome = "CREDITED"
+	// ReconcileRefundDue: the customer paid twice (a second success on one transaction or one
+	// checkout session): the wallet was credited and a REFUND_DUE flag awaits support.
+	ReconcileRefundDue ReconcileOutcome = "REFUND_DUE"
+	// ReconcilePayoutFlagged: a payout the operator reports paid after its hold was released
+	// (or paid twice): flagged for support; the wallet is not touched behind a person's back.
+	ReconcilePayoutFlagged ReconcileOutcome = "PAYOUT_FLAGGED"
+	// ReconcileAlready: this attempt's success was already recorded: nothing changed.
+	ReconcileAlready ReconcileOutcome = "ALREADY_RECORDED"
+	// ReconcileInFlight: the attempt belongs to the run still deciding it: its workflow must be
+	// told instead (the workflow stays the only writer of a run's outcome).
+	ReconcileInFlight ReconcileOutcome = "IN_FLIGHT"
+)
+
+// Money flag kinds.
+const (
+	FlagRefundDue              = "REFUND_DUE"
+	FlagPayoutPaidAfterRelease = "PAYOUT_PAID_AFTER_RELEASE"
+	FlagPayoutPaidTwice        = "PAYOUT_PAID_TWICE"
+)
+
+// LateSuccess is a verified operator success for an attempt whose run may have ended.
+type LateSuccess struct {
+	AttemptID        uuid.UUID
+	GatewayReference string
+	// Source says how it was learnt, for the status log: "signed callback", "status read",
+	// "support re-check", "re-check sweep", ….
+	Source string
+}
+
+// ReconcileSuccess records a verified success that arrived for an attempt after its run ended:
+// the attempt becomes SUCCESS and the money is accounted for exactly once (the attempt's own
+// status, under the transaction's row lock, and a unique ledger index keyed by the attempt make
+// a second call change nothing).
+//
+//   - A collection recorded FAILED (or PENDING in a newer run after a retry) moves to SUCCESS
+//     with a SYSTEM status log naming the source, the wallet is credited (COLLECTION/CREDIT) and
+//     transaction.succeeded is recorded; its checkout session becomes PAID if still PENDING, and
+//     when another payment already paid the session the success is flagged REFUND_DUE.
+//   - A collection already SUCCESS through another attempt: the customer paid twice; the
+//     wallet is credited for what was received and the attempt is flagged REFUND_DUE.
+//   - A payout: flagged (PAYOUT_PAID_AFTER_RELEASE or PAYOUT_PAID_TWICE) for support.
+func (s *Store) ReconcileSuccess(ctx context.Context, in LateSuccess) (t sika.Transaction, out ReconcileOutcome, err error) {
+	err = s.InTx(ctx, func(tx pgx.Tx) error {
+		t, out, err = reconcileSuccess(ctx, tx, in)
+		return err
+	})
+	return t, out, err
+}
+
+func reconcileSuccess(ctx context.Context, tx pgx.Tx, in LateSuccess) (sika.Transaction, ReconcileOutcome, error) {
+	var txID uuid.UUID
+	if err := tx.QueryRow(ctx, `SELECT transaction_id FROM transaction_attempts WHERE id = $1`, in.AttemptID).Scan(&txID); err != nil {
+		if isNoRows(err) {
+			return sika.Transaction{}, "", sika.NotFound("Transaction attempt")
+		}
+		return sika.Transaction{}, "", fmt.Errorf("reconcile: read attempt: %w", err)
+	}
+	// The transaction first, as CompletePayment locks it: the two serialise without deadlock.
+	t, err := scanTransaction(tx.QueryRow(ctx, `SELECT `+transactionColumns+` FROM transactions t WHERE t.id = $1 FOR UPDATE`, txID))
+	if err != nil {
+		return t, "", fmt.Errorf("reconcile: lock transaction: %w", err)
+	}
+	attempt, err := scanAttempt(tx.QueryRow(ctx, `SELECT `+attemptColumns+` FROM transaction_attempts a WHERE a.id = $1 FOR UPDATE`, in.AttemptID))
+	if err != nil {
+		return t, "", fmt.Errorf("reconcile: lock attempt: %w", err)
+	}
+	switch {
+	case attempt.Status == sika.AttemptSuccess:
+		return t, ReconcileAlready, nil
+	case t.Status == sika.StatusPending && t.Run == attempt.Run:
+		return t, ReconcileInFlight, nil
+	}
+	ref := in.GatewayReference
+	if ref == "" {
+		ref = attempt.GatewayReference
+	}
+	if _, err := tx.Exec(ctx, `UPDATE transaction_attempts SET status = 'SUCCESS', gateway_reference = $2,
+			failure_code = '', failure_message = '', last_answer = 'SUCCESS', last_answer_at = now(),
+			recheck_until = NULL, updated_at = now(), completed_at = now()
+		WHERE id = $1`, attempt.ID, ref); err != nil {
+		return t, "", fmt.Errorf("reconcile: record attempt: %w", err)
+	}
+	if t.FlowDirection != sika.DirectionInbound {
+		kind := FlagPayoutPaidAfterRelease
+		if t.Status == sika.StatusSuccess {
+			kind = FlagPayoutPaidTwice
+		}
+		reason := fmt.Sprintf("%s reported attempt %s paid (%s) while the payout is %s.", attempt.Gateway, attempt.ID, in.Source, t.Status)
+		if err := flagMoney(ctx, tx, kind, t, attempt.ID, t.DebitedAmount.Sub(t.ClientFee.Decimal), reason); err != nil {
+			return t, "", err
+		}
+		return t, ReconcilePayoutFlagged, nil
+	}
+	if t.Status == sika.StatusSuccess {
+		// Paid twice: the money is with the merchant's operator account, so it is credited (the
+		// ledger must match what was received) and a person refunds the customer.
+		p, _ := completionPosting(t)
+		p.Attempt, p.Description = &attempt.ID, "Second collection "+t.Reference+" (refund due)"
+		if _, err := postLedgerEntry(ctx, tx, p); err != nil {
+			return t, "", err
+		}
+		reason := fmt.Sprintf("Second success: %s reported attempt %s paid (%s) after the payment had already succeeded; credited and flagged for refund.",
+			attempt.Gateway, attempt.ID, in.Source)
+		from := sika.StatusSuccess
+		if err := insertStatusLog(ctx, tx, t, &from, sika.StatusSuccess, reason, sika.TriggerSystem); err != nil {
+			return t, "", err
+		}
+		return t, ReconcileRefundDue, flagMoney(ctx, tx, FlagRefundDue, t, attempt.ID, t.DebitedAmount.Decimal, reason)
+	}
+	from := t.Status
+	was := string(t.Status)
+	if t.FailureCode != "" {
+		was += " " + t.FailureCode
+	}
+	t, err = scanTransaction(tx.QueryRow(ctx, `UPDATE transactions t SET status = 'SUCCESS', failure_code = '', failure_message = '',
+			gateway = $2, gateway_reference = $3, pending_reason = '', otp = NULL, updated_at = now(), completed_at = now()
+		WHERE t.id = $1 RETURNING `+transactionColumns, t.ID, attempt.Gateway, ref))
+	if err != nil {
+		return t, "", fmt.Errorf("reconcile: complete transaction: %w", err)
+	}
+	reason := fmt.Sprintf("Reconciled: %s reported attempt %s paid (%s) after the payment was recorded %s.", attempt.Gateway, attempt.ID, in.Source, was)
+	if err := insertStatusLog(ctx, tx, t, &from, sika.StatusSuccess, reason, sika.TriggerSystem); err != nil {
+		return t, "", err
+	}
+	if p, ok := completionPosting(t); ok {
+		p.Attempt = &attempt.ID
+		if _, err := postLedgerEntry(ctx, tx, p); err != nil {
+			return t, "", err
+		}
+	}
+	if err := transactionEvents(ctx, tx, t); err != nil {
+		return t, "", err
+	}
+	paid, err := payCheckoutSession(ctx, tx, t)
+	if err != nil || paid {
+		return t, ReconcileCredited, err
+	}
+	reason = fmt.Sprintf("Checkout session %s was already paid by another payment: this one (%s) is credited and due for refund.", *t.CheckoutSession, in.Source)
+	return t, ReconcileRefundDue, flagMoney(ctx, tx, FlagRefundDue, t, attempt.ID, t.DebitedAmount.Decimal, reason)
+}
+
+// payCheckoutSession marks the checkout session of a successful payment PAID (markCheckoutSessionPaid)
+// and reports false only when another payment had already paid it: the customer paid the
+// session twice.
+func payCheckoutSession(ctx context.Context, tx pgx.Tx, t sika.Transaction) (bool, error) {
+	if err := markCheckoutSessionPaid(ctx, tx, t); err != nil || t.CheckoutSession == nil || t.Type != sika.TypePayment {
+		return true, err
+	}
+	var status sika.CheckoutStatus
+	var paidBy *uuid.UUID
+	if err := tx.QueryRow(ctx, `SELECT status, transaction_id FROM checkout_sessions WHERE id = $1`, *t.CheckoutSession).Scan(&status, &paidBy); err != nil {
+		return false, fmt.Errorf("read checkout session: %w", err)
+	}
+	return status != sika.CheckoutPaid || paidBy == nil || *paidBy == t.ID, nil
+}
+
+// flagMoney records a money flag for support (once per kind and attempt).
+func flagMoney(ctx context.Context, tx pgx.Tx, kind string, t sika.Transaction, attempt uuid.UUID, amount decimal.Decimal, reason string) error {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO money_flags (id, kind, transaction_id, attempt_id, merchant_id, environment, amount, currency, reason)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (kind, attempt_id) DO NOTHING`,
+		id, kind, t.ID, attempt, t.Merchant, t.Environment, amount, t.Currency, reason); err != nil {
+		return fmt.Errorf("flag %s: %w", kind, err)
+	}
+	return nil
+}
+
+// MoneyFlag is money that needs a person (see the kinds above).
+type MoneyFlag struct {
+	ID             uuid.UUID        `json:"id"`
+	Kind           string           `json:"kind"`
+	Transaction    uuid.UUID        `json:"transaction"`
+	Attempt        *uuid.UUID       `json:"attempt"`
+	Merchant       uuid.UUID        `json:"merchant"`
+	Environment    sika.Environment `json:"environment"`
+	Amount         sika.Amount      `json:"amount"`
+	Currency       string           `json:"currency"`
+	Reason         string           `json:"reason"`
+	CreatedAt      time.Time        `json:"created_at"`
+	ResolvedAt     *time.Time       `json:"resolved_at"`
+	ResolvedBy     *uuid.UUID       `json:"resolved_by"`
+	ResolutionNote string           `json:"resolution_note"`
+}
+
+// MoneyFlags lists the flags across merchants, oldest first; open only unless all.
+func (s *Store) MoneyFlags(ctx context.Context, all bool, limit int) ([]MoneyFlag, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, kind, transaction_id, attempt_id, merchant_id, environment, amount, currency, reason,
+			created_at, resolved_at, resolved_by, resolution_note
+		FROM money_flags WHERE $1 OR resolved_at IS NULL ORDER BY created_at, id LIMIT $2`, all, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list money flags: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (MoneyFlag, error) {
+		var f MoneyFlag
+		var amount decimal.Decimal
+		err := r.Scan(&f.ID, &f.Kind, &f.Transaction, &f.Attempt, &f.Merchant, &f.Environment, &amount, &f.Currency, &f.Reason,
+			&f.CreatedAt, &f.ResolvedAt, &f.ResolvedBy, &f.ResolutionNote)
+		f.Amount = sika.NewAmount(amount)
+		return f, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("scan money flags: %w", err)
+	}
+	return out, nil
+}
+
+// NoteAttemptAnswer records what the operator last said about an undecided attempt; for a
+// payout, pendingReason (when not empty) tells the merchant that it awaits the operator.
+func (s *Store) NoteAttemptAnswer(ctx context.Context, attemptID uuid.UUID, answer, pendingReason string) error {
+	_, err := s.pool.Exec(ctx, `WITH a AS (
+			UPDATE transaction_attempts SET last_answer = $2, last_answer_at = now() WHERE id = $1 RETURNING transaction_id, run)
+		UPDATE transactions t SET pending_reason = $3 FROM a
+		WHERE $3 <> '' AND t.id = a.transaction_id AND t.run = a.run AND t.status = 'PENDING' AND t.pending_reason <> $3`,
+		attemptID, answer, pendingReason)
+	if err != nil {
+		return fmt.Errorf("note attempt answer: %w", err)
+	}
+	return nil
+}
+
+// DueRechecks returns the attempts whose run ended on our side without the operator's final
+// word (recheck_until still ahead) and that were not read in the last interval, oldest first.
+func (s *Store) DueRechecks(ctx context.Context, interval time.Duration, limit int) ([]sika.TransactionAttempt, error) {
+	return s.attempts(ctx, `WHERE a.recheck_until > now() AND (a.rechecked_at IS NULL OR a.rechecked_at <= now() - $1 * interval '1 millisecond')
+		ORDER BY a.rechecked_at NULLS FIRST, a.id LIMIT $2`, interval.Milliseconds(), limit)
+}
+
+// NoteRecheck records one re-read of an ended attempt; final ends its re-reads (the operator
+// gave its final word).
+func (s *Store) NoteRecheck(ctx context.Context, attemptID uuid.UUID, answer string, final bool) error {
+	_, err := s.pool.Exec(ctx, `UPDATE transaction_attempts SET rechecked_at = now(), last_answer = $2, last_answer_at = now(),
+			recheck_until = CASE WHEN $3 THEN NULL ELSE recheck_until END
+		WHERE id = $1`, attemptID, answer, final)
+	if err != nil {
+		return fmt.Errorf("note recheck: %w", err)
+	}
+	return nil
+}
+
+// unresolvedAttempt returns the gateway and re-read deadline of the attempt of a transaction's
+// current run that ended without the operator's final word and is still re-read ("" when none):
+// a retry must wait for it, or the customer could be charged twice.
+func unresolvedAttempt(ctx context.Context, tx pgx.Tx, t sika.Transaction) (string, time.Time, error) {
+	var gw string
+	var until time.Time
+	err := tx.QueryRow(ctx, `SELECT gateway, recheck_until FROM transaction_attempts
+		WHERE transaction_id = $1 AND run = $2 AND recheck_until > now() ORDER BY sequence DESC LIMIT 1`, t.ID, t.Run).Scan(&gw, &until)
+	if isNoRows(err) {
+		return "", until, nil
+	}
+	if err != nil {
+		return "", until, fmt.Errorf("read unresolved attempt: %w", err)
+	}
+	return gw, until, nil
+}
+
+// StaffAction is one audited action of a staff member on money.
+type StaffAction struct {
+	Staff       uuid.UUID
+	Action      string
+	Transaction *uuid.UUID
+	Reason      string
+	Detail      any
+}
+
+// recordStaffAction appends a staff action in the caller's Postgres transaction.
+func recordStaffAction(ctx context.Context, tx pgx.Tx, a StaffAction) error {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return err
+	}
+	detail, err := json.Marshal(a.Detail)
+	if err != nil {
+		return fmt.Errorf("encode staff action: %w", err)
+	}
+	if a.Detail == nil {
+		detail = []byte("{}")
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO staff_actions (id, staff_id, action, transaction_id, reason, detail) VALUES ($1, $2, $3, $4, $5, $6)`,
+		id, a.Staff, a.Action, a.Transaction, a.Reason, detail); err != nil {
+		return fmt.Errorf("record staff action: %w", err)
+	}
+	return nil
+}
+
+// StaffActionRecord is a recorded staff action.
+type StaffActionRecord struct {
+	ID          uuid.UUID       `json:"id"`
+	Staff       uuid.UUID       `json:"staff"`
+	StaffEmail  string          `json:"staff_email"`
+	Action      string          `json:"action"`
+	Transaction *uuid.UUID      `json:"transaction"`
+	Reason      string          `json:"reason"`
+	Detail      json.RawMessage `json:"detail"`
+	CreatedAt   time.Time       `json:"created_at"`
+}
+
+// StaffActions lists the staff actions on a transaction (uuid.Nil: every transaction), newest first.
+func (s *Store) StaffActions(ctx context.Context, transaction uuid.UUID, limit int) ([]StaffActionRecord, error) {
+	rows, err := s.pool.Query(ctx, `SELECT a.id, a.staff_id, m.email, a.action, a.transaction_id, a.reason, a.detail, a.created_at
+		FROM staff_actions a JOIN members m ON m.id = a.staff_id
+		WHERE $1 = '00000000-0000-0000-0000-000000000000'::uuid OR a.transaction_id = $1
+		ORDER BY a.created_at DESC, a.id DESC LIMIT $2`, transaction, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list staff actions: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (StaffActionRecord, error) {
+		var a StaffActionRecord
+		err := r.Scan(&a.ID, &a.Staff, &a.StaffEmail, &a.Action, &a.Transaction, &a.Reason, &a.Detail, &a.CreatedAt)
+		return a, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("scan staff actions: %w", err)
+	}
+	return out, nil
+}
+
+// UnclearPayouts lists, across merchants, the payouts PENDING for longer than olderThan that
+// await the operator (pending_reason set), oldest first, with their attempts: support's queue.
+func (s *Store) UnclearPayouts(ctx context.Context, olderThan time.Duration, limit int) ([]sika.TransactionDetail, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+transactionColumns+` FROM transactions t
+		WHERE t.status = 'PENDING' AND t.flow_direction = 'OUTBOUND' AND t.pending_reason <> ''
+		  AND t.created_at < now() - $1 * interval '1 millisecond'
+		ORDER BY t.created_at, t.id LIMIT $2`, olderThan.Milliseconds(), limit)
+	if err != nil {
+		return nil, fmt.Errorf("list unclear payouts: %w", err)
+	}
+	txs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (sika.Transaction, error) { return scanTransaction(r) })
+	if err != nil {
+		return nil, fmt.Errorf("scan unclear payouts: %w", err)
+	}
+	out := make([]sika.TransactionDetail, len(txs))
+	for i, t := range txs {
+		out[i].Transaction = t
+		if out[i].Attempts, err = s.attempts(ctx, `WHERE a.transaction_id = $1 ORDER BY a.run, a.sequence`, t.ID); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
