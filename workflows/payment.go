@@ -495,6 +495,11 @@ func (p *payment) complete(ctx workflow.Context, out activities.CollectionOutcom
 	if recorded != status {
 		p.result.FailureCode = ""
 	}
+	if o := p.outcome; o != nil && o.Kind == activities.OutcomeSuccess && recorded != sika.StatusSuccess {
+		// A success arrived while the end was being recorded: it is reconciled before the
+		// workflow closes (reconcileLate), never dropped.
+		p.late = append(p.late, GatewayCallback{AttemptID: o.AttemptID, Status: gateway.StatusSuccess, GatewayReference: o.GatewayReference, Trusted: true})
+	}
 	p.outcome, p.ended, p.recorded = nil, true, out
 	return p.result, nil
 }

@@ -144,6 +144,9 @@ type paymentRun struct {
 	cancels []activities.CollectionOutcome
 	// recorded is the status CompletePayment answers; zero means the status it was given.
 	recorded sika.TransactionStatus
+	// payout runs the Payout workflow, whose gateway steps (StartDisbursement,
+	// CheckDisbursement) answer from the same scripts as StartCollection and CheckCollection.
+	payout bool
 	// failures makes the named local activity fail that many times (a plain, retryable error)
 	// before it answers.
 	failures map[string]int
@@ -181,6 +184,14 @@ func newPaymentRun(t *testing.T, plan activities.PaymentPlan, starts ...activiti
 		return reply(r, "StartCollection", r.starts, false)
 	})
 	mockLocal(r, a.CheckCollection, &r.checkTakes, func(id uuid.UUID) (activities.CollectionOutcome, error) {
+		r.checked, r.checkedAt = append(r.checked, id), append(r.checkedAt, r.elapsed())
+		return reply(r, "CheckCollection", r.checks, true)
+	})
+	mockLocal(r, a.StartDisbursement, &r.startTakes, func(in activities.StartCollectionInput) (activities.CollectionOutcome, error) {
+		r.started = append(r.started, in)
+		return reply(r, "StartCollection", r.starts, false)
+	})
+	mockLocal(r, a.CheckDisbursement, &r.checkTakes, func(id uuid.UUID) (activities.CollectionOutcome, error) {
 		r.checked, r.checkedAt = append(r.checked, id), append(r.checkedAt, r.elapsed())
 		return reply(r, "CheckCollection", r.checks, true)
 	})
@@ -297,7 +308,11 @@ func (r *paymentRun) update(d time.Duration, name string, args ...any) *updateCa
 // execute runs the workflow to its end and returns its result.
 func (r *paymentRun) execute() PaymentResult {
 	r.t.Helper()
-	r.env.ExecuteWorkflow(Payment, activities.PaymentInput{TransactionID: payTx, Run: payRun})
+	wf := Payment
+	if r.payout {
+		wf = Payout
+	}
+	r.env.ExecuteWorkflow(wf, activities.PaymentInput{TransactionID: payTx, Run: payRun})
 	require.True(r.t, r.env.IsWorkflowCompleted(), "the run ended")
 	require.NoError(r.t, r.env.GetWorkflowError())
 	var res PaymentResult
@@ -769,7 +784,11 @@ func TestPaymentLocalActivityErrors(t *testing.T) {
 	}
 	t.Run("a non-retryable error fails the run without recording an end", func(t *testing.T) {
 		r := newPaymentRun(t, twoGateways()) // StartCollection is not scripted: it fails for good
-		r.env.ExecuteWorkflow(Payment, activities.PaymentInput{TransactionID: payTx, Run: payRun})
+		wf := Payment
+	if r.payout {
+		wf = Payout
+	}
+	r.env.ExecuteWorkflow(wf, activities.PaymentInput{TransactionID: payTx, Run: payRun})
 		require.True(t, r.env.IsWorkflowCompleted())
 		require.Error(t, r.env.GetWorkflowError())
 		r.wantStarted(startInput(1, gwA))
