@@ -19,8 +19,12 @@ ALTER TABLE transactions ADD COLUMN pending_reason text NOT NULL DEFAULT '';
 
 -- A collection is credited once per attempt that the operator reports paid: the attempt of a
 -- ledger entry makes a second credit for the same success impossible.
+-- Other movements stay one per transaction and type.
 ALTER TABLE ledger_entries ADD COLUMN attempt_id uuid REFERENCES transaction_attempts (id);
 CREATE UNIQUE INDEX ledger_entries_attempt_type_key ON ledger_entries (attempt_id, type) WHERE attempt_id IS NOT NULL;
+DROP INDEX ledger_entries_transaction_type_key;
+CREATE UNIQUE INDEX ledger_entries_transaction_type_key ON ledger_entries (transaction_id, type)
+    WHERE transaction_id IS NOT NULL AND attempt_id IS NULL;
 
 -- Money that needs a person: a second success on one transaction or checkout session (the
 -- customer paid twice: refund due), a payout paid after its hold was released.
