@@ -186,6 +186,29 @@ func TestHostedCheckoutPageInBrowser(t *testing.T) {
 		screenshot(t, ctx, dir, "link-success")
 	})
 
+	t.Run("a payment in flight on another device is named, in the page's language", func(t *testing.T) {
+		ctx := browserTab(t)
+		c := ps.newSession(t, acct, map[string]any{"country": "BJ"})
+		r := ps.hostedPay(t, c, togo("90000123")) // waits for its post-push code: stays PENDING
+		require.Equal(t, 201, r.Status, "%s", r.Body)
+		for _, page := range []struct{ lang, query, want string }{
+			{"fr", "", "Un paiement de cette commande est déjà en cours"},
+			{"en", "?lang=en", "A payment for this order is already in progress"},
+		} {
+			require.NoError(t, chromedp.Do(ctx,
+				chromedp.Navigate(c.CheckoutURL+page.query),
+				chromedp.WaitVisible(chromedp.CSS("#pay-form")),
+				chromedp.Click(chromedp.CSS(`input[name=network][value=MTN_BJ]`)),
+				chromedp.SetValue(chromedp.CSS("#customer_phone"), "97000123"),
+				chromedp.Click(chromedp.CSS("#pay-button")),
+				chromedp.WaitVisible(chromedp.CSS("#form-error:not(:empty)")),
+			))
+			assert.Contains(t, textOf(t, ctx, "#form-error"), page.want, page.lang)
+			screenshot(t, ctx, dir, "in-progress-"+page.lang)
+		}
+		assert.Equal(t, sika.CheckoutPending, ps.session(t, acct, c.ID).Status)
+	})
+
 	t.Run("a closed session shows why and no form", func(t *testing.T) {
 		ctx := browserTab(t)
 		c := ps.newSession(t, acct, nil)

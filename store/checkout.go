@@ -182,6 +182,9 @@ func markCheckoutSessionPaid(ctx context.Context, tx pgx.Tx, t sika.Transaction)
 // CreateCheckoutPayment creates a payment of a checkout session (as CreateTransaction) after
 // locking the session in the same Postgres transaction: a session that is no longer PENDING, or
 // whose expires_at has passed at now, answers 409 session_not_payable and nothing is created.
+// A session has at most one payment in flight: while one is PENDING, another answers 409
+// checkout_payment_in_progress and nothing is created. Postgres enforces it (the unique index
+// checkoutInFlightIndex), so concurrent calls on one session create exactly one payment.
 func (s *Store) CreateCheckoutPayment(ctx context.Context, nt NewTransaction, start WorkflowStart, now time.Time) (sika.Transaction, int64, error) {
 	if nt.CheckoutSession == nil {
 		return sika.Transaction{}, 0, fmt.Errorf("create checkout payment: no session")
@@ -196,7 +199,29 @@ func (s *Store) CreateCheckoutPayment(ctx context.Context, nt NewTransaction, st
 		}
 		return setTransactionSlug(ctx, tx, t.ID, "checkout_session_slug", c.Slug)
 	})
+	if isUniqueViolation(err, checkoutInFlightIndex) {
+		// The INSERT met the index before the session was read: a session that can no longer
+		// be paid (cancelled or expired with a payment still in flight) says so first.
+		if c, cerr := s.CheckoutSession(ctx, *nt.CheckoutSession); cerr == nil && !c.Payable(now) {
+			return sika.Transaction{}, 0, sessionNotPayable(c)
+		}
+		return sika.Transaction{}, 0, paymentInProgress(err)
+	}
 	return t, outboxID, err
+}
+
+// checkoutInFlightIndex is the partial unique index that lets a checkout session have one
+// PENDING payment at a time (migration 0013).
+const checkoutInFlightIndex = "transactions_checkout_in_flight"
+
+// paymentInProgress turns the unique violation of a second in-flight payment of a checkout
+// session (a PENDING insert, or a FAILED payment moved back to PENDING) into 409
+// checkout_payment_in_progress; any other error is returned as it is.
+func paymentInProgress(err error) error {
+	if isUniqueViolation(err, checkoutInFlightIndex) {
+		return sika.Errorf(sika.CodePaymentInProgress, "A payment for this checkout session is already in progress; wait for its outcome.")
+	}
+	return err
 }
 
 // sessionNotPayable is the 409 of a payment on a session that can no longer be paid.

@@ -40,6 +40,7 @@ var translations = map[string]map[string]string{
 		"error_generic":              "Une erreur est survenue. Réessayez dans un instant.",
 		"error_network":              "Connexion impossible. Vérifiez votre connexion et réessayez.",
 		"error_min_amount":           "Le montant doit être d'au moins",
+		"error_in_progress":          "Un paiement de cette commande est déjà en cours, peut-être sur un autre appareil. Validez-le ou attendez son résultat avant de réessayer.",
 		"no_network":                 "Aucun réseau n'est disponible pour ce pays.",
 		"secure":                     "Paiement sécurisé par Sika",
 		"field_required":             "Ce champ est obligatoire.",
@@ -88,6 +89,7 @@ var translations = map[string]map[string]string{
 		"error_generic":              "Something went wrong. Try again in a moment.",
 		"error_network":              "Cannot connect. Check your connection and try again.",
 		"error_min_amount":           "The amount must be at least",
+		"error_in_progress":          "A payment for this order is already in progress, perhaps on another device. Approve it or wait for its outcome before trying again.",
 		"no_network":                 "No network is available for this country.",
 		"secure":                     "Payment secured by Sika",
 		"field_required":             "This field is required.",
@@ -101,7 +103,7 @@ var translations = map[string]map[string]string{
 }
 
 // scriptKeys are the strings the page script shows.
-var scriptKeys = []string{"pay", "paying", "error_generic", "error_network", "error_min_amount", "no_network",
+var scriptKeys = []string{"pay", "paying", "error_generic", "error_network", "error_min_amount", "error_in_progress", "no_network",
 	"closed_PAID", "closed_EXPIRED", "closed_CANCELLED", "closed_INACTIVE", "field_required", "otp_help",
 	"failure_payer_declined", "failure_insufficient_funds", "failure_invalid_number", "failure_expired", "failure_invalid_otp"}
 

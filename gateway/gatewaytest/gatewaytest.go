@@ -1,7 +1,8 @@
 // Package gatewaytest is the contract every gateway.Gateway adapter must honour, run against
 // the adapter's own fake operator: success, decline, unavailable before acceptance, ambiguous
 // timeout after acceptance (resolved by a status read, never duplicated), duplicate and
-// untrusted callbacks, and auth token expiry, for collections and (when supported) payouts.
+// untrusted callbacks, auth token expiry, and the cancel of a collection (adapters that are a
+// gateway.Canceller), for collections and (when supported) payouts.
 //
 // An adapter's test implements Harness and calls Run.
 package gatewaytest
@@ -76,6 +77,9 @@ type Features struct {
 	// NoPayoutCallbacks is for operators that report payouts only through status reads (Wave
 	// documents no payout webhook): the payout duplicate-callback case does not apply.
 	NoPayoutCallbacks bool
+	// Cancels says the adapter is a gateway.Canceller (the contract checks that it says so
+	// truly), and runs the collection cancel case.
+	Cancels bool
 	// ResolveWithin bounds how long an operation takes to reach its final state (default 5s).
 	ResolveWithin time.Duration
 	// The request template (defaults: BJ, XOF, MTN_BJ, +22997000000, 1000).
@@ -137,6 +141,9 @@ func Run(t *testing.T, h Harness) {
 			}
 			if f.Tokens {
 				t.Run("token-expiry", func(t *testing.T) { c.tokenExpiry(t, o) })
+			}
+			if f.Cancels && o.kind == gateway.CallbackCollection {
+				t.Run("cancel", func(t *testing.T) { c.cancel(t, o) })
 			}
 		})
 	}
@@ -328,6 +335,44 @@ func (c contract) unknown(t *testing.T, o op) {
 	st, err := o.status(t.Context(), gw, Reference())
 	require.NoError(t, err)
 	assert.Equal(t, gateway.StatusNotFound, st.Status)
+	_, cancels := gw.(gateway.Canceller)
+	assert.Equal(t, c.f.Cancels, cancels, "Features.Cancels must say whether the adapter is a gateway.Canceller")
+}
+
+// cancel: the answer to a cancel is the collection's truth, which status reads and a second
+// cancel repeat: withdrawn (FAILED cancelled), or paid first (SUCCESS). A collection already paid
+// stays paid, and a reference never sent is NOT_FOUND, never a confirmed cancel.
+func (c contract) cancel(t *testing.T, o op) {
+	gw, ctl := c.h.New(t)
+	canceller := gw.(gateway.Canceller)
+	st, err := canceller.CancelCollection(t.Context(), Reference())
+	require.NoError(t, err)
+	assert.Equal(t, gateway.StatusNotFound, st.Status)
+
+	ref := Reference()
+	_, err = o.initiate(t.Context(), gw, ref)
+	require.NoError(t, err)
+	st, err = canceller.CancelCollection(t.Context(), ref)
+	require.NoError(t, err)
+	assert.Equal(t, ref, st.Reference)
+	require.Contains(t, []gateway.Status{gateway.StatusFailed, gateway.StatusSuccess}, st.Status,
+		"a cancel of a collection the customer did not refuse")
+	if st.Status == gateway.StatusFailed {
+		assert.Equal(t, gateway.FailureCancelled, st.FailureCode)
+	}
+	assert.Equal(t, st.Status, c.final(t, gw, o, ref).Status, "status reads agree with the cancel")
+	again, err := canceller.CancelCollection(t.Context(), ref)
+	require.NoError(t, err)
+	assert.Equal(t, st.Status, again.Status, "a second cancel changes nothing")
+
+	paid := Reference()
+	_, err = o.initiate(t.Context(), gw, paid)
+	require.NoError(t, err)
+	require.Equal(t, gateway.StatusSuccess, c.final(t, gw, o, paid).Status)
+	st, err = canceller.CancelCollection(t.Context(), paid)
+	require.NoError(t, err)
+	assert.Equal(t, gateway.StatusSuccess, st.Status, "a paid collection stays paid")
+	assert.Equal(t, 2, ctl.Operations())
 }
 
 func (c contract) duplicateCallback(t *testing.T, o op) {

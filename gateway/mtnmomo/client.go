@@ -66,7 +66,10 @@ type Client struct {
 	disbursement *tokenSource
 }
 
-var _ gateway.Gateway = (*Client)(nil)
+var (
+	_ gateway.Gateway  = (*Client)(nil)
+	_ gateway.Windowed = (*Client)(nil)
+)
 
 // New returns the adapter for the account cfg describes.
 func New(cfg Config) *Client {
@@ -102,6 +105,22 @@ func New(cfg Config) *Client {
 
 // Name returns the gateway's name.
 func (c *Client) Name() string { return c.cfg.Name }
+
+// MTN MoMo's windows (see Windows).
+const (
+	notFoundSettle = 10 * time.Minute
+	lateSuccess    = 24 * time.Hour
+)
+
+// Windows are MTN MoMo's. MTN accepts a request-to-pay or a transfer (202) before it has
+// created it, and answers 404 to its status reads meanwhile (a 409 on the same X-Reference-Id
+// followed by a 404 shows it): a NOT_FOUND is final only ten minutes after the last send. A
+// request-to-pay stays approvable until MTN expires it, after a delay its API does not report,
+// and the callback that reports it is unsigned and sent once: a collection Sika ended is re-read
+// for a day. MTN has no API to withdraw a request-to-pay, so the adapter is no gateway.Canceller.
+func (c *Client) Windows() gateway.Windows {
+	return gateway.Windows{NotFoundSettle: notFoundSettle, LateSuccess: lateSuccess}
+}
 
 // SupportsPayouts reports whether the account has the disbursement product.
 func (c *Client) SupportsPayouts() bool { return c.cfg.DisbursementSubscriptionKey != "" }

@@ -368,3 +368,19 @@ func TestStatusReadInAnotherProcess(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, gateway.StatusSuccess, st.Status, "the fake refuses another X-Target-Environment")
 }
+
+// MTN's windows are declared (and no cancel: MTN cannot withdraw a request-to-pay); an adapter
+// hidden behind a wrapper that declares none gets the conservative defaults.
+func TestWindows(t *testing.T) {
+	t.Parallel()
+	c := New(Config{Name: "mtnmomo-bj"})
+	want := gateway.Windows{NotFoundSettle: 10 * time.Minute, LateSuccess: 24 * time.Hour}
+	require.Equal(t, want, c.Windows())
+	require.Equal(t, want, gateway.WindowsOf(c))
+	_, cancels := gateway.Gateway(c).(gateway.Canceller)
+	require.False(t, cancels)
+
+	type undeclared struct{ gateway.Gateway }
+	require.Equal(t, gateway.Windows{NotFoundSettle: gateway.DefaultNotFoundSettle, LateSuccess: gateway.DefaultLateSuccess},
+		gateway.WindowsOf(undeclared{c}))
+}

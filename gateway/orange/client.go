@@ -95,7 +95,10 @@ type Client struct {
 	tokens   *tokenSource
 }
 
-var _ gateway.Gateway = (*Client)(nil)
+var (
+	_ gateway.Gateway  = (*Client)(nil)
+	_ gateway.Windowed = (*Client)(nil)
+)
 
 // New returns the adapter for the account cfg describes.
 func New(cfg Config) *Client {
@@ -128,6 +131,17 @@ func New(cfg Config) *Client {
 
 // Name returns the gateway's name.
 func (c *Client) Name() string { return c.cfg.Name }
+
+// lateSuccess is WebPay's LateSuccess window (see Windows).
+const lateSuccess = 24 * time.Hour
+
+// Windows are Orange WebPay's. Its payment page stays payable after Sika's push lifetime, and
+// its notification is unsigned and may never come: a collection Sika ended is re-read for a
+// day. No NotFoundSettle is declared, so the conservative default applies: this adapter never
+// re-sends an initiation whose answer was lost, and a status read answers NOT_FOUND only for a
+// reference it never sent (the send is marked in Memory first; a lost answer reads PENDING, then
+// FAILED). WebPay has no API to withdraw a payment, so the adapter is no gateway.Canceller.
+func (c *Client) Windows() gateway.Windows { return gateway.Windows{LateSuccess: lateSuccess} }
 
 // SupportsPayouts is false: WebPay only collects (routing never sends a payout here).
 func (c *Client) SupportsPayouts() bool { return false }

@@ -491,3 +491,20 @@ func assertNoSecrets(t *testing.T, err error) {
 		assert.NotContains(t, err.Error(), secret, "error %q leaks %q", err, secret)
 	}
 }
+
+// WebPay declares its LateSuccess only: NotFoundSettle is the default, and there is no cancel
+// (WebPay cannot withdraw a payment). An adapter hidden behind a wrapper that declares none gets
+// the conservative defaults.
+func TestWindows(t *testing.T) {
+	t.Parallel()
+	c := New(Config{Name: "orange"})
+	require.Equal(t, gateway.Windows{LateSuccess: 24 * time.Hour}, c.Windows())
+	require.Equal(t, gateway.Windows{NotFoundSettle: gateway.DefaultNotFoundSettle, LateSuccess: 24 * time.Hour},
+		gateway.WindowsOf(c))
+	_, cancels := gateway.Gateway(c).(gateway.Canceller)
+	require.False(t, cancels)
+
+	type undeclared struct{ gateway.Gateway }
+	require.Equal(t, gateway.Windows{NotFoundSettle: gateway.DefaultNotFoundSettle, LateSuccess: gateway.DefaultLateSuccess},
+		gateway.WindowsOf(undeclared{c}))
+}

@@ -26,7 +26,21 @@ type ClientConfig struct {
 	HTTPClient     *http.Client     // default: a plain client; Timeout bounds each call
 	Timeout        time.Duration    // per call, default 10s
 	Now            func() time.Time // clock for callback timestamps, default time.Now
+	// NotFoundSettle is the sandbox's gateway.Windows.NotFoundSettle (default
+	// DefaultNotFoundSettle, 30s): it must be longer than the server's Config.NotFoundFor, or a
+	// 010 operation would be taken for one never created.
+	NotFoundSettle time.Duration
+	// LateSuccess is the sandbox's gateway.Windows.LateSuccess (default DefaultLateSuccess,
+	// 1h): it must cover the server's Config.LateAfter past Sika's push lifetime, or a 011
+	// success would be found by its callback only.
+	LateSuccess time.Duration
 }
+
+// Defaults of ClientConfig's windows.
+const (
+	DefaultNotFoundSettle = 30 * time.Second
+	DefaultLateSuccess    = time.Hour
+)
 
 // Client is the gateway.Gateway adapter of one sandbox gateway.
 type Client struct {
@@ -34,7 +48,11 @@ type Client struct {
 	base string // …/gw/{name}/v1
 }
 
-var _ gateway.Gateway = (*Client)(nil)
+var (
+	_ gateway.Gateway   = (*Client)(nil)
+	_ gateway.Canceller = (*Client)(nil)
+	_ gateway.Windowed  = (*Client)(nil)
+)
 
 // NewClient returns the adapter for the gateway cfg names.
 func NewClient(cfg ClientConfig) *Client {
@@ -46,6 +64,12 @@ func NewClient(cfg ClientConfig) *Client {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.NotFoundSettle <= 0 {
+		cfg.NotFoundSettle = DefaultNotFoundSettle
+	}
+	if cfg.LateSuccess <= 0 {
+		cfg.LateSuccess = DefaultLateSuccess
 	}
 	gw := "/gw/" + url.PathEscape(cfg.Name)
 	root := strings.TrimSuffix(strings.TrimRight(cfg.BaseURL, "/"), gw)
@@ -98,6 +122,22 @@ func (c *Client) ConfirmOTP(ctx context.Context, reference, otp string) (gateway
 // CollectionStatus reads a collection; an unknown reference is StatusNotFound, not an error.
 func (c *Client) CollectionStatus(ctx context.Context, reference string) (gateway.OperationStatus, error) {
 	return c.status(ctx, http.MethodGet, "/collections/"+url.PathEscape(reference), nil)
+}
+
+// CancelCollection asks the sandbox to withdraw a pending collection. It answers the state
+// after the cancel: FAILED cancelled when withdrawn; PENDING when refused (011: the customer is
+// approving); an operation already final as it stands (a SUCCESS stays SUCCESS). An unknown
+// reference, or a 010 one the sandbox does not show yet, is StatusNotFound: nothing was
+// cancelled, as with any answer that is not FAILED.
+func (c *Client) CancelCollection(ctx context.Context, reference string) (gateway.OperationStatus, error) {
+	return c.status(ctx, http.MethodPost, "/collections/"+url.PathEscape(reference)+"/cancel", nil)
+}
+
+// Windows are the sandbox's windows: ClientConfig's NotFoundSettle and LateSuccess. The
+// sandbox answers NOT_FOUND while it "creates" a 010 operation (Config.NotFoundFor), and pays a
+// 011 one after Sika's push lifetime (Config.LateAfter).
+func (c *Client) Windows() gateway.Windows {
+	return gateway.Windows{NotFoundSettle: c.cfg.NotFoundSettle, LateSuccess: c.cfg.LateSuccess}
 }
 
 // Disburse asks the sandbox to credit req.Phone, at most once per req.Reference.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -229,4 +230,26 @@ func TestParseCallback(t *testing.T) {
 		_, err := NewClient(ClientConfig{Name: GatewayA}).ParseCallback(t.Context(), header(sign("", now, body)), body)
 		require.ErrorIs(t, err, ErrInvalidSignature)
 	})
+}
+
+// The client declares the sandbox's windows; the defaults fit the server's defaults and Sika's.
+func TestClientWindows(t *testing.T) {
+	t.Parallel()
+	c := NewClient(ClientConfig{Name: GatewayA})
+	require.Equal(t, gateway.Windows{NotFoundSettle: 30 * time.Second, LateSuccess: time.Hour}, c.Windows())
+	require.Equal(t, c.Windows(), gateway.WindowsOf(c))
+
+	c = NewClient(ClientConfig{Name: GatewayA, NotFoundSettle: time.Minute, LateSuccess: 2 * time.Hour})
+	require.Equal(t, gateway.Windows{NotFoundSettle: time.Minute, LateSuccess: 2 * time.Hour}, gateway.WindowsOf(c))
+
+	// A 010 operation is found (3 ticks of 1 s by default) well within NotFoundSettle, and a
+	// 011 one succeeds after Sika's default push lifetime (5 min) and within LateSuccess of it.
+	const sikaPushLifetime = 5 * time.Minute
+	s := NewServer(Config{Gateways: DefaultGateways(testMaster), Logger: slog.New(slog.DiscardHandler)})
+	defer s.Close()
+	require.Equal(t, 3*time.Second, s.cfg.NotFoundFor)
+	require.Less(t, s.cfg.NotFoundFor, DefaultNotFoundSettle)
+	require.Equal(t, DefaultLateAfter, s.cfg.LateAfter)
+	require.Greater(t, s.cfg.LateAfter, sikaPushLifetime)
+	require.Less(t, s.cfg.LateAfter-sikaPushLifetime, DefaultLateSuccess)
 }

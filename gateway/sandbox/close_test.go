@@ -46,12 +46,15 @@ func TestCloseStopsEverything(t *testing.T) {
 	require.NoError(t, collect(context.Background(), "009")) // an outcome timer
 	require.NoError(t, collect(context.Background(), "004")) // only the expiry timer
 	require.NoError(t, collect(context.Background(), "000")) // a delivery in its retries
+	require.NoError(t, collect(context.Background(), "011")) // the LateAfter timer only
+	// A lost answer, then the operation's hidden phase.
+	requireKind(t, collect(context.Background(), "010"), gateway.KindAmbiguous, "")
 	held := make(chan error, 1)
 	go func() { held <- collect(context.Background(), "006") }() // a held response
 	require.Eventually(t, func() bool {
 		mu.Lock()
 		defer mu.Unlock()
-		return received > 0 && len(server.Operations()) == 4
+		return received > 0 && len(server.Operations()) == 6
 	}, patience, tick/2)
 
 	closed := make(chan struct{})

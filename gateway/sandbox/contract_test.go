@@ -27,7 +27,7 @@ func TestContract(t *testing.T) { gatewaytest.Run(t, contractHarness{}) }
 type contractHarness struct{}
 
 func (contractHarness) Features() gatewaytest.Features {
-	return gatewaytest.Features{Payouts: true, SignedCallbacks: true, Country: "BJ", Currency: "XOF",
+	return gatewaytest.Features{Payouts: true, SignedCallbacks: true, Cancels: true, Country: "BJ", Currency: "XOF",
 		Network: "MTN_BJ", Phone: phone("123")}
 }
 

@@ -39,7 +39,10 @@ type operation struct {
 	callbackURL string
 	scenario    scenario
 	createdAt   time.Time
-	log         *slog.Logger
+	// foundAt is when status reads begin to find a 010 operation (on the real clock, as the
+	// delays run); zero for the others, which are found at once.
+	foundAt time.Time
+	log     *slog.Logger
 
 	status         gateway.Status
 	failureCode    string
@@ -97,6 +100,13 @@ type scenario struct {
 	outcome      outcome
 	holdResponse bool // 006: the initiation response is held until the client gives up
 	callbacks    callbackMode
+	// notFoundFirst (010): the first initiation's answer is lost (the connection is dropped),
+	// and for Config.NotFoundFor status reads answer NOT_FOUND and re-sends 503; the outcome
+	// comes ticks after that.
+	notFoundFirst bool
+	// late (011): the customer is approving (once a post-push OTP is confirmed): the outcome
+	// comes after Config.LateAfter, the push does not expire and a cancel is refused.
+	late bool
 }
 
 // scenarioFor reads the operators.md table for msisdn on gateway gw.
@@ -131,6 +141,10 @@ func scenarioFor(msisdn string, gw GatewayConfig, kind gateway.CallbackKind) sce
 		sc.callbacks = callbacksTwiceThenLatePending
 	case "009":
 		sc.ticks = 20
+	case "010":
+		sc.notFoundFirst = true
+	case "011":
+		sc.late = true
 	}
 	return sc
 }
@@ -212,8 +226,12 @@ func (s *Server) initiate(kind gateway.CallbackKind) http.HandlerFunc {
 		status := http.StatusOK // a replay answers the existing operation's current state
 		if created {
 			status = http.StatusCreated
-			if sc.holdResponse {
+			switch {
+			case sc.holdResponse:
 				s.hold(r.Context(), op.log)
+			case sc.notFoundFirst:
+				loseAnswer(w, op.log)
+				return
 			}
 		}
 		s.mu.Lock()
@@ -236,6 +254,10 @@ func (s *Server) start(gw GatewayConfig, kind gateway.CallbackKind, req *initiat
 	key := opKey{gw.Name, kind, req.Reference}
 	if op := s.ops[key]; op != nil {
 		op.requests++
+		if op.hidden() { // an operator still creating it does not know the reference yet
+			op.log.Info("sandbox initiation refused while the operation is not found", "requests", op.requests)
+			return nil, false, errUnavailable
+		}
 		if !op.amount.Equal(amount) || op.currency != req.Currency || op.msisdn != req.MSISDN || op.network != req.Network {
 			op.log.Warn("sandbox reference reused with other details", "requests", op.requests)
 			return nil, false, errConflict
@@ -271,6 +293,9 @@ func (s *Server) start(gw GatewayConfig, kind gateway.CallbackKind, req *initiat
 		requests:    1,
 		pushes:      1,
 	}
+	if sc.notFoundFirst {
+		op.foundAt = time.Now().Add(s.cfg.NotFoundFor)
+	}
 	op.log = log.With("gateway_reference", op.gatewayRef)
 	if kind == kindCollection {
 		switch {
@@ -290,12 +315,50 @@ func (s *Server) start(gw GatewayConfig, kind gateway.CallbackKind, req *initiat
 	if !op.awaitingOTP {
 		s.armOutcomeLocked(op)
 	}
+	if sc.late && !op.awaitingOTP { // 011 is being approved: it does not expire
+		return op, true, nil
+	}
 	expired := expiredCollection
 	if kind == kindDisbursement {
 		expired = expiredDisbursement
 	}
-	s.armLocked(op, s.cfg.PushTTL, func() { s.resolveLocked(op, expired, "expiry") })
+	// A 010 push reaches the customer once the operator has created it.
+	s.armLocked(op, s.cfg.PushTTL+op.untilFound(), func() { s.resolveLocked(op, expired, "expiry") })
 	return op, true, nil
+}
+
+// hidden reports whether op is a 010 operation that the operator does not show yet.
+func (op *operation) hidden() bool {
+	return op.scenario.notFoundFirst && time.Now().Before(op.foundAt)
+}
+
+// untilFound is how long a 010 operation remains not found (0 for any other).
+func (op *operation) untilFound() time.Duration {
+	if !op.scenario.notFoundFirst {
+		return 0
+	}
+	return max(time.Until(op.foundAt), 0)
+}
+
+// foundLocked returns the operation of key as the operator's API shows it: nil when there is
+// none, or while a 010 operation is not found yet.
+func (s *Server) foundLocked(key opKey) *operation {
+	if op := s.ops[key]; op != nil && !op.hidden() {
+		return op
+	}
+	return nil
+}
+
+// loseAnswer drops the connection of a 010 initiation after its request was read: the
+// operation exists, but the caller gets no answer, at once (an ambiguous failure, not a
+// timeout).
+func loseAnswer(w http.ResponseWriter, log *slog.Logger) {
+	log.Info("sandbox dropping the initiation's answer")
+	if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+		_ = conn.Close()
+		return
+	}
+	panic(http.ErrAbortHandler) // HTTP/2 cannot hand its connection over: reset the stream
 }
 
 // hold keeps a 006 initiation response back until the client gives up, HoldTimeout passes
@@ -319,7 +382,7 @@ func (s *Server) readStatus(kind gateway.CallbackKind) http.HandlerFunc {
 			return
 		}
 		s.mu.Lock()
-		op := s.ops[opKey{gw.Name, kind, r.PathValue("reference")}]
+		op := s.foundLocked(opKey{gw.Name, kind, r.PathValue("reference")})
 		var body statusBody
 		if op != nil {
 			body = op.statusBody()
@@ -359,7 +422,7 @@ func (s *Server) checkOTP(gw GatewayConfig, reference, otp string) (statusBody, 
 	if s.closed {
 		return statusBody{}, errClosed
 	}
-	op := s.ops[opKey{gw.Name, kindCollection, reference}]
+	op := s.foundLocked(opKey{gw.Name, kindCollection, reference})
 	switch {
 	case op == nil:
 		return statusBody{}, errNotFound
@@ -380,18 +443,27 @@ func (s *Server) checkOTP(gw GatewayConfig, reference, otp string) (statusBody, 
 	}
 	op.awaitingOTP, op.otpConfirmed, op.nextAction = false, true, nil
 	op.log.Info("sandbox otp confirmed")
+	if op.scenario.late { // now being approved: its only timer, the expiry, stops
+		s.stopTimersLocked(op)
+	}
 	s.armOutcomeLocked(op)
 	return op.statusBody(), nil
 }
 
-// armOutcomeLocked starts the delay to the scenario's outcome (none for 004: it expires).
+// armOutcomeLocked starts the delay to the scenario's outcome (none for 004: it expires): 011
+// decides after LateAfter, 010 a number of ticks after it is found, the others a number of
+// ticks from now.
 func (s *Server) armOutcomeLocked(op *operation) {
-	if op.scenario.ticks == 0 {
+	var d time.Duration
+	switch {
+	case op.scenario.late:
+		d = s.cfg.LateAfter
+	case op.scenario.ticks == 0:
 		return
+	default:
+		d = time.Duration(op.scenario.ticks)*s.cfg.Tick + op.untilFound()
 	}
-	s.armLocked(op, time.Duration(op.scenario.ticks)*s.cfg.Tick, func() {
-		s.resolveLocked(op, op.scenario.outcome, "scenario")
-	})
+	s.armLocked(op, d, func() { s.resolveLocked(op, op.scenario.outcome, "scenario") })
 }
 
 // armLocked runs fire under the lock after d unless the operation is final or the server

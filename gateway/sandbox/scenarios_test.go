@@ -303,3 +303,147 @@ func TestCallbackRetries(t *testing.T) {
 		h.requireOneOperation(t, ref, 1, 0)
 	})
 }
+
+// 010: the first initiation is accepted but its answer is lost at once (the connection drops);
+// for NotFoundFor status reads answer NOT_FOUND and re-sends 503; then the operation shows
+// PENDING and succeeds a tick later, with its callback. One push, whatever was sent.
+func TestNotFoundThenPays(t *testing.T) {
+	t.Parallel()
+	const notFoundFor = time.Second
+	slow := func(cfg *Config, client *ClientConfig) {
+		longTTL(cfg, client)
+		cfg.Tick = 300 * time.Millisecond // PENDING for a tick: long enough to be seen
+		cfg.NotFoundFor = notFoundFor
+	}
+	eachKind(t, slow, func(t *testing.T, h *harness, k opKind, ref string) {
+		start := time.Now()
+		_, err := k.start(h, GatewayA, ref, phone("010"))
+		requireKind(t, err, gateway.KindAmbiguous, "")
+		require.Less(t, time.Since(start), notFoundFor, "the answer is lost at once, not held")
+
+		// Within the window (judged from before the initiation, so on the safe side) the
+		// operator does not know the reference: reads NOT_FOUND, re-sends 503, cancel 404.
+		got, err := k.read(h, GatewayA, ref)
+		require.NoError(t, err)
+		if time.Since(start) < notFoundFor {
+			require.Equal(t, gateway.StatusNotFound, got.Status)
+		}
+		_, err = k.start(h, GatewayA, ref, phone("010"))
+		if time.Since(start) < notFoundFor {
+			requireKind(t, err, gateway.KindUnavailable, gateway.FailureGatewayUnavailable)
+		}
+		if k.kind == gateway.CallbackCollection {
+			got, err := h.clients[GatewayA].CancelCollection(context.Background(), ref)
+			require.NoError(t, err)
+			if time.Since(start) < notFoundFor {
+				require.Equal(t, gateway.StatusNotFound, got.Status, "a reference not found cannot be cancelled")
+			}
+		}
+		h.receiver.requireCallbacks(t, ref) // nothing while not found
+
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			got, err = k.read(h, GatewayA, ref)
+			require.NoError(c, err)
+			assert.NotEqual(c, gateway.StatusNotFound, got.Status)
+		}, patience, 10*time.Millisecond)
+		require.Equal(t, gateway.StatusPending, got.Status, "found PENDING, a tick before its outcome")
+		require.GreaterOrEqual(t, time.Since(start), notFoundFor)
+		require.NotEmpty(t, got.GatewayReference)
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			got, err := k.read(h, GatewayA, ref)
+			require.NoError(c, err)
+			assert.Equal(c, gateway.StatusSuccess, got.Status)
+		}, patience, tick)
+		h.receiver.requireCallbacks(t, ref, gateway.StatusSuccess)
+
+		again, err := k.start(h, GatewayA, ref, phone("010"))
+		require.NoError(t, err)
+		require.Equal(t, gateway.StatusSuccess, again.Status)
+		require.Equal(t, got.GatewayReference, again.GatewayReference)
+		h.requireOneOperation(t, ref, 3, 1)
+	})
+}
+
+// 011: the operation stays PENDING past PushTTL (it does not expire) and succeeds after
+// LateAfter, with its callback; a cancel meanwhile is refused (PENDING, no error).
+func TestPaysAfterTheDeadline(t *testing.T) {
+	t.Parallel()
+	const lateAfter = 40 * tick
+	late := func(cfg *Config, _ *ClientConfig) {
+		cfg.PushTTL = 5 * tick
+		cfg.LateAfter = lateAfter
+	}
+	eachKind(t, late, func(t *testing.T, h *harness, k opKind, ref string) {
+		start := time.Now()
+		started, err := k.start(h, GatewayA, ref, phone("011"))
+		require.NoError(t, err)
+		require.Equal(t, gateway.StatusPending, started.Status)
+
+		require.Never(t, func() bool { // well past PushTTL, still PENDING, no callback
+			got, err := k.read(h, GatewayA, ref)
+			return err != nil || got.Status != gateway.StatusPending || len(h.receiver.statuses(ref)) > 0
+		}, 15*tick, tick, "expired or decided before LateAfter")
+		if k.kind == gateway.CallbackCollection {
+			got, err := h.clients[GatewayA].CancelCollection(context.Background(), ref)
+			require.NoError(t, err)
+			require.Equal(t, gateway.StatusPending, got.Status, "the cancel of a 011 collection is refused")
+			require.Empty(t, got.FailureCode)
+		}
+
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			got, err := k.read(h, GatewayA, ref)
+			require.NoError(c, err)
+			assert.Equal(c, gateway.StatusSuccess, got.Status)
+			assert.Equal(c, started.GatewayReference, got.GatewayReference)
+		}, patience, tick)
+		require.GreaterOrEqual(t, time.Since(start), lateAfter)
+		h.receiver.requireCallbacks(t, ref, gateway.StatusSuccess)
+		h.requireOneOperation(t, ref, 1, 1)
+	})
+}
+
+// 011 on a post-push OTP network: the customer approves once the code is confirmed; until then
+// the push expires as any other would.
+func TestPaysAfterTheDeadlineOnceTheOTPIsConfirmed(t *testing.T) {
+	t.Parallel()
+	const lateAfter = 40 * tick
+	h := newHarness(t, func(cfg *Config, _ *ClientConfig) {
+		cfg.PushTTL = 5 * tick
+		cfg.LateAfter = lateAfter
+	})
+	c := h.clients[GatewayA]
+	t.Run("confirmed", func(t *testing.T) {
+		t.Parallel()
+		ref := newRef()
+		_, err := h.collect(GatewayA, ref, "MOOV_TG", phone("011"), "")
+		require.NoError(t, err)
+		confirmed := time.Now()
+		got, err := c.ConfirmOTP(context.Background(), ref, ValidOTP)
+		require.NoError(t, err)
+		require.Equal(t, gateway.StatusPending, got.Status)
+		require.Never(t, func() bool {
+			got, err := c.CollectionStatus(context.Background(), ref)
+			return err != nil || got.Status != gateway.StatusPending
+		}, 15*tick, tick, "expired or decided before LateAfter")
+		require.EventuallyWithT(t, func(ct *assert.CollectT) {
+			got, err := c.CollectionStatus(context.Background(), ref)
+			require.NoError(ct, err)
+			assert.Equal(ct, gateway.StatusSuccess, got.Status)
+		}, patience, tick)
+		require.GreaterOrEqual(t, time.Since(confirmed), lateAfter)
+		h.receiver.requireCallbacks(t, ref, gateway.StatusSuccess)
+	})
+	t.Run("never confirmed", func(t *testing.T) {
+		t.Parallel()
+		ref := newRef()
+		_, err := h.collect(GatewayA, ref, "MOOV_TG", phone("011"), "")
+		require.NoError(t, err)
+		require.EventuallyWithT(t, func(ct *assert.CollectT) {
+			got, err := c.CollectionStatus(context.Background(), ref)
+			require.NoError(ct, err)
+			assert.Equal(ct, gateway.StatusFailed, got.Status)
+			assert.Equal(ct, gateway.FailureExpired, got.FailureCode)
+		}, patience, tick)
+		h.receiver.requireCallbacks(t, ref, gateway.StatusFailed)
+	})
+}

@@ -6,18 +6,19 @@
 //
 // Each gateway lives under /gw/{name}/ with its own API key and callback secret:
 //
-//	POST /gw/{name}/v1/collections                   initiate a collection (201, or 200 for a replay)
-//	GET  /gw/{name}/v1/collections/{reference}       read its status (404 not_found)
-//	POST /gw/{name}/v1/collections/{reference}/otp   confirm a post-push OTP
-//	POST /gw/{name}/v1/disbursements                 initiate a payout
-//	GET  /gw/{name}/v1/disbursements/{reference}     read its status
-//	GET  /gw/{name}/checkout/{reference}             the redirect networks' payment page (no auth)
+//	POST /gw/{name}/v1/collections                    initiate a collection (201, or 200 for a replay)
+//	GET  /gw/{name}/v1/collections/{reference}        read its status (404 not_found)
+//	POST /gw/{name}/v1/collections/{reference}/otp    confirm a post-push OTP
+//	POST /gw/{name}/v1/collections/{reference}/cancel withdraw a pending collection
+//	POST /gw/{name}/v1/disbursements                  initiate a payout
+//	GET  /gw/{name}/v1/disbursements/{reference}      read its status
+//	GET  /gw/{name}/checkout/{reference}              the redirect networks' payment page (no auth)
 //
 // and, for people and tests playing the customer:
 //
-//	POST /sandbox/pushes/{reference}/approve|decline resolve a pending operation now
-//	GET  /sandbox/operations[/{reference}]           inspect operations and their counters
-//	GET  /healthz                                    liveness
+//	POST /sandbox/pushes/{reference}/approve|decline  resolve a pending operation now
+//	GET  /sandbox/operations[/{reference}]            inspect operations and their counters
+//	GET  /healthz                                     liveness
 //
 // The outcome is chosen by the last three digits of the number (see operators.md).
 package sandbox
@@ -47,6 +48,9 @@ const (
 // ValidOTP is the only one-time code the sandbox accepts.
 const ValidOTP = "123456"
 
+// DefaultLateAfter is Config.LateAfter's default: a minute past Sika's default push lifetime.
+const DefaultLateAfter = 6 * time.Minute
+
 // GatewayConfig is one simulated operator account served by the sandbox.
 type GatewayConfig struct {
 	Name           string // path segment and routing name, e.g. "sandbox-a"
@@ -61,7 +65,8 @@ type GatewayConfig struct {
 type Config struct {
 	Gateways []GatewayConfig
 	// Tick is the sandbox's unit of delay ("about 1 s" in operators.md; default 1s). Outcomes
-	// come after 1 tick, 006 after 2, 009 after 20; callback retries are 1 tick apart.
+	// come after 1 tick, 006 after 2, 009 after 20, 010 1 tick after NotFoundFor (011 after
+	// LateAfter); callback retries are 1 tick apart.
 	Tick time.Duration
 	// PushTTL is how long an operation may stay PENDING before it fails with "expired"
 	// (default 2m).
@@ -69,6 +74,16 @@ type Config struct {
 	// HoldTimeout bounds how long a 006 initiation response is held (default 60s); the hold
 	// also ends when the client gives up.
 	HoldTimeout time.Duration
+	// NotFoundFor is how long a 010 operation stays unknown after its first initiation (default
+	// 3 ticks): status reads answer NOT_FOUND and re-sends 503, as an operator still creating
+	// it would. It must be shorter than the client's NotFoundSettle (ClientConfig), or Sika
+	// would take the operation for one never created.
+	NotFoundFor time.Duration
+	// LateAfter is when a 011 operation succeeds (default DefaultLateAfter, 6m). It must be
+	// longer than Sika's push lifetime (SIKA_PUSH_LIFETIME, default 5m), so that the success
+	// comes after Sika ended the collection, and shorter than that plus the client's
+	// LateSuccess window, so that Sika still re-reads it.
+	LateAfter time.Duration
 	// HTTPClient delivers callbacks; by default the server uses a client of its own whose idle
 	// connections Close releases.
 	HTTPClient *http.Client
@@ -111,6 +126,12 @@ func NewServer(cfg Config) *Server {
 	if cfg.HoldTimeout <= 0 {
 		cfg.HoldTimeout = 60 * time.Second
 	}
+	if cfg.NotFoundFor <= 0 {
+		cfg.NotFoundFor = 3 * cfg.Tick
+	}
+	if cfg.LateAfter <= 0 {
+		cfg.LateAfter = DefaultLateAfter
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -152,6 +173,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /gw/{name}/v1/collections", s.initiate(kindCollection))
 	mux.HandleFunc("GET /gw/{name}/v1/collections/{reference}", s.readStatus(kindCollection))
 	mux.HandleFunc("POST /gw/{name}/v1/collections/{reference}/otp", s.confirmOTP)
+	mux.HandleFunc("POST /gw/{name}/v1/collections/{reference}/cancel", s.cancelCollection)
 	mux.HandleFunc("POST /gw/{name}/v1/disbursements", s.initiate(kindDisbursement))
 	mux.HandleFunc("GET /gw/{name}/v1/disbursements/{reference}", s.readStatus(kindDisbursement))
 	mux.HandleFunc("GET /gw/{name}/checkout/{reference}", s.checkoutPage)

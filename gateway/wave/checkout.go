@@ -2,6 +2,7 @@ package wave
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -53,6 +54,65 @@ func (c *Client) collect(ctx context.Context, ref string, body sessionRequest) (
 			" already has a checkout session for "+s.Amount+" "+s.Currency)
 	}
 	return s, nil
+}
+
+// CancelCollection expires the reference's checkout session (POST
+// /v1/checkout/sessions/{id}/expire), so that nobody can pay it any more, and answers the
+// session's state after that, read back from Wave whatever the expiry answered (Wave documents
+// the endpoint but not its refusals): expired is FAILED cancelled; paid is SUCCESS (the customer
+// was first); still open is PENDING (the expiry is unconfirmed). A session Wave had closed
+// already is answered as a status read answers it, without an expiry; a reference Wave has no
+// session for is StatusNotFound. An expiry that was not sent, or was refused for our key, or
+// that Wave could not take (429, 503), is an error (nothing was expired); a session that cannot
+// be read back after an expiry was sent is Ambiguous.
+func (c *Client) CancelCollection(ctx context.Context, reference string) (gateway.OperationStatus, error) {
+	s, found, err := c.locateSession(ctx, reference)
+	switch {
+	case err != nil:
+		return gateway.OperationStatus{}, err
+	case !found:
+		return gateway.OperationStatus{Reference: reference, Status: gateway.StatusNotFound}, nil
+	case s.CheckoutStatus != checkoutOpen || s.PaymentStatus == paymentSucceeded:
+		return c.sessionStatus(reference, s)
+	}
+	expiry := c.expireSession(ctx, s.ID)
+	if k := gateway.KindOf(expiry); expiry != nil && (k == gateway.KindUnavailable || k == gateway.KindAuth) {
+		return gateway.OperationStatus{}, expiry
+	}
+	after, err := c.session(ctx, s.ID)
+	if err != nil {
+		return gateway.OperationStatus{}, gateway.Ambiguous(fmt.Errorf("%s: session %s expiry sent (%v), session not read back: %w",
+			c.cfg.Name, s.ID, expiry, err))
+	}
+	st, err := c.sessionStatus(reference, after)
+	if err == nil && after.CheckoutStatus == checkoutExpired && st.Status == gateway.StatusFailed {
+		st.FailureCode, st.FailureMessage = gateway.FailureCancelled, "checkout session expired before the customer paid it"
+	}
+	return st, err
+}
+
+// expireSession is POST /v1/checkout/sessions/{id}/expire; nil when Wave answered 2xx.
+func (c *Client) expireSession(ctx context.Context, id string) error {
+	req := request{api: checkoutAPI, method: http.MethodPost,
+		path: "/v1/checkout/sessions/" + url.PathEscape(id) + "/expire", op: "POST /v1/checkout/sessions/{id}/expire"}
+	a, err := c.do(ctx, req)
+	if err != nil {
+		return err
+	}
+	if !a.ok() {
+		return c.refusal(req, a)
+	}
+	return nil
+}
+
+// sessionStatus maps the reference's session onto the gateway's states; a state this adapter
+// does not know is Ambiguous.
+func (c *Client) sessionStatus(ref string, s session) (gateway.OperationStatus, error) {
+	st, err := s.operationStatus(ref)
+	if err != nil {
+		return gateway.OperationStatus{}, gateway.Ambiguous(fmt.Errorf("%s: session %s: %w", c.cfg.Name, s.ID, err))
+	}
+	return st, nil
 }
 
 // sessions reads checkout sessions.

@@ -92,7 +92,11 @@ type Client struct {
 	base string
 }
 
-var _ gateway.Gateway = (*Client)(nil)
+var (
+	_ gateway.Gateway   = (*Client)(nil)
+	_ gateway.Canceller = (*Client)(nil)
+	_ gateway.Windowed  = (*Client)(nil)
+)
 
 // New returns the adapter for the wallet cfg describes, with cfg's defaults filled in.
 func New(cfg Config) *Client {
@@ -119,6 +123,22 @@ func New(cfg Config) *Client {
 
 // Name returns the gateway's name.
 func (c *Client) Name() string { return c.cfg.Name }
+
+// Wave's windows (see Windows).
+const (
+	notFoundSettle = 5 * time.Minute
+	lateSuccess    = 24 * time.Hour
+)
+
+// Windows are Wave's. A create whose answer was lost is found again by Wave's search by
+// client_reference (and a payout's re-send is deduplicated by its idempotency-key), but the
+// search may not show an operation just created (a 409 with nothing found is Ambiguous for that
+// reason): a NOT_FOUND is final five minutes after the last send. A checkout session stays
+// payable until Wave expires it, and a webhook may not reach us: a collection Sika ended without
+// a confirmed expiry is re-read for a day.
+func (c *Client) Windows() gateway.Windows {
+	return gateway.Windows{NotFoundSettle: notFoundSettle, LateSuccess: lateSuccess}
+}
 
 // SupportsPayouts reports whether a Payout API key is configured.
 func (c *Client) SupportsPayouts() bool { return c.cfg.PayoutAPIKey != "" }
@@ -162,11 +182,7 @@ func (c *Client) CollectionStatus(ctx context.Context, reference string) (gatewa
 	if !found {
 		return gateway.OperationStatus{Reference: reference, Status: gateway.StatusNotFound}, nil
 	}
-	st, err := s.operationStatus(reference)
-	if err != nil {
-		return gateway.OperationStatus{}, gateway.Ambiguous(fmt.Errorf("%s: session %s: %w", c.cfg.Name, s.ID, err))
-	}
-	return st, nil
+	return c.sessionStatus(reference, s)
 }
 
 // Disburse sends a payout keyed by req.Reference (idempotency-key and client_reference). A

@@ -22,7 +22,7 @@ import (
 type harness struct{}
 
 func (harness) Features() gatewaytest.Features {
-	return gatewaytest.Features{Payouts: true, Tokens: false, SignedCallbacks: true, NoPayoutCallbacks: true,
+	return gatewaytest.Features{Payouts: true, Tokens: false, SignedCallbacks: true, NoPayoutCallbacks: true, Cancels: true,
 		Country: "SN", Currency: "XOF", Network: "WAVE_SN", Phone: "+221770000000", Amount: decimal.NewFromInt(1000)}
 }
 

@@ -46,8 +46,13 @@
     $("otp-instructions").textContent = needs ? msg.otp_help + " " + n.dataset.otpInstructions : "";
   }
 
+  // codeMessages are the business errors the page words for the customer, in the page's language.
+  var codeMessages = { checkout_payment_in_progress: msg.error_in_progress };
+
   function errorText(body) {
     if (!body || !body.error) return msg.error_generic;
+    var code = body.error.code;
+    if (typeof code === "string" && Object.prototype.hasOwnProperty.call(codeMessages, code)) return codeMessages[code];
     if (body.error.message) return body.error.message;
     var out = [];
     Object.keys(body.error).forEach(function (k) { out.push(body.error[k].join(" ")); });

@@ -5,7 +5,8 @@
 // the format on the test. The Wave adapter's tests and the service's LIVE end-to-end test drive it.
 //
 // Checkout sessions stay open until the test plays the customer (Pay, PayClientReference,
-// FailPayment, Expire), or, after SettleAfter, until their customer acts by itself. Payouts
+// FailPayment, Expire), the adapter expires them (POST /v1/checkout/sessions/{id}/expire), or,
+// after SettleAfter, until their customer acts by itself. Payouts
 // answer processing when created and are decided (succeeded, or failed after
 // Next(gatewaytest.Decline)) at their first read, unless HoldPayouts holds them.
 package wavefake
@@ -59,13 +60,15 @@ type fakePayout struct {
 	decline                                                       bool
 }
 
-// Answer is an answer imposed on a create (POST /v1/checkout/sessions or /v1/payout), in Wave's
-// error shape.
+// Answer is an answer imposed on a create (POST /v1/checkout/sessions or /v1/payout, Force) or
+// on an expiry (POST /v1/checkout/sessions/{id}/expire, ForceExpiry), in Wave's error shape.
 type Answer struct {
 	Status        int    // HTTP status
 	Code, Message string // Wave's error code and message
 	Field         string // the body field a validation error is about (details[].loc), if any
-	Create        bool   // create the operation before answering (the answer hides a success)
+	// Create does what was asked before answering (the answer hides a success): creates the
+	// operation, or expires the open session.
+	Create bool
 }
 
 // Request is what one API call to the fake carried.
@@ -90,6 +93,7 @@ type Server struct {
 	payouts                  map[string]*fakePayout  // by id
 	idempotent               map[string]string       // "api key" → canonical body + "\x00" + id
 	forced                   []Answer
+	forcedExpiries           []Answer
 	rejectDuplicateReference bool // 409 to a second session with the same client_reference
 	ignoreIdempotency        bool // behave as if idempotency-key were not supported
 	echoAuthorization        bool // error answers quote the Authorization header (a leaky proxy)
@@ -159,14 +163,18 @@ func (f *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if !f.authorized(w, r, payouts) {
 		return
 	}
-	if r.Method == http.MethodPost && r.Header.Get("Content-Type") != "application/json" {
-		f.errorf("%s %s: Content-Type %q", r.Method, path, r.Header.Get("Content-Type"))
-	}
 	id, byID := strings.CutPrefix(path, "/v1/checkout/sessions/")
 	if payouts {
 		id, byID = strings.CutPrefix(path, "/v1/payout/")
 	}
+	expiry, isExpiry := strings.CutSuffix(id, "/expire")
+	isExpiry = isExpiry && byID && !payouts && expiry != "" && !strings.Contains(expiry, "/")
+	if r.Method == http.MethodPost && !isExpiry && r.Header.Get("Content-Type") != "application/json" {
+		f.errorf("%s %s: Content-Type %q", r.Method, path, r.Header.Get("Content-Type"))
+	}
 	switch {
+	case r.Method == http.MethodPost && isExpiry:
+		f.expire(w, r, expiry)
 	case r.Method == http.MethodPost && (path == "/v1/checkout/sessions" || path == "/v1/payout"):
 		f.create(w, r, payouts, raw)
 	case r.Method == http.MethodGet && path == "/v1/checkout/sessions/search":
@@ -384,6 +392,11 @@ func (s *fakeSession) pay() {
 	s.transactionID = "T_" + strings.ToUpper(strings.TrimPrefix(s.id, "cos-"))
 }
 
+// expire ends the session unpaid: nobody can pay it any more.
+func (s *fakeSession) expire() {
+	s.checkoutStatus, s.completed = "expired", time.Now().UTC()
+}
+
 // cancel completes the session unpaid, with code as last_payment_error when there is one.
 func (s *fakeSession) cancel(code string) {
 	s.checkoutStatus, s.paymentStatus, s.completed = "complete", "cancelled", time.Now().UTC()
@@ -422,6 +435,44 @@ func (f *Server) read(w http.ResponseWriter, payouts bool, id string) {
 		writeError(w, http.StatusNotFound, "not-found", "Payout not found.")
 	default:
 		writeError(w, http.StatusNotFound, "checkout-session-not-found", "Checkout session not found.")
+	}
+}
+
+// expire is POST /v1/checkout/sessions/{id}/expire: an open session expires, unpaid, and is
+// answered. Wave documents the endpoint but not its refusals: for a session already complete or
+// expired the fake answers 409 checkout-session-not-open (the adapter reads the session after
+// any answer, so nothing rests on that choice), and 404 checkout-session-not-found for an
+// unknown id. ForceExpiry imposes other answers.
+func (f *Server) expire(w http.ResponseWriter, r *http.Request, id string) {
+	f.mu.Lock()
+	var forced *Answer
+	if len(f.forcedExpiries) > 0 {
+		forced, f.forcedExpiries = &f.forcedExpiries[0], f.forcedExpiries[1:]
+	}
+	echo := f.echoAuthorization
+	s := f.sessions[id]
+	if s == nil || forced != nil && !forced.Create {
+		f.mu.Unlock()
+		if s == nil {
+			writeError(w, http.StatusNotFound, "checkout-session-not-found", "Checkout session not found.")
+			return
+		}
+		writeForced(w, r, *forced, echo)
+		return
+	}
+	open := s.checkoutStatus == "open"
+	if open {
+		s.expire()
+	}
+	answer := f.render(false, id)
+	f.mu.Unlock()
+	switch {
+	case forced != nil:
+		writeForced(w, r, *forced, echo)
+	case !open:
+		writeError(w, http.StatusConflict, "checkout-session-not-open", "Only an open checkout session can be expired.")
+	default:
+		writeJSON(w, http.StatusOK, answer)
 	}
 }
 
@@ -556,9 +607,7 @@ func (f *Server) Expire(launchURLOrSessionID string) {
 	f.t.Helper()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.customer(f.sessionOf(launchURLOrSessionID), launchURLOrSessionID, func(s *fakeSession) {
-		s.checkoutStatus, s.completed = "expired", time.Now().UTC()
-	})
+	f.customer(f.sessionOf(launchURLOrSessionID), launchURLOrSessionID, (*fakeSession).expire)
 }
 
 // SessionID returns the id of the checkout session created with client_reference ref ("" when
@@ -593,6 +642,15 @@ func (f *Server) Force(answers ...Answer) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.forced = append(f.forced, answers...)
+}
+
+// ForceExpiry imposes answers on the next calls to POST /v1/checkout/sessions/{id}/expire, one
+// each, in order: Create expires the session (when it is open) before answering, so that the
+// answer hides an expiry; without it nothing changes. An unknown id still answers 404 first.
+func (f *Server) ForceExpiry(answers ...Answer) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.forcedExpiries = append(f.forcedExpiries, answers...)
 }
 
 // IgnoreIdempotency makes the fake behave as if idempotency-key were not supported (true):
