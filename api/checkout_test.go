@@ -337,10 +337,8 @@ func TestCheckoutSessionPaysAgainAfterAFailure(t *testing.T) {
 
 	r = ps.call(t, "POST", "/api/v1/payments/"+failed.ID.String()+"/retry/", nil, key...)
 	assert.NotEqual(t, http.StatusCreated, r.Status, "a retry would put a second payment of the session in flight")
-	// KNOWN GAP (issue 17): store.RetryPayment does not yet translate the unique violation of
-	// transactions_checkout_in_flight, so the merchant gets 500 internal_error. Once it returns
-	// paymentInProgress(err), this answer is 409 checkout_payment_in_progress: change this line.
-	assert.Equal(t, http.StatusInternalServerError, r.Status, "%s", r.Body)
+	assert.Equal(t, http.StatusConflict, r.Status, "%s", r.Body)
+	assert.Equal(t, "checkout_payment_in_progress", r.code())
 	d := ps.detail(t, acct, failed.ID)
 	assert.Equal(t, sika.StatusFailed, d.Status, "the refused retry changed nothing")
 	assert.Len(t, d.Attempts, len(before.Attempts))

@@ -268,6 +268,15 @@ func (s *Store) RetryPayment(ctx context.Context, merchantID uuid.UUID, env sika
 				"Sika re-reads it until %s so that the customer is not charged twice. Retry after that, or verify the payment.",
 				gw, until.UTC().Format(time.RFC3339))
 		}
+		if t.CheckoutSession != nil {
+			var status sika.CheckoutStatus
+			if err := tx.QueryRow(ctx, `SELECT status FROM checkout_sessions WHERE id = $1 FOR UPDATE`, *t.CheckoutSession).Scan(&status); err != nil {
+				return fmt.Errorf("lock checkout session: %w", err)
+			}
+			if status == sika.CheckoutPaid {
+				return sika.Errorf(sika.CodeSessionNotPayable, "Checkout session is already PAID by another payment; retrying this one would charge the customer twice.")
+			}
+		}
 		var networkID *uuid.UUID
 		var networkCode *string
 		if network != nil {
@@ -285,7 +294,8 @@ func (s *Store) RetryPayment(ctx context.Context, merchantID uuid.UUID, env sika
 			WHERE t.id = $1 RETURNING `+transactionColumns, id, networkID, networkCode, phone,
 			fees.ClientFee, fees.GatewayFee, fees.PlatformFee, fees.DebitedAmount, fees.NetAmount))
 		if err != nil {
-			return fmt.Errorf("retry transaction: %w", err)
+			// Another payment of the same checkout session is in flight.
+			return paymentInProgress(fmt.Errorf("retry transaction: %w", err))
 		}
 		from := sika.StatusFailed
 		if err := insertStatusLog(ctx, tx, t, &from, sika.StatusPending, "retried by the merchant", sika.TriggerClient); err != nil {
