@@ -31,7 +31,9 @@ func newGatewayRouter(cfg Config, memory gateway.Memory) (*gateway.Router, error
 
 // serveSandbox runs the sandbox operator on a listener until ctx ends.
 func serveSandbox(ctx context.Context, cfg Config, ln net.Listener, logger *slog.Logger) error {
-	sb := sandbox.NewServer(sandbox.Config{Gateways: sandbox.DefaultGateways(cfg.SandboxSecret), Logger: logger.With("component", "sandbox")})
+	// 011 pays a minute after the push lifetime, so that it always ends after the deadline.
+	sb := sandbox.NewServer(sandbox.Config{Gateways: sandbox.DefaultGateways(cfg.SandboxSecret), LateAfter: cfg.PushLifetime + time.Minute,
+		Logger: logger.With("component", "sandbox")})
 	defer sb.Close()
 	srv := &http.Server{Handler: sb, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
