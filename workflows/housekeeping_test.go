@@ -92,6 +92,9 @@ func TestHousekeepingOnTheDevServer(t *testing.T) {
 	desc, err := c.ScheduleClient().GetHandle(ctx, IdempotencyPurgeScheduleID).Describe(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, time.Hour, desc.Schedule.Spec.Intervals[0].Every)
+	recheck, err := c.ScheduleClient().GetHandle(ctx, RecheckScheduleID).Describe(ctx)
+	require.NoError(t, err, "the re-check of ended attempts is scheduled too")
+	assert.Equal(t, RecheckInterval, recheck.Schedule.Spec.Intervals[0].Every)
 
 	_, m, err := st.RegisterMember(ctx, uuid.NewString()+"@example.com", "x", "T", false, &store.NewMerchant{Name: "S", Country: "BJ"})
 	require.NoError(t, err)
