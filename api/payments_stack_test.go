@@ -70,7 +70,7 @@ func startPaymentStack() (*paymentStack, error) {
 	ps := &paymentStack{temporal: tc, secret: "sandbox master secret for the api tests"}
 	ps.sandbox = sandbox.NewServer(sandbox.Config{
 		Gateways: sandbox.DefaultGateways(ps.secret), Tick: stackTick, PushTTL: 6 * time.Second,
-		HoldTimeout: 10 * time.Second, Logger: slog.New(slog.DiscardHandler),
+		HoldTimeout: 10 * time.Second, LateAfter: stackPushLifetime + 2*time.Second, Logger: slog.New(slog.DiscardHandler),
 	})
 	sb := httptest.NewServer(ps.sandbox)
 	ps.sbURL = sb.URL

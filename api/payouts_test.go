@@ -85,6 +85,10 @@ func TestPayoutSandboxSuffixes(t *testing.T) {
 		{"007", sika.StatusSuccess, "", 15 * time.Second},
 		{"008", sika.StatusSuccess, "", 10 * time.Second},
 		{"009", sika.StatusSuccess, "", 15 * time.Second},
+		// Issue 17: the answer lost, NOT_FOUND and 503s on re-send, then paid: the hold stays.
+		{"010", sika.StatusSuccess, "", 15 * time.Second},
+		// Paid after the push lifetime: a payout does not expire on our side.
+		{"011", sika.StatusSuccess, "", 20 * time.Second},
 	}
 	for _, c := range cases {
 		t.Run(c.suffix, func(t *testing.T) {
