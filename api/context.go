@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"log/slog"
+	"net/http"
 
 	"github.com/google/uuid"
 
@@ -16,6 +17,7 @@ const (
 	ctxPrincipal
 	ctxBody
 	ctxRequestInfo
+	ctxRequestHash
 )
 
 // requestInfo is filled by inner middleware for the access log of the outer one.
@@ -69,4 +71,12 @@ func tenant(ctx context.Context) (uuid.UUID, sika.Environment) {
 func bodyFrom(ctx context.Context) ([]byte, bool) {
 	b, ok := ctx.Value(ctxBody).([]byte)
 	return b, ok
+}
+
+// idempotencyFrom returns the request's Idempotency-Key and the hash the idempotency layer
+// computed for it (requestHash of method, path and body), for the records that dedupe on the key
+// themselves (store.NewTransaction); both are empty without the header.
+func idempotencyFrom(r *http.Request) (key string, fingerprint []byte) {
+	fingerprint, _ = r.Context().Value(ctxRequestHash).([]byte)
+	return r.Header.Get("Idempotency-Key"), fingerprint
 }

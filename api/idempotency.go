@@ -46,8 +46,9 @@ func (w *captureWriter) Write(b []byte) (int, error) {
 // A 5xx (or a panic) releases the key so that the client may retry with it.
 //
 // A claim whose process died mid-request is taken over once its lease has passed; handlers
-// whose effect is not idempotent by itself must dedupe on the key too (the record they write
-// carries it), which is why the key is kept in the request body context.
+// whose effect is not idempotent by itself must dedupe on the key too: the record they write
+// carries the key and the request's hash (see idempotencyFrom), which is why the hash is kept in
+// the request context with the body.
 func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, h handlerFunc) error {
 	key := r.Header.Get("Idempotency-Key")
 	if key == "" && len(r.Header.Values("Idempotency-Key")) == 0 {
@@ -62,9 +63,10 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, h handlerFun
 	}
 	ctx := r.Context()
 	merchant, env := tenant(ctx)
+	hash := requestHash(r.Method, r.URL.Path, body)
 	req := store.IdempotencyRequest{
 		Merchant: merchant, Environment: env, Key: key,
-		Method: r.Method, Path: r.URL.Path, Hash: requestHash(r.Method, r.URL.Path, body),
+		Method: r.Method, Path: r.URL.Path, Hash: hash,
 	}
 	outcome, stored, err := s.store.ClaimIdempotencyKey(ctx, req, s.cfg.IdempotencyLease, s.cfg.IdempotencyTTL)
 	if err != nil {
@@ -94,7 +96,9 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, h handlerFun
 		}
 	}()
 	rec := &captureWriter{ResponseWriter: w}
-	r = r.WithContext(context.WithValue(ctx, ctxBody, body))
+	// The body, read once here, and its hash, which records that dedupe on the key keep (see
+	// idempotencyFrom): they tell a replay from another request once this key's record is gone.
+	r = r.WithContext(context.WithValue(context.WithValue(ctx, ctxBody, body), ctxRequestHash, hash))
 	if err := h(rec, r); err != nil {
 		writeError(rec, r, err)
 	}

@@ -65,8 +65,9 @@ func (s *Server) softpay(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	key, fingerprint := idempotencyFrom(r)
 	t, outboxID, created, err := s.store.CreateTransaction(r.Context(), store.NewTransaction{
-		Transaction: c.tx, OTP: c.otp, IdempotencyKey: r.Header.Get("Idempotency-Key"), Reason: "Payment requested",
+		Transaction: c.tx, OTP: c.otp, IdempotencyKey: key, Fingerprint: fingerprint, Reason: "Payment requested",
 	}, workflows.PaymentStart(activities.PaymentInput{TransactionID: c.tx.ID, Run: 1}))
 	if err != nil {
 		return err

@@ -117,8 +117,9 @@ func (s *Server) initializePayout(w http.ResponseWriter, r *http.Request) error 
 		Recipient: recipient, CustomerName: strings.TrimSpace(req.RecipientName), Description: strings.TrimSpace(req.Description),
 		Metadata: metadata, FeeChargeMode: fees.Mode,
 	}
+	key, fingerprint := idempotencyFrom(r)
 	t, outboxID, created, err := s.store.CreatePayout(ctx, store.NewTransaction{
-		Transaction: t, IdempotencyKey: r.Header.Get("Idempotency-Key"), Reason: "Payout requested",
+		Transaction: t, IdempotencyKey: key, Fingerprint: fingerprint, Reason: "Payout requested",
 	}, workflows.PayoutStart(activities.PaymentInput{TransactionID: id, Run: 1}))
 	if err != nil {
 		return err

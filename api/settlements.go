@@ -217,7 +217,8 @@ func (s *Server) createSettlement(w http.ResponseWriter, r *http.Request) error 
 		RequestedAmount: a, DebitedAmount: a, NetAmount: a, Currency: country.DefaultCurrency, Country: country.ISOCode,
 		NetworkID: network.ID, Network: network.Code, Recipient: *method.PhoneNumber, CustomerName: method.Label,
 		Description: "Settlement", FeeChargeMode: sika.FeeDeducted}
-	st, created, err := s.store.CreateSettlement(ctx, store.NewTransaction{Transaction: t, IdempotencyKey: r.Header.Get("Idempotency-Key"),
+	key, fingerprint := idempotencyFrom(r)
+	st, created, err := s.store.CreateSettlement(ctx, store.NewTransaction{Transaction: t, IdempotencyKey: key, Fingerprint: fingerprint,
 		Reason: "Settlement requested"}, ids[1], method.ID, workflows.PayoutStart(activities.PaymentInput{TransactionID: t.ID, Run: 1}))
 	if err != nil {
 		return err
@@ -298,8 +299,9 @@ func (s *Server) createWalletTransfer(w http.ResponseWriter, r *http.Request) er
 	t := sika.Transaction{ID: ids[0], Reference: ref, Merchant: merchant, Environment: env, Type: sika.TypeTransfer,
 		RequestedAmount: a, DebitedAmount: a, NetAmount: a, Currency: from.DefaultCurrency, Country: from.ISOCode,
 		Recipient: to.ISOCode, Description: "Transfer to the " + to.ISOCode + " wallet", FeeChargeMode: sika.FeeDeducted}
+	key, fingerprint := idempotencyFrom(r)
 	wt, _, err := s.store.CreateWalletTransfer(ctx, store.NewWalletTransfer{
-		Transaction: store.NewTransaction{Transaction: t, IdempotencyKey: r.Header.Get("Idempotency-Key"), Reason: "Wallet transfer requested"},
+		Transaction: store.NewTransaction{Transaction: t, IdempotencyKey: key, Fingerprint: fingerprint, Reason: "Wallet transfer requested"},
 		ID:          ids[1], ToCountry: to.ISOCode, ToCurrency: to.DefaultCurrency, CreditedAmount: credited, Rate: rate,
 	})
 	if err != nil {

@@ -78,7 +78,9 @@ func (s *Store) ReviewPayoutMethod(ctx context.Context, id, admin uuid.UUID, ver
 }
 
 // CreateSettlement records a settlement: its RETRAIT transaction with the hold on the wallet
-// (see CreatePayout) and the settlement row, in one Postgres transaction.
+// (see CreatePayout) and the settlement row, in one Postgres transaction. An idempotency key
+// already used answers as CreateTransaction does: the existing settlement for the same request,
+// idempotency_key_reused for another one, never not_found.
 func (s *Store) CreateSettlement(ctx context.Context, nt NewTransaction, settlementID, methodID uuid.UUID, start WorkflowStart) (sika.Settlement, bool, error) {
 	t, _, created, err := s.createTransaction(ctx, nt, start, func(tx pgx.Tx, t sika.Transaction) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO settlements (id, merchant_id, environment, payout_method_id, transaction_id, amount, currency, country)
@@ -92,6 +94,11 @@ func (s *Store) CreateSettlement(ctx context.Context, nt NewTransaction, settlem
 		return sika.Settlement{}, false, err
 	}
 	st, err := s.settlement(ctx, `s.transaction_id = $1`, t.ID)
+	if !created && sika.ErrorCode(err) == sika.CodeNotFound {
+		// The key holds a transaction that is no settlement (a payout or payment written before
+		// fingerprints were kept, or by a caller without one).
+		return sika.Settlement{}, false, errKeyReused(t)
+	}
 	return st, created, err
 }
 
@@ -141,7 +148,7 @@ type NewWalletTransfer struct {
 // TRANSFER_OUT entry on the source wallet and a TRANSFER_IN entry on the destination. Both
 // wallets are locked in a fixed order (by country), so opposite transfers cannot deadlock; a
 // source that cannot cover the amount answers insufficient_balance, a frozen wallet on either
-// side wallet_frozen.
+// side wallet_frozen. An idempotency key already used answers as CreateSettlement does.
 func (s *Store) CreateWalletTransfer(ctx context.Context, w NewWalletTransfer) (sika.WalletTransfer, bool, error) {
 	t, _, created, err := s.createTransaction(ctx, w.Transaction, WorkflowStart{}, func(tx pgx.Tx, t sika.Transaction) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO wallets (merchant_id, environment, country, currency) VALUES ($1, $2, $3, $4)
@@ -192,6 +199,9 @@ func (s *Store) CreateWalletTransfer(ctx context.Context, w NewWalletTransfer) (
 		return sika.WalletTransfer{}, false, err
 	}
 	wt, err := s.walletTransfer(ctx, `w.transaction_id = $1`, t.ID)
+	if !created && sika.ErrorCode(err) == sika.CodeNotFound {
+		return sika.WalletTransfer{}, false, errKeyReused(t)
+	}
 	return wt, created, err
 }
 

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -92,15 +93,22 @@ type NewTransaction struct {
 	// OTP is a pre-payment code kept until the first gateway call.
 	OTP string
 	// IdempotencyKey, when set, makes a second creation with the same key return the first
-	// transaction (a safety net under the API's idempotency layer).
+	// transaction (a safety net under the API's idempotency layer, which still holds once the
+	// API's record of the key is gone: released after a 5xx, or purged after 24 hours).
 	IdempotencyKey string
+	// Fingerprint identifies the request behind IdempotencyKey (the API's request hash of
+	// method, path and canonical body). A second creation with the key and another fingerprint
+	// is idempotency_key_reused rather than the first transaction. Nil compares with nothing:
+	// the first transaction is returned, as for a row written before fingerprints were kept.
+	Fingerprint []byte
 	// Reason is written on the first status log.
 	Reason string
 }
 
 // CreateTransaction inserts a PENDING transaction, its first status log (from null, CLIENT) and
 // the outbox row of its workflow, in one Postgres transaction. With an idempotency key already
-// used, it returns the existing transaction and created false.
+// used, it returns the existing transaction and created false when the fingerprints match (see
+// NewTransaction.Fingerprint), idempotency_key_reused when they differ.
 func (s *Store) CreateTransaction(ctx context.Context, nt NewTransaction, start WorkflowStart) (sika.Transaction, int64, bool, error) {
 	return s.createTransaction(ctx, nt, start, nil)
 }
@@ -119,8 +127,10 @@ func (s *Store) createTransaction(ctx context.Context, nt NewTransaction, start 
 		if nt.OTP != "" {
 			otp = &nt.OTP
 		}
+		var fingerprint []byte
 		if nt.IdempotencyKey != "" {
 			key = &nt.IdempotencyKey
+			fingerprint = nt.Fingerprint
 		}
 		var origAmount *decimal.Decimal
 		if t.OriginalAmount != nil {
@@ -130,16 +140,16 @@ func (s *Store) createTransaction(ctx context.Context, nt NewTransaction, start 
 				requested_amount, client_fee, debited_amount, gateway_fee, platform_fee, net_amount, currency,
 				original_amount, original_currency, exchange_rate, country, network_id, network, customer_name, customer_email,
 				customer_phone, recipient, description, metadata, fee_charge_mode, checkout_session_id, payment_link_id,
-				otp, idempotency_key)
+				otp, idempotency_key, idempotency_fingerprint)
 			VALUES ($1, $2, $3, $4, $5, 'PENDING', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, NULLIF($17, '00000000-0000-0000-0000-000000000000'::uuid), $18, $19, $20,
-				$21, $22, $23, $24, $25, $26, $27, $28, $29)
+				$21, $22, $23, $24, $25, $26, $27, $28, $29, $30)
 			ON CONFLICT (merchant_id, environment, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
 			RETURNING `+transactionColumns,
 			t.ID, t.Reference, t.Merchant, t.Environment, t.Type, t.RequestedAmount.Decimal, t.ClientFee.Decimal,
 			t.DebitedAmount.Decimal, t.GatewayFee.Decimal, t.PlatformFee.Decimal, t.NetAmount.Decimal, t.Currency,
 			origAmount, t.OriginalCurrency, t.ExchangeRate, t.Country, t.NetworkID, t.Network, t.CustomerName,
 			t.CustomerEmail, t.CustomerPhone, t.Recipient, t.Description, metadata, t.FeeChargeMode, t.CheckoutSession,
-			t.PaymentLink, otp, key)
+			t.PaymentLink, otp, key, fingerprint)
 		created, err := scanTransaction(row)
 		if isNoRows(err) {
 			return errDuplicateKey
@@ -166,12 +176,8 @@ func (s *Store) createTransaction(ctx context.Context, nt NewTransaction, start 
 		return err
 	})
 	if err == errDuplicateKey {
-		existing, err := scanTransaction(s.pool.QueryRow(ctx, `SELECT `+transactionColumns+` FROM transactions t
-			WHERE merchant_id = $1 AND environment = $2 AND idempotency_key = $3`, t.Merchant, t.Environment, nt.IdempotencyKey))
-		if err != nil {
-			return existing, 0, false, fmt.Errorf("read transaction of idempotency key: %w", err)
-		}
-		return existing, 0, false, nil
+		existing, err := s.transactionOfKey(ctx, nt)
+		return existing, 0, false, err
 	}
 	if err != nil {
 		return t, 0, false, err
@@ -180,6 +186,41 @@ func (s *Store) createTransaction(ctx context.Context, nt NewTransaction, start 
 }
 
 var errDuplicateKey = fmt.Errorf("duplicate idempotency key")
+
+// transactionOfKey returns the transaction that already holds nt's idempotency key when it was
+// created by the same request, and idempotency_key_reused when it was created by another one
+// (another body or route). A row without a fingerprint (written before they were kept), or a
+// creation without one, compares with nothing and gets the existing transaction.
+func (s *Store) transactionOfKey(ctx context.Context, nt NewTransaction) (sika.Transaction, error) {
+	var fingerprint []byte
+	existing, err := scanTransaction(withColumns{s.pool.QueryRow(ctx, `SELECT `+transactionColumns+`, t.idempotency_fingerprint
+		FROM transactions t WHERE t.merchant_id = $1 AND t.environment = $2 AND t.idempotency_key = $3`,
+		nt.Merchant, nt.Environment, nt.IdempotencyKey), []any{&fingerprint}})
+	if err != nil {
+		return sika.Transaction{}, fmt.Errorf("read transaction of idempotency key: %w", err)
+	}
+	if fingerprint != nil && nt.Fingerprint != nil && !bytes.Equal(fingerprint, nt.Fingerprint) {
+		return sika.Transaction{}, errKeyReused(existing)
+	}
+	return existing, nil
+}
+
+// errKeyReused is the answer to an idempotency key that already created existing for another
+// request.
+func errKeyReused(existing sika.Transaction) error {
+	return sika.Errorf(sika.CodeIdempotencyKeyReused,
+		"This Idempotency-Key already created transaction %s with another request body or route; use a new key for a new request.",
+		existing.Reference)
+}
+
+// withColumns scans a row of more columns than a scanner reads: the extra ones, after the
+// scanner's, into extra.
+type withColumns struct {
+	pgx.Row
+	extra []any
+}
+
+func (r withColumns) Scan(dest ...any) error { return r.Row.Scan(append(dest, r.extra...)...) }
 
 // DeleteOutbox removes a workflow start once the workflow runs (or already ran).
 func (s *Store) DeleteOutbox(ctx context.Context, id int64) error {
