@@ -95,6 +95,10 @@ func (s *Server) routes() *mux.Router {
 	staff := routeOpts{access: accessStaff}
 	s.handle(root, http.MethodGet, "/admin/transactions/stuck/", s.listStuckTransactions, staff)
 	s.handle(root, http.MethodPost, "/admin/transactions/{id}/reverify/", s.reverifyTransaction, staff)
+	s.handle(root, http.MethodPost, "/admin/transactions/{id}/resolve/", s.resolveTransaction, staff)
+	s.handle(root, http.MethodGet, "/admin/transactions/{id}/staff-actions/", s.listStaffActions, staff)
+	s.handle(root, http.MethodGet, "/admin/payouts/unclear/", s.listUnclearPayouts, staff)
+	s.handle(root, http.MethodGet, "/admin/money-flags/", s.listMoneyFlags, staff)
 	s.handle(root, http.MethodGet, "/admin/merchant-kyc/", s.listKYCQueue, staff)
 
 	// Transactions and wallets (read-only).

@@ -19,10 +19,16 @@ func runAdmin(ctx context.Context, cfg Config, args []string) error {
 			return runKYCCommand(ctx, cfg, args[1:])
 		case "payments":
 			return runPaymentsCommand(ctx, cfg, args[1:])
+		case "unclear-payouts":
+			return runUnclearPayouts(ctx, cfg, args[1:])
+		case "resolve":
+			return runResolve(ctx, cfg, args[1:])
+		case "money-flags":
+			return runMoneyFlags(ctx, cfg, args[1:])
 		}
 	}
 	if len(args) == 0 || args[0] != "bootstrap" {
-		return errors.New("usage: sika admin bootstrap [--email EMAIL] [--name NAME] | sika admin check-ledger")
+		return errors.New("usage: sika admin bootstrap [--email EMAIL] [--name NAME] | sika admin check-ledger\n" + supportUsage)
 	}
 	fs := flag.NewFlagSet("admin bootstrap", flag.ContinueOnError)
 	email := fs.String("email", "admin@sika.local", "email of the staff member")

@@ -5,14 +5,18 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
+	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/sikahq/sika"
+	"github.com/sikahq/sika/api"
 	"github.com/sikahq/sika/store"
 	"github.com/sikahq/sika/workflows"
 )
@@ -21,7 +25,10 @@ const supportUsage = `usage:
   sika admin kyc list [--status PENDING|APPROVED|REJECTED]
   sika admin kyc approve|reject DOSSIER_ID --as STAFF_EMAIL [--note TEXT]
   sika admin payments stuck [--older-than 10m]
-  sika admin payments reverify TRANSACTION_ID`
+  sika admin payments reverify TRANSACTION_ID
+  sika admin unclear-payouts [--older-than 15m]
+  sika admin resolve TRANSACTION_ID --status FAILED|SUCCESS --reason TEXT --as STAFF_EMAIL
+  sika admin money-flags [--all]`
 
 // workflowLink links a workflow in the Temporal UI, when one is configured.
 func workflowLink(cfg Config, id string) string {
@@ -166,4 +173,169 @@ func runPaymentsCommand(ctx context.Context, cfg Config, args []string) error {
 		return nil
 	}
 	return errors.New(supportUsage)
+}
+
+// runUnclearPayouts lists the payouts that await their operator's final word (support's queue,
+// as GET /admin/payouts/unclear/): each with its attempts, the operator's last answers and its
+// workflow.
+func runUnclearPayouts(ctx context.Context, cfg Config, args []string) error {
+	fs := flag.NewFlagSet("admin unclear-payouts", flag.ContinueOnError)
+	olderThan := fs.Duration("older-than", 15*time.Minute, "unclear for longer than this")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return errors.New(supportUsage)
+	}
+	st, err := openStore(ctx, cfg, cfg.logger("text"))
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	payouts, err := st.UnclearPayouts(ctx, *olderThan, 500)
+	if err != nil {
+		return err
+	}
+	for _, d := range payouts {
+		wf := workflows.WorkflowIDOf(d.Transaction)
+		fmt.Printf("%s  %s  merchant %s  %s  %s %s to %s  PENDING for %s\n", d.ID, d.Reference, d.Merchant, d.Environment,
+			sika.FormatAmount(d.DebitedAmount.Decimal), d.Currency, d.Recipient, time.Since(d.CreatedAt).Round(time.Second))
+		for _, a := range d.Attempts {
+			at := "never"
+			if a.LastAnswerAt != nil {
+				at = a.LastAnswerAt.UTC().Format(time.RFC3339)
+			}
+			fmt.Printf("    attempt %s at %s (run %d, #%d): %s; operator last answered %s at %s\n", a.ID, a.Gateway, a.Run, a.Sequence,
+				a.Status, orNone(a.LastAnswer), at)
+		}
+		fmt.Printf("    workflow %s %s\n", wf, workflowLink(cfg, wf))
+	}
+	fmt.Printf("%d payout(s) awaiting the operator for more than %s; end one with: sika admin resolve TRANSACTION_ID --status FAILED|SUCCESS --reason TEXT --as STAFF_EMAIL\n",
+		len(payouts), *olderThan)
+	return nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "nothing"
+	}
+	return s
+}
+
+// runResolve ends an unclear payout as support decides, after a status read, audited as the
+// staff member --as (api.ResolveUnclearPayout, as POST /admin/transactions/{id}/resolve/).
+func runResolve(ctx context.Context, cfg Config, args []string) error {
+	fs := flag.NewFlagSet("admin resolve", flag.ContinueOnError)
+	status := fs.String("status", "", "FAILED (release the hold) or SUCCESS (the beneficiary was paid)")
+	reason := fs.String("reason", "", "why (required; written to the status log and the audit trail)")
+	as := fs.String("as", "", "email of the staff member deciding")
+	var rest []string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		rest, args = args[:1], args[1:]
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	rest = append(rest, fs.Args()...)
+	if len(rest) != 1 {
+		return errors.New(supportUsage)
+	}
+	id, err := uuid.Parse(rest[0])
+	if err != nil {
+		return fmt.Errorf("%q is not a transaction id", rest[0])
+	}
+	decision := api.SupportDecision{Status: sika.TransactionStatus(strings.ToUpper(*status)), Reason: *reason}
+	if err := decision.Validate(); err != nil {
+		return cliError(err)
+	}
+	logger := cfg.logger("text")
+	st, err := openStore(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	member, _, err := st.MemberByEmail(ctx, *as)
+	if err != nil || !member.IsStaff {
+		return errors.New("--as must be the email of a staff member (see sika admin bootstrap)")
+	}
+	tc, err := dialTemporal(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer tc.Close()
+	gws, err := newGatewayRouter(cfg, st.GatewayMemory())
+	if err != nil {
+		return err
+	}
+	res, err := api.ResolveUnclearPayout(ctx, tc, st, gws, id, decision, member)
+	if err != nil {
+		return cliError(err)
+	}
+	t := res.Transaction
+	if res.DecidedBy == api.DecidedByOperator {
+		fmt.Printf("payout %s (%s) is %s: the operator answered %s at the status read, which decided; your %s was NOT applied\n",
+			t.ID, t.Reference, t.Status, res.OperatorAnswer, res.RequestedStatus)
+	} else {
+		fmt.Printf("payout %s (%s) ended %s by %s after a status read that answered %s (audited)\n",
+			t.ID, t.Reference, t.Status, member.Email, res.OperatorAnswer)
+	}
+	if t.FailureCode != "" {
+		fmt.Printf("failure: %s: %s\n", t.FailureCode, t.FailureMessage)
+	}
+	fmt.Printf("workflow %s %s\n", res.WorkflowID, workflowLink(cfg, res.WorkflowID))
+	return nil
+}
+
+// cliError spells out a validation error's fields (a business error reads well as it is).
+func cliError(err error) error {
+	var e *sika.Error
+	if !errors.As(err, &e) || e.Code != sika.CodeValidation {
+		return err
+	}
+	var parts []string
+	for _, field := range slices.Sorted(maps.Keys(e.Fields)) {
+		parts = append(parts, field+": "+strings.Join(e.Fields[field], " "))
+	}
+	return errors.New(strings.Join(parts, "; "))
+}
+
+// runMoneyFlags lists the money that needs a person (as GET /admin/money-flags/): the open flags
+// oldest first, and with --all the resolved ones after them.
+func runMoneyFlags(ctx context.Context, cfg Config, args []string) error {
+	fs := flag.NewFlagSet("admin money-flags", flag.ContinueOnError)
+	all := fs.Bool("all", false, "the resolved flags too")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return errors.New(supportUsage)
+	}
+	st, err := openStore(ctx, cfg, cfg.logger("text"))
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	flags, err := api.OpenFlagsFirst(ctx, st, *all, 500)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "FLAG\tKIND\tTRANSACTION\tMERCHANT\tENV\tAMOUNT\tCREATED\tRESOLVED\tREASON")
+	for _, f := range flags {
+		resolved := "open"
+		if f.ResolvedAt != nil {
+			resolved = f.ResolvedAt.UTC().Format(time.RFC3339)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s %s\t%s\t%s\t%s\n", f.ID, f.Kind, f.Transaction, f.Merchant, f.Environment,
+			sika.FormatAmount(f.Amount.Decimal), f.Currency, f.CreatedAt.UTC().Format(time.RFC3339), resolved, f.Reason)
+	}
+	_ = tw.Flush()
+	open := 0
+	for _, f := range flags {
+		if f.ResolvedAt == nil {
+			open++
+		}
+	}
+	fmt.Printf("%d flag(s), %d open\n", len(flags), open)
+	return nil
 }
