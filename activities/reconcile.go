@@ -47,13 +47,13 @@ func ReconcileLateAnswer(ctx context.Context, st *store.Store, gws *gateway.Rout
 		if t.FlowDirection == sika.DirectionOutbound {
 			read = gw.DisbursementStatus
 		}
-		os, err := read(ctx, attempt.ID.String())
+		rs, err := read(ctx, attempt.ID.String())
 		if err != nil {
 			return "", fmt.Errorf("reconcile: read status at %s: %w", attempt.Gateway, err)
 		}
-		in.Status, in.Trusted, in.Source = os.Status, true, in.Source+" confirmed by a status read"
-		if os.GatewayReference != "" {
-			in.GatewayReference = os.GatewayReference
+		in.Status, in.Trusted, in.Source = rs.Status, true, in.Source+" confirmed by a status read"
+		if rs.GatewayReference != "" {
+			in.GatewayReference = rs.GatewayReference
 		}
 	}
 	if in.Status != gateway.StatusSuccess {
@@ -77,8 +77,9 @@ type RecheckSweepResult struct {
 // recheckBatch bounds one sweep; the next sweep takes the rest.
 const recheckBatch = 200
 
-// RecheckEndedAttempts re-reads at their gateways the collection attempts that ended without
-// the operator's final word (expired, cancel unclear) and not read in the last interval: a
+// RecheckEndedAttempts re-reads at their gateways the attempts that ended without the
+// operator's final word (a collection expired with its cancel unclear, a payout support ended
+// FAILED) and not read in the last interval: a
 // SUCCESS is reconciled, a FAILED ends the re-reads, anything else waits for the next sweep
 // (until the operator's late-success window closes).
 func (a *Activities) RecheckEndedAttempts(ctx context.Context, interval time.Duration) (RecheckSweepResult, error) {
@@ -91,8 +92,16 @@ func (a *Activities) RecheckEndedAttempts(ctx context.Context, interval time.Dur
 	for _, attempt := range due {
 		res.Read++
 		answer, final := string(OutcomeUnknown), false
+		t, err := a.Store.Transaction(ctx, attempt.Transaction)
+		if err != nil {
+			return res, err
+		}
 		if gw, err := a.Gateways.Gateway(attempt.Gateway); err == nil {
-			st, err := gw.CollectionStatus(ctx, attempt.ID.String())
+			read := gw.CollectionStatus
+			if t.FlowDirection == sika.DirectionOutbound {
+				read = gw.DisbursementStatus // a payout support ended without the operator's word
+			}
+			st, err := read(ctx, attempt.ID.String())
 			if err == nil {
 				answer, final = string(st.Status), st.Status.Final()
 				if st.Status == gateway.StatusSuccess {

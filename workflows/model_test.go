@@ -47,11 +47,11 @@ const (
 type sendAnswer int
 
 const (
-	sendAccept     sendAnswer = iota // accepted, answered
-	sendAcceptLost                   // accepted, the answer lost (ambiguous); visible after a delay
-	sendLost                         // not accepted, but the answer lost (ambiguous)
-	sendUnavailable                  // refused before acceptance (503)
-	sendDeclined                     // refused for good
+	sendAccept      sendAnswer = iota // accepted, answered
+	sendAcceptLost                    // accepted, the answer lost (ambiguous); visible after a delay
+	sendLost                          // not accepted, but the answer lost (ambiguous)
+	sendUnavailable                   // refused before acceptance (503)
+	sendDeclined                      // refused for good
 )
 
 type cancelPolicy int

@@ -784,11 +784,7 @@ func TestPaymentLocalActivityErrors(t *testing.T) {
 	}
 	t.Run("a non-retryable error fails the run without recording an end", func(t *testing.T) {
 		r := newPaymentRun(t, twoGateways()) // StartCollection is not scripted: it fails for good
-		wf := Payment
-	if r.payout {
-		wf = Payout
-	}
-	r.env.ExecuteWorkflow(wf, activities.PaymentInput{TransactionID: payTx, Run: payRun})
+		r.env.ExecuteWorkflow(Payment, activities.PaymentInput{TransactionID: payTx, Run: payRun})
 		require.True(t, r.env.IsWorkflowCompleted())
 		require.Error(t, r.env.GetWorkflowError())
 		r.wantStarted(startInput(1, gwA))

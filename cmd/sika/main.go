@@ -34,6 +34,9 @@ commands:
   admin check-ledger  verify every wallet against its ledger (non-zero exit on a discrepancy)
   admin kyc list|approve|reject   the KYC review queue (approve/reject: --as STAFF_EMAIL [--note])
   admin payments stuck|reverify   PENDING transactions with their workflows; re-check one at its gateway
+  admin unclear-payouts   payouts that await their operator: [--older-than 15m]
+  admin resolve ID        end an unclear payout after a status read: --status FAILED|SUCCESS --reason TEXT --as STAFF_EMAIL
+  admin money-flags       second successes (refund due) and payouts paid after release: [--all]
   stack -- CMD ...    run CMD with a private Postgres and Temporal (make test)
 `
 
