@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -25,6 +26,11 @@ const (
 	opSettlement opKind = "settlement"      // to a verified payout method
 	opTransfer   opKind = "wallet-transfer" // BJ <-> SN
 	opRetry      opKind = "retry-failed"    // a failed payment retried by 3 concurrent requests
+	// Money safety (issue 17).
+	opNotFound     opKind = "not-found-then-pays" // payout or softpay to 010: answer lost, NOT_FOUND, then paid
+	opLate         opKind = "pays-after-deadline" // softpay to 011: paid after the push lifetime; retried meanwhile
+	opCheckoutRace opKind = "checkout-race"       // three customers pay one checkout session at once
+	opKeyReuse     opKind = "key-reuse-after-5xx" // a commit's answer cut (5xx), the key reused with another amount
 )
 
 // book is what the merchant's side knows at the end: every Idempotency-Key it used and what it
@@ -37,6 +43,8 @@ type book struct {
 	refusals   map[string]int // definitive refusals, "kind: HTTP status code"
 	sessions   int            // checkout sessions created
 	hostedDup  int            // hosted payments sent again after a lost answer
+	races      []*raceRecord  // checkout sessions paid by several customers at once
+	reuses     []*reuseRecord // keys reused with another body after a 5xx
 }
 
 // keyUse is one Idempotency-Key and everything answered to it.
@@ -63,10 +71,24 @@ const (
 
 // txNote is what the merchant knows of one transaction it created.
 type txNote struct {
-	kind      opKind
-	otp       otpState
+	kind opKind
+	otp  otpState
+	// otpAt is when the confirmation's answer came: the sandbox had the code by then.
+	otpAt     time.Time
 	retryKeys []string
 	session   uuid.UUID // hosted payments: the checkout session
+	// late is what a retry sent while a pays-after-deadline payment was FAILED expired got.
+	late *lateRetry
+}
+
+// lateRetry is the retry of a 011 payment sent once it was seen FAILED, while Sika still
+// re-reads its attempt: it must be refused 409 outcome_unresolved.
+type lateRetry struct {
+	seen       string // the status the harness saw before retrying (FAILED), or SUCCESS: no retry
+	sent       bool
+	answer     answer
+	answeredAt time.Time
+	err        error
 }
 
 func newBook() *book {
@@ -78,21 +100,7 @@ func newBook() *book {
 func (b *book) keyed(kind opKind, key, path string, final answer, seen []answer, err error, txOf func(answer) uuid.UUID) uuid.UUID {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	k := b.keys[key]
-	if k == nil {
-		k = &keyUse{kind: kind, path: path, txIDs: map[uuid.UUID]bool{}}
-		b.keys[key] = k
-	}
-	for _, a := range seen {
-		if a.err != nil || a.status >= 500 {
-			k.maybe = true
-		}
-		if a.err == nil && a.status >= 200 && a.status < 300 && txOf != nil {
-			if id := txOf(a); id != uuid.Nil {
-				k.txIDs[id] = true
-			}
-		}
-	}
+	k := b.seenLocked(kind, key, path, seen, txOf)
 	if err != nil {
 		b.unresolved = append(b.unresolved, fmt.Sprintf("%s key %s: %v", kind, key, err))
 		return uuid.Nil
@@ -108,6 +116,33 @@ func (b *book) keyed(kind opKind, key, path string, final answer, seen []answer,
 		return uuid.Nil
 	}
 	return txOf(final)
+}
+
+// seen records answers to a request with key that the client did not wait out (a first
+// answer taken as it came, whatever it was).
+func (b *book) seen(kind opKind, key, path string, seen []answer, txOf func(answer) uuid.UUID) {
+	b.mu.Lock()
+	b.seenLocked(kind, key, path, seen, txOf)
+	b.mu.Unlock()
+}
+
+func (b *book) seenLocked(kind opKind, key, path string, seen []answer, txOf func(answer) uuid.UUID) *keyUse {
+	k := b.keys[key]
+	if k == nil {
+		k = &keyUse{kind: kind, path: path, txIDs: map[uuid.UUID]bool{}}
+		b.keys[key] = k
+	}
+	for _, a := range seen {
+		if a.err != nil || a.status >= 500 {
+			k.maybe = true
+		}
+		if a.err == nil && a.status >= 200 && a.status < 300 && txOf != nil {
+			if id := txOf(a); id != uuid.Nil {
+				k.txIDs[id] = true
+			}
+		}
+	}
+	return k
 }
 
 // maybe reports whether a request with key may have acted without a definitive answer.

@@ -17,8 +17,11 @@ import (
 // restart and both Postgres shutdowns. It leaves out the API SIGKILL of the full run: that
 // strands the Idempotency-Keys of the requests in flight for the API's 2-minute lease, which
 // the merchant's retries must wait out. (A Postgres shutdown in the middle of a request can
-// strand one too: then the test takes about 2 minutes longer than its load.) It must report
-// zero violations.
+// strand one too: then the test takes about 2 minutes longer than its load.) The mix includes a
+// few of each money-safety operation (010 "not found, then pays", 011 "pays after the deadline"
+// with its retry, three customers paying one checkout, a key reused after a cut commit); the
+// 011 payments add up to lateAfter (a minute) to the end of the load. It must report zero
+// violations.
 func TestChaosShort(t *testing.T) {
 	o := defaultOptions()
 	o.ops, o.faults, o.duration, o.concurrency = 250, 5, 30*time.Second, 12
@@ -42,4 +45,14 @@ func TestChaosShort(t *testing.T) {
 	assert.Zero(t, rep.violations(), "violations: see the report above")
 	assert.Len(t, rep.faults, o.faults)
 	assert.EqualValues(t, o.ops, rep.load.issued.Load())
+	for _, k := range []opKind{opNotFound, opLate, opCheckoutRace, opKeyReuse} {
+		assert.NotZero(t, rep.load.stats.of(k).ops, "no %s operation ran: change the seed", k)
+	}
+	afterCommit := 0
+	for _, r := range rep.load.book.reuses {
+		if r.cut == cutDone && r.when == cutAfterCommit {
+			afterCommit++
+		}
+	}
+	assert.NotZero(t, afterCommit, "no key reuse had its commit's answer cut: the store's backstop was not exercised")
 }

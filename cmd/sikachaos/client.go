@@ -182,6 +182,14 @@ func (cl *apiClient) send(ctx context.Context, c call, raw []byte) answer {
 		retryAfter: resp.Header.Get("Retry-After")}
 }
 
+// brief is describe without a transport error's details.
+func (a answer) brief() string {
+	if a.err != nil {
+		return "no answer"
+	}
+	return a.describe()
+}
+
 func (a answer) describe() string {
 	if a.err != nil {
 		return "no answer: " + a.err.Error()

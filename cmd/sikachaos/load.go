@@ -21,6 +21,9 @@ type load struct {
 	stats  *requestStats
 	issued atomic.Int64
 	seq    atomic.Int64 // numbers: every customer gets a distinct one
+	// follow runs what an operation goes on doing outside the concurrency bound (a wait of a
+	// push lifetime before a retry); drive waits for it.
+	follow sync.WaitGroup
 }
 
 func newLoad(h *harness, o options, rep *report) *load {
@@ -37,8 +40,9 @@ var mix = []struct {
 	kind   opKind
 	weight int
 }{
-	{opSoftpay, 26}, {opOTP, 5}, {opPreOTP, 5}, {opRedirect, 5}, {opDuplicate, 8}, {opCheckout, 10},
-	{opPayout, 14}, {opSettlement, 5}, {opTransfer, 8}, {opRetry, 14},
+	{opSoftpay, 21}, {opOTP, 5}, {opPreOTP, 5}, {opRedirect, 5}, {opDuplicate, 8}, {opCheckout, 9},
+	{opPayout, 12}, {opSettlement, 5}, {opTransfer, 8}, {opRetry, 12},
+	{opNotFound, 3}, {opLate, 2}, {opCheckoutRace, 3}, {opKeyReuse, 2},
 }
 
 func pickKind(r *rand.Rand) opKind {
@@ -122,6 +126,7 @@ func (l *load) drive(ctx context.Context, plan *faultPlan) error {
 	}
 	wg.Wait()
 	plan.loadDone()
+	l.follow.Wait()
 	if err != nil {
 		return fmt.Errorf("drive the load: %w", err)
 	}
@@ -160,6 +165,14 @@ func (l *load) runOp(ctx context.Context, kind opKind, r *rand.Rand) {
 		l.transfer(ctx, r)
 	case opRetry:
 		l.retryFailed(ctx, r)
+	case opNotFound:
+		l.notFoundThenPays(ctx, r)
+	case opLate:
+		l.paysAfterDeadline(ctx, r)
+	case opCheckoutRace:
+		l.checkoutRace(ctx, r)
+	case opKeyReuse:
+		l.keyReuse(ctx, r)
 	}
 }
 

@@ -15,7 +15,14 @@
 // bounded concurrency (-c): softpay on every sandbox suffix and on OTP and redirect networks,
 // checkout sessions paid on their hosted endpoint, payouts, settlements, wallet transfers, the
 // same request sent concurrently with one Idempotency-Key, and concurrent retries of failed
-// payments. Meanwhile it injects -faults faults spread over the load: SIGKILL of the worker,
+// payments. The money-safety operations of issue 17 come on top: payouts and softpay to an
+// operator that loses the first answer, says "not found" and then pays (sandbox suffix 010);
+// softpay the customer approves after Sika's push lifetime, whose cancel the operator refuses
+// (011), retried by the merchant while Sika still re-reads it; three customers paying one
+// checkout session at once; and an Idempotency-Key reused with another amount after its first
+// request got a 5xx because the harness cut the API's Postgres connection (it reaches Postgres
+// through a proxy of the harness) just before or just after Postgres committed it.
+// Meanwhile it injects -faults faults spread over the load: SIGKILL of the worker,
 // SIGKILL or SIGTERM of the API, restarts of the Temporal dev server and of Postgres (fast or
 // immediate shutdown). Clients ride the outages out as a merchant's backend would: a request
 // whose answer was lost is sent again with the same Idempotency-Key, never a new one.
@@ -25,7 +32,12 @@
 // disbursement made twice and none the ledger does not account for; every wallet equal to its
 // ledger (`sika admin check-ledger`) and every ledger entry matching its transaction; no
 // Idempotency-Key that produced two operations; every event recorded in Postgres delivered,
-// signed, to the receiver; no payment left PENDING; no outbox row left. It prints what it did
+// signed, to the receiver; no payment left PENDING; no outbox row left. And money safety: a
+// payout's hold released only on a definite failure; every operator success credited or
+// debited exactly once, a second charge only with a REFUND_DUE flag; 010 payouts SUCCESS with
+// their hold kept and one transfer; 011 payments reconciled FAILED → SUCCESS once, their retry
+// refused 409 outcome_unresolved; one checkout payment in flight at a time and a session PAID by
+// one; a reused key never answered with the first body's transaction. It prints what it did
 // and what it found, and exits 1 on any violation, 2 when the harness itself failed.
 package main
 

@@ -52,7 +52,8 @@ func (l *load) postPushOTP(ctx context.Context, r *rand.Rand) {
 	case err != nil || l.book.maybe(key):
 		state = otpUnknown
 	}
-	l.book.update(id, opOTP, func(n *txNote) { n.otp = state })
+	answered := time.Now()
+	l.book.update(id, opOTP, func(n *txNote) { n.otp, n.otpAt = state, answered })
 }
 
 // duplicate sends one softpay three times at once with the same key: one operation at most.

@@ -194,6 +194,9 @@ func (r *report) printChecks(w io.Writer) {
 			result = fmt.Sprintf("FAIL (%d)", len(c.problems))
 		}
 		fmt.Fprintf(w, "  %-60s %8d  %s\n", c.name, c.checked, result)
+		if c.figures != "" {
+			fmt.Fprintf(w, "      (%s)\n", c.figures)
+		}
 		for i, p := range c.problems {
 			if i == 10 {
 				fmt.Fprintf(w, "      … %d more\n", len(c.problems)-10)

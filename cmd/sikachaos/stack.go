@@ -41,8 +41,10 @@ type harness struct {
 
 	sandbox    *sandbox.Server
 	sandboxURL string
-	receiver   *receiver
-	servers    []*http.Server // sandbox and receiver listeners
+	// cutter is the API's way to Postgres, which can lose one commit's answer (key reuse).
+	cutter   *pgCutter
+	receiver *receiver
+	servers  []*http.Server // sandbox and receiver listeners
 
 	api, worker *service
 	apiURL      string // http://127.0.0.1:port, the API's public URL
@@ -64,6 +66,15 @@ const (
 	sandboxPushTTL = 20 * time.Second
 	// webhookSchedule replaces the contract's hours-long retry schedule.
 	webhookSchedule = "0,1s,2s,4s,8s,15s,30s,60s,60s,60s"
+	// notFoundFor is how long the sandbox answers NOT_FOUND for a 010 operation: several of
+	// Sika's status reads and re-sends, well within the sandbox adapter's 30 s settle window.
+	notFoundFor = 6 * time.Second
+	// lateAfter is when the sandbox pays a 011 collection: after the push lifetime (Sika has
+	// recorded it FAILED expired by then and re-reads it), within the run.
+	lateAfter = pushLifetime + 30*time.Second
+	// recheckInterval is how often Sika re-reads the attempts that ended unclear
+	// (SIKA_RECHECK_INTERVAL, 1 minute by default).
+	recheckInterval = 3 * time.Second
 )
 
 // startHarness starts Postgres, Temporal, the sandbox, the webhook receiver, migrates and seeds
@@ -111,7 +122,8 @@ func startHarness(ctx context.Context, o options) (_ *harness, err error) {
 	}
 	h.logFiles = append(h.logFiles, sandboxLog)
 	h.sandbox = sandbox.NewServer(sandbox.Config{Gateways: sandbox.DefaultGateways(secret), Tick: o.tick,
-		PushTTL: sandboxPushTTL, Logger: slog.New(slog.NewJSONHandler(sandboxLog, nil))})
+		PushTTL: sandboxPushTTL, NotFoundFor: notFoundFor, LateAfter: lateAfter,
+		Logger: slog.New(slog.NewJSONHandler(sandboxLog, nil))})
 	if h.sandboxURL, err = h.serve(h.sandbox); err != nil {
 		return nil, err
 	}
@@ -126,6 +138,9 @@ func startHarness(ctx context.Context, o options) (_ *harness, err error) {
 	}
 	if _, err := h.st.Migrate(ctx); err != nil {
 		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	if h.cutter, err = newPGCutter("127.0.0.1:"+strconv.Itoa(h.pgPort), h.log); err != nil {
+		return nil, fmt.Errorf("start the Postgres proxy: %w", err)
 	}
 	if err := <-binErr; err != nil {
 		return nil, err
@@ -148,10 +163,12 @@ func startHarness(ctx context.Context, o options) (_ *harness, err error) {
 		"SIKA_RATE_LIMIT_PER_MINUTE=1000000", "SIKA_PUBLIC_RATE_LIMIT_PER_MINUTE=1000000",
 		"SIKA_PUSH_LIFETIME=" + pushLifetime.String(), "SIKA_OUTBOX_SWEEP_INTERVAL=1s",
 		"SIKA_WEBHOOK_ALLOW_PRIVATE=true", "SIKA_WEBHOOK_SCHEDULE=" + webhookSchedule,
-		"SIKA_LOG_FORMAT=json", "SIKA_LOG_LEVEL=info",
+		"SIKA_LOG_FORMAT=json", "SIKA_LOG_LEVEL=info", "SIKA_RECHECK_INTERVAL=" + recheckInterval.String(),
 	}
+	// The API reaches Postgres through the cutter; the worker directly.
+	apiEnv := append(append([]string(nil), env...), "DATABASE_URL="+pgCutterURL(h.cutter.port(), h.database))
 	h.worker = newService("worker", h.sikaBin, env, filepath.Join(dir, "worker.log"), "worker polling", h.log)
-	h.api = newService("api", h.sikaBin, env, filepath.Join(dir, "api.log"), "api listening", h.log)
+	h.api = newService("api", h.sikaBin, apiEnv, filepath.Join(dir, "api.log"), "api listening", h.log)
 	h.worker.run()
 	h.api.run()
 	if err := h.awaitHealthy(ctx, time.Now(), true, 2*time.Minute); err != nil {
@@ -307,6 +324,9 @@ func (h *harness) close(keep bool) {
 		if s != nil {
 			errs = append(errs, s.close())
 		}
+	}
+	if h.cutter != nil {
+		h.cutter.close()
 	}
 	for _, srv := range h.servers {
 		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

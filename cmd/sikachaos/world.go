@@ -16,16 +16,16 @@ type sandboxOp = sandbox.OperationView
 
 // readWorld reads the merchant's end state from Postgres.
 func (h *harness) readWorld(ctx context.Context) (*world, error) {
-	w := &world{txs: map[uuid.UUID]txRow{}, logs: map[uuid.UUID][][2]string{}, attempts: map[string]attemptRow{},
-		entries: map[uuid.UUID][]entryRow{}}
+	w := &world{txs: map[uuid.UUID]txRow{}, logs: map[uuid.UUID][]logRow{}, attempts: map[string]attemptRow{},
+		entries: map[uuid.UUID][]entryRow{}, flags: map[uuid.UUID][]flagRow{}, eventTypes: map[uuid.UUID]map[string]int{}}
 	m := h.setup.merchantID
 	db := h.st.Pool()
 	err := scanRows(ctx, db, `SELECT id, transaction_type, status, network, customer_phone, recipient, failure_code, run,
-			checkout_session_id, idempotency_key, net_amount, debited_amount
+			checkout_session_id, idempotency_key, requested_amount, net_amount, debited_amount
 		FROM transactions WHERE merchant_id = $1`, []any{m}, func(r pgx.Rows) error {
 		var t txRow
 		if err := r.Scan(&t.id, &t.typ, &t.status, &t.network, &t.phone, &t.recipient, &t.failureCode, &t.run,
-			&t.session, &t.key, &t.netAmount, &t.debited); err != nil {
+			&t.session, &t.key, &t.requested, &t.netAmount, &t.debited); err != nil {
 			return err
 		}
 		w.txs[t.id] = t
@@ -34,37 +34,38 @@ func (h *harness) readWorld(ctx context.Context) (*world, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read transactions: %w", err)
 	}
-	err = scanRows(ctx, db, `SELECT transaction_id, coalesce(from_status, ''), to_status FROM transaction_status_logs
-		WHERE merchant_id = $1 ORDER BY transaction_id, created_at, id`, []any{m}, func(r pgx.Rows) error {
+	err = scanRows(ctx, db, `SELECT id, transaction_id, coalesce(from_status, ''), to_status, reason, triggered_by, created_at
+		FROM transaction_status_logs WHERE merchant_id = $1 ORDER BY transaction_id, created_at, id`, []any{m}, func(r pgx.Rows) error {
 		var id uuid.UUID
-		var from, to string
-		if err := r.Scan(&id, &from, &to); err != nil {
+		var l logRow
+		if err := r.Scan(&l.id, &id, &l.from, &l.to, &l.reason, &l.by, &l.at); err != nil {
 			return err
 		}
-		w.logs[id] = append(w.logs[id], [2]string{from, to})
+		w.logs[id] = append(w.logs[id], l)
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read status logs: %w", err)
 	}
-	err = scanRows(ctx, db, `SELECT id, transaction_id, run, gateway, status FROM transaction_attempts WHERE merchant_id = $1`,
+	err = scanRows(ctx, db, `SELECT id, transaction_id, run, gateway, status, recheck_until FROM transaction_attempts WHERE merchant_id = $1`,
 		[]any{m}, func(r pgx.Rows) error {
 			var id uuid.UUID
 			var a attemptRow
-			if err := r.Scan(&id, &a.tx, &a.run, &a.gateway, &a.status); err != nil {
+			if err := r.Scan(&id, &a.tx, &a.run, &a.gateway, &a.status, &a.recheckUntil); err != nil {
 				return err
 			}
+			a.id = id
 			w.attempts[id.String()] = a
 			return nil
 		})
 	if err != nil {
 		return nil, fmt.Errorf("read attempts: %w", err)
 	}
-	err = scanRows(ctx, db, `SELECT transaction_id, type, amount FROM ledger_entries WHERE merchant_id = $1 AND transaction_id IS NOT NULL`,
+	err = scanRows(ctx, db, `SELECT transaction_id, type, amount, attempt_id FROM ledger_entries WHERE merchant_id = $1 AND transaction_id IS NOT NULL`,
 		[]any{m}, func(r pgx.Rows) error {
 			var id uuid.UUID
 			var e entryRow
-			if err := r.Scan(&id, &e.typ, &e.amount); err != nil {
+			if err := r.Scan(&id, &e.typ, &e.amount, &e.attempt); err != nil {
 				return err
 			}
 			w.entries[id] = append(w.entries[id], e)
@@ -96,6 +97,36 @@ func (h *harness) readWorld(ctx context.Context) (*world, error) {
 		})
 	if err != nil {
 		return nil, fmt.Errorf("read checkout sessions: %w", err)
+	}
+	err = scanRows(ctx, db, `SELECT transaction_id, kind, attempt_id FROM money_flags WHERE merchant_id = $1`,
+		[]any{m}, func(r pgx.Rows) error {
+			var id uuid.UUID
+			var f flagRow
+			if err := r.Scan(&id, &f.kind, &f.attempt); err != nil {
+				return err
+			}
+			w.flags[id] = append(w.flags[id], f)
+			return nil
+		})
+	if err != nil {
+		return nil, fmt.Errorf("read money flags: %w", err)
+	}
+	err = scanRows(ctx, db, `SELECT transaction_id, type, count(*) FROM events WHERE merchant_id = $1 AND transaction_id IS NOT NULL
+		GROUP BY transaction_id, type`, []any{m}, func(r pgx.Rows) error {
+		var id uuid.UUID
+		var typ string
+		var n int
+		if err := r.Scan(&id, &typ, &n); err != nil {
+			return err
+		}
+		if w.eventTypes[id] == nil {
+			w.eventTypes[id] = map[string]int{}
+		}
+		w.eventTypes[id][typ] = n
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read event types: %w", err)
 	}
 	w.settle = map[string][]time.Duration{}
 	err = scanRows(ctx, db, `SELECT transaction_type, completed_at - created_at FROM transactions
