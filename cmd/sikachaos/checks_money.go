@@ -263,9 +263,10 @@ func logTime(l logRow) time.Time {
 
 // checkCheckouts: a checkout session never has two payments in flight at once (by their status
 // logs), it is PAID by exactly one payment, and any other payment of it that succeeded is
-// flagged REFUND_DUE. Customers paying one session at once were answered 201 or 409
-// checkout_payment_in_progress, and a payment after the session was paid 409
-// session_not_payable.
+// flagged REFUND_DUE. Customers paying one session at once (and the merchant retrying its
+// failed payment meanwhile) were answered 201 (200) or 409 checkout_payment_in_progress, never
+// 500 internal_error (503 and lost answers are the faults'), and a payment after the session
+// was paid 409 session_not_payable.
 func checkCheckouts(w *world, b *book) *checkResult {
 	c := &checkResult{name: "checkout: one payment in flight, PAID by one"}
 	type flight struct {
@@ -332,6 +333,9 @@ func checkCheckouts(w *world, b *book) *checkResult {
 			for _, a := range round {
 				answers[a.String()]++
 				switch {
+				case a.internal != "":
+					c.addf("session %s: a customer paying it with others was answered 500 internal_error (X-Request-Id %s), want 201 or 409 checkout_payment_in_progress",
+						r.session, a.internal)
 				case a.status == 0, a.status >= 500, a.status == http.StatusCreated:
 				case a.status == http.StatusConflict && (a.code == "checkout_payment_in_progress" || a.code == "session_not_payable"):
 				default:
@@ -342,6 +346,9 @@ func checkCheckouts(w *world, b *book) *checkResult {
 		for _, a := range r.retries {
 			answers["merchant's retry: "+a.String()]++
 			switch {
+			case a.internal != "":
+				c.addf("session %s: the merchant's retry of its failed payment while customers paid was answered 500 internal_error "+
+					"(X-Request-Id %s) before %s, want 200 or 409 checkout_payment_in_progress", r.session, a.internal, a)
 			case a.status == 0, a.status >= 500, a.status == http.StatusOK:
 			case a.status == http.StatusConflict && (a.code == "checkout_payment_in_progress" || a.code == "session_not_payable"):
 			default:

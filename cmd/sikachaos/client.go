@@ -67,7 +67,8 @@ type answer struct {
 	replayed bool
 	// retryAfter is the answer's Retry-After header.
 	retryAfter string
-	err        error // transport error: no answer
+	requestID  string // X-Request-Id: the request in the API's log
+	err        error  // transport error: no answer
 }
 
 // code returns the error code of an error envelope ("" for a success or a field error).
@@ -179,7 +180,7 @@ func (cl *apiClient) send(ctx context.Context, c call, raw []byte) answer {
 		return answer{err: fmt.Errorf("read the answer: %w", err)}
 	}
 	return answer{status: resp.StatusCode, body: b, replayed: resp.Header.Get("Idempotent-Replayed") == "true",
-		retryAfter: resp.Header.Get("Retry-After")}
+		retryAfter: resp.Header.Get("Retry-After"), requestID: resp.Header.Get("X-Request-Id")}
 }
 
 // brief is describe without a transport error's details.

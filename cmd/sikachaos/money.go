@@ -93,6 +93,8 @@ type raceAnswer struct {
 	status int // 0: no answer
 	code   string
 	tx     uuid.UUID // of a 201
+	// internal is the request id of a 500 internal_error answered on the way, if any.
+	internal string
 }
 
 func (a raceAnswer) String() string {
@@ -144,6 +146,9 @@ func (l *load) checkoutRace(ctx context.Context, r *rand.Rand) {
 			return out
 		}
 		out.status, out.code = a.status, a.code()
+		if a.status == http.StatusInternalServerError {
+			out.internal = a.requestID
+		}
 		if a.status == http.StatusCreated {
 			if out.tx = txID(a); out.tx != uuid.Nil {
 				l.book.update(out.tx, opCheckoutRace, func(n *txNote) { n.session = sessionID })
@@ -159,7 +164,7 @@ func (l *load) checkoutRace(ctx context.Context, r *rand.Rand) {
 		for i, phone := range phones {
 			wg.Go(func() { round[i] = pay(phone) })
 		}
-		if failed != uuid.Nil {
+		if failed != uuid.Nil && l.o.checkoutRetry {
 			wg.Go(func() {
 				a := l.retryCheckoutPayment(ctx, failed, l.number("BJ", okSuffixes[r.IntN(len(okSuffixes))]))
 				retried = &a
@@ -215,6 +220,11 @@ func (l *load) retryCheckoutPayment(ctx context.Context, id uuid.UUID, phone str
 	a, seen, err := l.cl.do(ctx, call{kind: opCheckoutRace, method: "POST", path: path, body: map[string]string{"customer_phone": phone}, key: key})
 	l.book.keyed(opCheckoutRace, key, path, a, seen, err, txID)
 	out := raceAnswer{phone: phone}
+	for _, s := range seen {
+		if s.err == nil && s.status == http.StatusInternalServerError {
+			out.internal = s.requestID
+		}
+	}
 	if err != nil || a.err != nil {
 		return out
 	}
