@@ -220,3 +220,51 @@ func TestCheckoutInFlightMigrationOnEarlierDuplicates(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckoutRetryRacesNewPayments: the merchant retries a session's failed payment while
+// customers start new ones on the same session. Whatever the interleaving, nobody deadlocks or
+// gets a 500: exactly one payment is in flight, every other call answers 409
+// checkout_payment_in_progress (found by make chaos: the retry took the session lock and the
+// in-flight index in the order opposite to a new payment's).
+func TestCheckoutRetryRacesNewPayments(t *testing.T) {
+	ctx := context.WithoutCancel(t.Context())
+	for round := range 10 {
+		m := newMerchant(t)
+		c := newCheckoutSession(t, st, m)
+		nt, start := checkoutPayment(t, st, c)
+		failed, _, err := st.CreateCheckoutPayment(ctx, nt, start, time.Now())
+		require.NoError(t, err)
+		_, _, err = st.CompletePayment(ctx, store.Completion{TransactionID: failed.ID, Run: 1, Status: sika.StatusFailed,
+			Reason: "declined", TriggeredBy: sika.TriggerSystem, Attempt: store.AttemptUpdate{FailureCode: "payer_declined"}})
+		require.NoError(t, err)
+
+		const n = 6
+		errs := make([]error, n)
+		ready := make(chan struct{})
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				<-ready
+				if i == 0 {
+					_, _, errs[i] = st.RetryPayment(ctx, m.ID, sika.EnvironmentTest, failed.ID, nil, "", nil, func(tx sika.Transaction) store.WorkflowStart {
+						return store.WorkflowStart{ID: "payment:" + tx.ID.String(), Type: "Payment", Input: tx.Run}
+					})
+					return
+				}
+				nt, start := checkoutPayment(t, st, c)
+				_, _, errs[i] = st.CreateCheckoutPayment(ctx, nt, start, time.Now())
+			})
+		}
+		close(ready)
+		wg.Wait()
+		ok := 0
+		for i, err := range errs {
+			if err == nil {
+				ok++
+				continue
+			}
+			assert.Equal(t, sika.CodePaymentInProgress, sika.ErrorCode(err), "round %d call %d: %v", round, i, err)
+		}
+		assert.Equal(t, 1, ok, "round %d: one payment in flight", round)
+	}
+}

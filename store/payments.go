@@ -268,15 +268,6 @@ func (s *Store) RetryPayment(ctx context.Context, merchantID uuid.UUID, env sika
 				"Sika re-reads it until %s so that the customer is not charged twice. Retry after that, or verify the payment.",
 				gw, until.UTC().Format(time.RFC3339))
 		}
-		if t.CheckoutSession != nil {
-			var status sika.CheckoutStatus
-			if err := tx.QueryRow(ctx, `SELECT status FROM checkout_sessions WHERE id = $1 FOR UPDATE`, *t.CheckoutSession).Scan(&status); err != nil {
-				return fmt.Errorf("lock checkout session: %w", err)
-			}
-			if status == sika.CheckoutPaid {
-				return sika.Errorf(sika.CodeSessionNotPayable, "Checkout session is already PAID by another payment; retrying this one would charge the customer twice.")
-			}
-		}
 		var networkID *uuid.UUID
 		var networkCode *string
 		if network != nil {
@@ -296,6 +287,18 @@ func (s *Store) RetryPayment(ctx context.Context, merchantID uuid.UUID, env sika
 		if err != nil {
 			// Another payment of the same checkout session is in flight.
 			return paymentInProgress(fmt.Errorf("retry transaction: %w", err))
+		}
+		// The session is locked after the in-flight index has been taken, in the order of
+		// CreateCheckoutPayment (insert, then lock): the other order deadlocks with a customer
+		// paying the session at that moment (found by make chaos).
+		if t.CheckoutSession != nil {
+			var status sika.CheckoutStatus
+			if err := tx.QueryRow(ctx, `SELECT status FROM checkout_sessions WHERE id = $1 FOR UPDATE`, *t.CheckoutSession).Scan(&status); err != nil {
+				return fmt.Errorf("lock checkout session: %w", err)
+			}
+			if status == sika.CheckoutPaid {
+				return sika.Errorf(sika.CodeSessionNotPayable, "Checkout session is already PAID by another payment; retrying this one would charge the customer twice.")
+			}
 		}
 		from := sika.StatusFailed
 		if err := insertStatusLog(ctx, tx, t, &from, sika.StatusPending, "retried by the merchant", sika.TriggerClient); err != nil {
