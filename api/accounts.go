@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"net/mail"
 	"strconv"
@@ -107,14 +108,25 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	if err := v.Err(); err != nil {
 		return err
 	}
-	member, hash, err := s.store.MemberByEmail(r.Context(), req.Email)
-	if err != nil && sika.ErrorCode(err) != sika.CodeNotFound {
+	member, err := s.checkPassword(r.Context(), req.Email, req.Password)
+	if err != nil {
 		return err
 	}
-	if !sika.PasswordMatches(hash, req.Password) {
-		return sika.Errorf(sika.CodeInvalidCredentials, "Wrong email or password.")
-	}
 	return s.writeSession(w, r, http.StatusOK, member)
+}
+
+// checkPassword is the login rule of every way in (POST /auth/login/ and the dashboard's login
+// form): the member of the email whose password matches, or invalid_credentials, after the same
+// time whether the account exists or not.
+func (s *Server) checkPassword(ctx context.Context, email, password string) (sika.Member, error) {
+	member, hash, err := s.store.MemberByEmail(ctx, email)
+	if err != nil && sika.ErrorCode(err) != sika.CodeNotFound {
+		return sika.Member{}, err
+	}
+	if !sika.PasswordMatches(hash, password) {
+		return sika.Member{}, sika.Errorf(sika.CodeInvalidCredentials, "Wrong email or password.")
+	}
+	return member, nil
 }
 
 func (s *Server) writeSession(w http.ResponseWriter, r *http.Request, status int, member sika.Member) error {

@@ -98,11 +98,18 @@ const exportStallTimeout = time.Minute
 // failure before the first row is an ordinary JSON error; once the file has started, a failure
 // aborts the connection, so that a truncated file never looks complete.
 func (s *Server) exportTransactions(w http.ResponseWriter, r *http.Request) error {
+	merchant, env := tenant(r.Context())
+	return s.streamTransactionsCSV(w, r, merchant, env)
+}
+
+// streamTransactionsCSV writes the export of the request's filters (read as GET /transactions/
+// reads them) for a merchant and environment: the API's export, and the dashboard's, which
+// acts for the merchant of its session.
+func (s *Server) streamTransactionsCSV(w http.ResponseWriter, r *http.Request, merchant uuid.UUID, env sika.Environment) error {
 	f, err := s.transactionFilter(r)
 	if err != nil {
 		return err
 	}
-	merchant, env := tenant(r.Context())
 	out := csv.NewWriter(w)
 	rc := http.NewResponseController(w)
 	// The deadline is the connection's: a keep-alive connection must not carry it to the next request.
