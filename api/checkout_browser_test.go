@@ -86,7 +86,9 @@ func TestHostedCheckoutPageInBrowser(t *testing.T) {
 			chromedp.WaitVisible(chromedp.CSS("#pay-form")),
 		))
 		assert.Contains(t, textOf(t, ctx, "#merchant-name"), acct.Merchant.Name)
-		assert.Contains(t, textOf(t, ctx, "#amount-display"), "1000.00 XOF")
+		// Money as people in the region read it (sika.FormatMoney), never the API's "1000.00 XOF".
+		assert.Contains(t, textOf(t, ctx, "#amount-display"), "1\u00a0000\u00a0FCFA")
+		assert.Equal(t, "Payer 1\u00a0000\u00a0FCFA", textOf(t, ctx, "#pay-button"))
 		screenshot(t, ctx, dir, "form")
 		require.NoError(t, chromedp.Do(ctx,
 			chromedp.Click(chromedp.CSS(`input[name=network][value=MTN_BJ]`)),
@@ -134,7 +136,7 @@ func TestHostedCheckoutPageInBrowser(t *testing.T) {
 			chromedp.WaitVisible(chromedp.CSS("#otp-field")),
 		))
 		assert.Contains(t, textOf(t, ctx, "#otp-instructions"), "#144#")
-		assert.Contains(t, textOf(t, ctx, "#pay-button"), "Pay")
+		assert.Equal(t, "Pay XOF\u00a01,000", textOf(t, ctx, "#pay-button"))
 		screenshot(t, ctx, dir, "otp-instructions")
 		require.NoError(t, chromedp.Do(ctx,
 			chromedp.SetValue(chromedp.CSS("#otp"), sandbox.ValidOTP),
@@ -176,7 +178,8 @@ func TestHostedCheckoutPageInBrowser(t *testing.T) {
 			chromedp.Click(chromedp.CSS("#pay-button")),
 			chromedp.WaitVisible(chromedp.CSS("#form-error")),
 		))
-		assert.Contains(t, textOf(t, ctx, "#form-error"), "500")
+		assert.Contains(t, textOf(t, ctx, "#amount-help"), "500\u00a0FCFA")
+		assert.Contains(t, textOf(t, ctx, "#form-error"), "Le montant doit être d'au moins 500\u00a0FCFA.")
 		screenshot(t, ctx, dir, "min-amount")
 		require.NoError(t, chromedp.Do(ctx,
 			chromedp.SetValue(chromedp.CSS("#amount"), "750"),

@@ -30,7 +30,7 @@ func (s *Server) checkoutPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := web.Page{Kind: web.KindSession, Lang: web.Lang(r), Title: "", Description: c.Description,
-		Amount: sika.FormatAmount(c.Amount.Decimal), Currency: c.Currency, Country: c.Country, Phone: c.CustomerPhone,
+		Amount: &c.Amount.Decimal, Currency: c.Currency, Country: c.Country, Phone: c.CustomerPhone,
 		PayURL: basePath + "/checkout/" + url.PathEscape(slug) + "/pay/", OTPURL: basePath + "/checkout/" + url.PathEscape(slug) + "/confirm-otp/",
 		PollURL: basePath + "/checkout/" + url.PathEscape(slug) + "/status/", Test: c.Environment == sika.EnvironmentTest}
 	if status := displayCheckoutStatus(c, s.cfg.Now()); status != sika.CheckoutPending {
@@ -53,10 +53,10 @@ func (s *Server) paymentLinkPage(w http.ResponseWriter, r *http.Request) {
 		PayURL: basePath + "/links/" + url.PathEscape(slug) + "/pay/", OTPURL: basePath + "/links/" + url.PathEscape(slug) + "/confirm-otp/",
 		PollURL: basePath + "/links/" + url.PathEscape(slug) + "/payments/", Test: l.Environment == sika.EnvironmentTest}
 	if !p.AskAmount {
-		p.Amount = sika.FormatAmount(l.Amount.Decimal)
+		p.Amount = &l.Amount.Decimal
 	}
 	if l.MinAmount != nil && p.AskAmount {
-		p.MinAmount = sika.FormatAmount(l.MinAmount.Decimal)
+		p.MinAmount = &l.MinAmount.Decimal
 	}
 	if !l.IsActive {
 		p.Closed = "INACTIVE"

@@ -14,6 +14,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/sikahq/sika"
 )
 
 //go:embed templates/*.html
@@ -28,9 +32,17 @@ const StaticPrefix = "/hosted/"
 // ContentSecurityPolicy allows the pages nothing but their own origin.
 const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 
-var pageTemplate = template.Must(template.New("page.html").Funcs(template.FuncMap{
-	"t": func(lang, key string) string { return translate(lang, key) },
-}).ParseFS(templateFS, "templates/page.html"))
+// funcs are the template functions of the pages: t translates a key; money (sika.FormatMoney,
+// e.g. {{money .Amount .Currency .Lang}}) writes every amount the pages show, as people in the
+// region read it ("2 500 FCFA", "XOF 2,500"); currency (sika.CurrencyLabel) names a currency
+// the way money does ("FCFA").
+var funcs = template.FuncMap{
+	"t":        func(lang, key string) string { return translate(lang, key) },
+	"money":    sika.FormatMoney,
+	"currency": sika.CurrencyLabel,
+}
+
+var pageTemplate = template.Must(template.New("page.html").Funcs(funcs).ParseFS(templateFS, "templates/page.html"))
 
 // Network is a network the customer may pick.
 type Network struct {
@@ -65,11 +77,13 @@ type Page struct {
 	// Title is the link's name (links) or the session's description (sessions).
 	Title       string
 	Description string
-	// Amount is the amount to pay, formatted; empty when the customer types it (AskAmount).
-	Amount    string
+	// Amount is the amount to pay; nil when the customer types it (AskAmount). The page writes
+	// it, and every other amount, with sika.FormatMoney in its language.
+	Amount    *decimal.Decimal
 	Currency  string
 	AskAmount bool
-	MinAmount string
+	// MinAmount is the least the customer may type (AskAmount); nil when any amount goes.
+	MinAmount *decimal.Decimal
 	// AskCustomer asks the payer's name and email (links; a session knows its customer).
 	AskCustomer bool
 	Country     string

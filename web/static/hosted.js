@@ -88,7 +88,7 @@
       missing = missing || !data.amount;
       var min = parseFloat(page.dataset.minAmount);
       if (data.amount && !isNaN(min) && parseFloat(data.amount) < min) {
-        err.textContent = msg.error_min_amount + " " + page.dataset.minAmount + ".";
+        err.textContent = msg.error_min_amount + " " + (page.dataset.minAmountText || page.dataset.minAmount) + ".";
         $("amount").setAttribute("aria-invalid", "true");
         $("amount").focus();
         return;
