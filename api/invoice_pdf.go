@@ -2,7 +2,6 @@ package api
 
 import (
 	"io"
-	"strings"
 	"time"
 
 	"codeberg.org/go-pdf/fpdf"
@@ -27,7 +26,6 @@ type invoiceLabels struct {
 	paymentMethod, operatorReference, transaction string
 	paidOn, generated, footer, defaultDescription string
 	months                                        [12]string
-	decimalSep, thousandsSep                      string
 }
 
 // invoiceLanguages are the invoice's languages by code.
@@ -42,7 +40,6 @@ var invoiceLanguages = map[string]*invoiceLabels{
 		defaultDescription: "Paiement",
 		months: [12]string{"janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août", "septembre",
 			"octobre", "novembre", "décembre"},
-		decimalSep: ",", thousandsSep: "\u00a0",
 	},
 	"en": {
 		code: "en", fileStem: "invoice",
@@ -54,7 +51,6 @@ var invoiceLanguages = map[string]*invoiceLabels{
 		defaultDescription: "Payment",
 		months: [12]string{"January", "February", "March", "April", "May", "June", "July", "August", "September",
 			"October", "November", "December"},
-		decimalSep: ".", thousandsSep: ",",
 	},
 }
 
@@ -70,22 +66,10 @@ func (l *invoiceLabels) day(t time.Time) string {
 	return t.Format("2") + " " + l.months[t.Month()-1] + " " + t.Format("2006")
 }
 
-// money writes an amount with the currency's decimals and the language's separators:
-// "1 015 XOF" in French, "1,015 XOF" in English, "12,50 CDF" / "12.50 CDF".
+// money writes an amount as people in the region read it, through the one formatting
+// function of the service (sika.FormatMoney): "1 015 FCFA" in French, "XOF 1,015" in English.
 func (l *invoiceLabels) money(d decimal.Decimal, currency string) string {
-	fixed := d.StringFixed(sika.MinorUnits(currency))
-	whole, frac, _ := strings.Cut(fixed, ".")
-	var b strings.Builder
-	for i, r := range whole {
-		if i > 0 && (len(whole)-i)%3 == 0 {
-			b.WriteString(l.thousandsSep)
-		}
-		b.WriteRune(r)
-	}
-	if frac != "" {
-		b.WriteString(l.decimalSep + frac)
-	}
-	return b.String() + " " + currency
+	return sika.FormatMoney(d, currency, l.code)
 }
 
 // Layout of the A4 page, in millimetres.

@@ -79,14 +79,14 @@ func TestInvoice(t *testing.T) {
 	assert.Equal(t, `attachment; filename="facture-`+row.Reference+`.pdf"`, r.Header.Get("Content-Disposition"))
 	assert.Equal(t, "fr", r.Header.Get("Content-Language"))
 	for _, s := range append(common, "Facture", "Marchand", "Client", "Montant demandé", "Frais", "Total payé",
-		"98 765 XOF", "999 XOF", "99 764 XOF", "31 janvier 2026", "Payé le") {
+		"98 765 FCFA", "999 FCFA", "99 764 FCFA", "31 janvier 2026", "Payé le") {
 		assert.Contains(t, fr, s)
 	}
-	checkAmountsRightAligned(t, frBody, "Total payé", "Montant", "98\u00a0765 XOF", "999 XOF", "99\u00a0764 XOF")
+	checkAmountsRightAligned(t, frBody, "Total payé", "Montant", "98\u00a0765\u00a0FCFA", "999\u00a0FCFA", "99\u00a0764\u00a0FCFA")
 	en, r := fetch("?lang=EN")
 	assert.Equal(t, `attachment; filename="invoice-`+row.Reference+`.pdf"`, r.Header.Get("Content-Disposition"))
 	for _, s := range append(common, "Invoice", "Merchant", "Customer", "Requested amount", "Fees", "Total paid",
-		"98,765 XOF", "999 XOF", "99,764 XOF", "31 January 2026", "Paid on") {
+		"XOF 98,765", "XOF 999", "XOF 99,764", "31 January 2026", "Paid on") {
 		assert.Contains(t, en, s)
 	}
 	for _, text := range []string{fr, en} {
@@ -94,7 +94,7 @@ func TestInvoice(t *testing.T) {
 			assert.NotContains(t, strings.ToLower(text), strings.ToLower(s), "the invoice never shows the fee split")
 		}
 	}
-	checkAmountsRightAligned(t, r.Body, "Total paid", "Amount", "98,765 XOF", "999 XOF", "99,764 XOF")
+	checkAmountsRightAligned(t, r.Body, "Total paid", "Amount", "XOF\u00a098,765", "XOF\u00a0999", "XOF\u00a099,764")
 
 	for header, want := range map[string]string{
 		"en-US,en;q=0.9,fr;q=0.5": "Invoice", "fr-CA, en;q=0.8": "Facture", "de-DE": "Facture",
@@ -191,12 +191,12 @@ func TestInvoiceMoney(t *testing.T) {
 	cases := []struct {
 		amount, currency, fr, en string
 	}{
-		{"0", "XOF", "0 XOF", "0 XOF"},
-		{"999", "XOF", "999 XOF", "999 XOF"},
-		{"1000", "XOF", "1\u00a0000 XOF", "1,000 XOF"},
-		{"1234567.00", "XAF", "1\u00a0234\u00a0567 XAF", "1,234,567 XAF"},
-		{"12.5", "CDF", "12,50 CDF", "12.50 CDF"},
-		{"123456.78", "CDF", "123\u00a0456,78 CDF", "123,456.78 CDF"},
+		{"0", "XOF", "0\u00a0FCFA", "XOF\u00a00"},
+		{"999", "XOF", "999\u00a0FCFA", "XOF\u00a0999"},
+		{"1000", "XOF", "1\u00a0000\u00a0FCFA", "XOF\u00a01,000"},
+		{"1234567.00", "XAF", "1\u00a0234\u00a0567\u00a0FCFA", "XAF\u00a01,234,567"},
+		{"12.5", "CDF", "12,50\u00a0CDF", "CDF\u00a012.50"},
+		{"123456.78", "CDF", "123\u00a0456,78\u00a0CDF", "CDF\u00a0123,456.78"},
 	}
 	for _, c := range cases {
 		d := decimal.RequireFromString(c.amount)
