@@ -111,5 +111,6 @@ func (s *Server) routes() *mux.Router {
 
 	s.kycRoutes(root)
 	s.checkoutRoutes(root)
+	s.dashboardRoutes(root)
 	return root
 }

@@ -1,0 +1,211 @@
+// Package dashboard is the merchant dashboard, the web app a merchant's team signs in to
+// (issue 14), served by the API process under /dashboard/. Pages render on the server with
+// html/template; htmx, vendored from the npm registry and embedded (static/vendor/VERSIONS),
+// updates parts of a page; nothing is loaded from another origin.
+//
+// It holds no rule of its own about money or tenancy: it reads through the store functions the
+// JSON API uses, the API's filter parsing (package api/filter), and the login rule and CSV export
+// the API hands it in Config. Its own subject is the browser session: a random id in an HttpOnly
+// cookie, the session kept in Postgres (store.WebSession) with idle and absolute expiry, a CSRF
+// token per session checked on every request that is not a GET, a Content-Security-Policy that
+// allows scripts only from this origin, and no staff member (the staff console is another app).
+// Pages are French unless English is asked for (Accept-Language or the switch).
+package dashboard
+
+import (
+	"context"
+	"embed"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/gorilla/mux"
+
+	"github.com/sikahq/sika"
+	"github.com/sikahq/sika/store"
+)
+
+// Prefix is the path the dashboard is served under.
+const Prefix = "/dashboard/"
+
+// ContentSecurityPolicy allows the pages nothing but their own origin: no inline script, no
+// eval (htmx is configured without it), no inline style, no framing.
+const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+	"connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+
+// Defaults of the session lifetime: a bank's, not a social network's.
+const (
+	DefaultIdleTimeout     = 30 * time.Minute
+	DefaultSessionLifetime = 12 * time.Hour
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// Store is what the dashboard reads and writes; *store.Store is it. Every merchant read takes
+// the tenancy (merchant and environment) of the session, as the API's do.
+type Store interface {
+	MemberByID(ctx context.Context, id uuid.UUID) (sika.Member, error)
+	MemberMerchants(ctx context.Context, memberID uuid.UUID) ([]sika.MerchantMembership, error)
+	ListWallets(ctx context.Context, merchantID uuid.UUID, env sika.Environment, page store.PageRequest) ([]sika.Wallet, int, error)
+	ListTransactions(ctx context.Context, merchantID uuid.UUID, env sika.Environment, f store.TransactionFilter, req store.KeysetRequest) ([]sika.Transaction, bool, error)
+	TransactionDetail(ctx context.Context, merchantID uuid.UUID, env sika.Environment, id uuid.UUID) (sika.TransactionDetail, error)
+	CatalogueCodes(ctx context.Context, country, network, currency string) (countryOK, networkOK, currencyOK bool, err error)
+	ListCountries(ctx context.Context) ([]sika.Country, error)
+	ListNetworks(ctx context.Context, page store.PageRequest) ([]sika.Network, int, error)
+
+	CreateWebSession(ctx context.Context, ws store.WebSession) error
+	WebSessionByToken(ctx context.Context, app store.WebApp, tokenHash []byte, now time.Time) (store.WebSession, error)
+	TouchWebSession(ctx context.Context, app store.WebApp, tokenHash []byte, now time.Time, idle time.Duration) error
+	SetWebSessionTenancy(ctx context.Context, app store.WebApp, tokenHash []byte, merchant *uuid.UUID, env sika.Environment) error
+	DeleteWebSession(ctx context.Context, app store.WebApp, tokenHash []byte) error
+}
+
+// Config is what the dashboard is given by the process that serves it (api.NewServer).
+type Config struct {
+	Store Store
+	// PublicURL is the scheme and host the service is reached at; an https URL marks the
+	// session cookie Secure (as does a request that came over TLS).
+	PublicURL string
+	// CheckPassword is the API's login rule (POST /auth/login/): the member whose email and
+	// password these are, or an error with code invalid_credentials.
+	CheckPassword func(ctx context.Context, email, password string) (sika.Member, error)
+	// ThrottleLogin counts a login attempt against the API's login budget of the caller's
+	// address; an error with code rate_limited refuses it (the header Retry-After is set).
+	ThrottleLogin func(w http.ResponseWriter, r *http.Request) error
+	// ExportTransactions streams the API's CSV export of the transactions the request's query
+	// filters select (the parameters of GET /transactions/), for a merchant and environment. An
+	// error returned before anything was written (a bad filter) leaves the answer to the caller.
+	ExportTransactions func(w http.ResponseWriter, r *http.Request, merchant uuid.UUID, env sika.Environment) error
+	// ClientIP is the caller's address as the API sees it (behind trusted proxies), recorded
+	// with a new session.
+	ClientIP func(r *http.Request) netip.Addr
+	// RouteMatched is told about each request once its route is known (the API's logs and
+	// metrics name requests by route template).
+	RouteMatched func(r *http.Request)
+	// IdleTimeout ends a session unused for that long; SessionLifetime ends any session that
+	// long after login. Zero means DefaultIdleTimeout and DefaultSessionLifetime.
+	IdleTimeout     time.Duration
+	SessionLifetime time.Duration
+	Logger          *slog.Logger
+	Now             func() time.Time
+}
+
+// App serves the dashboard.
+type App struct {
+	cfg    Config
+	router *mux.Router
+	pages  map[string]*pageTemplate
+}
+
+// New builds the dashboard.
+func New(cfg Config) *App {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.SessionLifetime == 0 {
+		cfg.SessionLifetime = DefaultSessionLifetime
+	}
+	if cfg.ClientIP == nil {
+		cfg.ClientIP = func(r *http.Request) netip.Addr {
+			ap, _ := netip.ParseAddrPort(r.RemoteAddr)
+			return ap.Addr()
+		}
+	}
+	if cfg.RouteMatched == nil {
+		cfg.RouteMatched = func(*http.Request) {}
+	}
+	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
+	a := &App{cfg: cfg, pages: parsePages()}
+	a.router = a.routes()
+	return a
+}
+
+// routes lists every page and action of the dashboard. Pages that show a merchant's data need a
+// session with a merchant picked; every POST checks the session's CSRF token.
+func (a *App) routes() *mux.Router {
+	r := mux.NewRouter()
+	r.NotFoundHandler = http.HandlerFunc(a.notFound)
+	r.MethodNotAllowedHandler = http.HandlerFunc(a.methodNotAllowed)
+	get, post := http.MethodGet, http.MethodPost
+
+	r.Handle(Prefix+"static/{file:.+}", a.static()).Methods(get, http.MethodHead)
+	r.Handle(Prefix+"login/", a.public(a.loginPage)).Methods(get)
+	r.Handle(Prefix+"login/", a.public(a.login)).Methods(post)
+	r.Handle(Prefix+"logout/", a.signedIn(a.logout)).Methods(post)
+	r.Handle(Prefix+"merchants/", a.signedIn(a.merchantPicker)).Methods(get)
+	r.Handle(Prefix+"merchants/", a.signedIn(a.pickMerchant)).Methods(post)
+	r.Handle(Prefix+"environment/", a.forMerchant(a.switchEnvironment)).Methods(post)
+
+	r.Handle(Prefix, a.forMerchant(a.home)).Methods(get)
+	// Before {id}: mux matches in the order routes were added.
+	r.Handle(Prefix+"transactions/export/", a.forMerchant(a.exportTransactions)).Methods(get)
+	r.Handle(Prefix+"transactions/", a.forMerchant(a.transactions)).Methods(get)
+	r.Handle(Prefix+"transactions/{id}/", a.forMerchant(a.transaction)).Methods(get)
+	return r
+}
+
+// ServeHTTP serves a dashboard request. Every answer carries the security headers; a ?lang=
+// query first records the language choice and comes back without it.
+func (a *App) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	a.securityHeaders(w, r)
+	if a.switchLanguage(w, r) {
+		return
+	}
+	a.router.ServeHTTP(w, r)
+}
+
+// securityHeaders are set on every answer: the CSP, no sniffing, no framing, no caching of
+// pages that show money, the origin alone as referrer, and HSTS when served over TLS.
+func (a *App) securityHeaders(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", ContentSecurityPolicy)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	// same-origin: a form's POST keeps its Origin header (no-referrer would send "null").
+	h.Set("Referrer-Policy", "same-origin")
+	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+	h.Set("Permissions-Policy", "camera=(), microphone=(), geolocation=(), payment=()")
+	h.Set("Cache-Control", "no-store")
+	if a.secure(r) {
+		h.Set("Strict-Transport-Security", "max-age=31536000")
+	}
+}
+
+// secure reports whether the dashboard is reached over TLS: this request came over TLS, or
+// the public URL is https (TLS ended at a proxy in front).
+func (a *App) secure(r *http.Request) bool {
+	return r.TLS != nil || strings.HasPrefix(a.cfg.PublicURL, "https://")
+}
+
+// static serves the dashboard's CSS and the vendored libraries. The files are embedded in the
+// binary and change only with it.
+func (a *App) static() http.Handler {
+	sub, err := fs.Sub(staticFS, "static")
+	if err != nil {
+		panic(err)
+	}
+	files := http.FileServerFS(sub)
+	return http.StripPrefix(Prefix+"static/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		a.cfg.RouteMatched(r)
+		if strings.HasSuffix(r.URL.Path, "/") || r.URL.Path == "vendor/VERSIONS" {
+			a.notFound(w, r)
+			return
+		}
+		w.Header().Set("Cache-Control", "public, max-age=300")
+		files.ServeHTTP(w, r)
+	}))
+}

@@ -1,0 +1,60 @@
+package dashboard
+
+import (
+	"net/http"
+
+	"github.com/sikahq/sika"
+	"github.com/sikahq/sika/store"
+)
+
+// latestCount is how many transactions the home page lists.
+const latestCount = 10
+
+// homeData is the home page: the wallets of the environment and the latest transactions.
+type homeData struct {
+	Wallets   []walletRow
+	Latest    []sika.Transaction
+	Countries map[string]string
+}
+
+// walletRow is a wallet with its country's name.
+type walletRow struct {
+	sika.Wallet
+	CountryName string
+}
+
+// home shows the balances per country (available, and pending: held for payouts in flight)
+// and the latest transactions, read as GET /merchant-balances/ and GET /transactions/ read them.
+func (a *App) home(w http.ResponseWriter, r *http.Request, v *visit) error {
+	ctx := r.Context()
+	wallets, _, err := a.cfg.Store.ListWallets(ctx, v.merchant.ID, v.env, store.PageRequest{Page: 1, PageSize: 100})
+	if err != nil {
+		return err
+	}
+	latest, _, err := a.cfg.Store.ListTransactions(ctx, v.merchant.ID, v.env, store.TransactionFilter{}, store.KeysetRequest{Limit: latestCount})
+	if err != nil {
+		return err
+	}
+	names, err := a.countryNames(r)
+	if err != nil {
+		return err
+	}
+	d := homeData{Latest: latest, Countries: names}
+	for _, wl := range wallets {
+		d.Wallets = append(d.Wallets, walletRow{Wallet: wl, CountryName: names[wl.Country]})
+	}
+	return a.render(w, r, http.StatusOK, "home", &view{visit: v, Title: "home_title", Nav: "home", Data: d})
+}
+
+// countryNames maps ISO codes to the catalogue's country names.
+func (a *App) countryNames(r *http.Request) (map[string]string, error) {
+	countries, err := a.cfg.Store.ListCountries(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(countries))
+	for _, c := range countries {
+		out[c.ISOCode] = c.Name
+	}
+	return out, nil
+}
