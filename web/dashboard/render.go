@@ -115,6 +115,9 @@ func (v *view) SwitchLang() string {
 	return v.r.URL.Path + "?" + q.Encode()
 }
 
+// StatusLabel is a transaction status in the page's language.
+func (v *view) StatusLabel(status sika.TransactionStatus) string { return v.T("status_" + string(status)) }
+
 // StatusClass is the CSS class of a status badge.
 func (v *view) StatusClass(status sika.TransactionStatus) string {
 	switch status {
