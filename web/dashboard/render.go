@@ -116,7 +116,9 @@ func (v *view) SwitchLang() string {
 }
 
 // StatusLabel is a transaction status in the page's language.
-func (v *view) StatusLabel(status sika.TransactionStatus) string { return v.T("status_" + string(status)) }
+func (v *view) StatusLabel(status sika.TransactionStatus) string {
+	return v.T("status_" + string(status))
+}
 
 // StatusClass is the CSS class of a status badge.
 func (v *view) StatusClass(status sika.TransactionStatus) string {
