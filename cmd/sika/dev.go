@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/sikahq/sika"
@@ -306,6 +307,7 @@ Sika is running.
 
   API            %s
   API docs       %s
+  Dashboard      %s   (log in with the merchant login below)
   Temporal UI    %s
   Sandbox        %s   (TEST operator: outcome by the number's last 3 digits)
 
@@ -319,7 +321,7 @@ Sika is running.
   Try:  curl -H "Authorization: Bearer %s" %s/networks/
 
 These are also in %s. Press Ctrl-C to stop everything.
-`, info.BaseURL, info.BaseURL+"/docs/", orDefault(info.TemporalUIURL, "(external Temporal)"), info.SandboxURL,
+`, info.BaseURL, info.BaseURL+"/docs/", strings.TrimSuffix(info.BaseURL, "/api/v1")+"/dashboard/", orDefault(info.TemporalUIURL, "(external Temporal)"), info.SandboxURL,
 		info.Admin.Email, info.Admin.Password, info.Merchant.Email, info.Merchant.Password, info.Merchant.ID,
 		info.Merchant.APIKeys.TestBoth, info.Merchant.APIKeys.TestPayin, info.Merchant.APIKeys.TestPayout,
 		info.Merchant.APIKeys.LiveBoth, info.Merchant.APIKeys.TestBoth, info.BaseURL, path)
