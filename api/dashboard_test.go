@@ -432,20 +432,32 @@ func TestDashboardTenancySweep(t *testing.T) {
 	}
 
 	type route struct {
-		method, path string
-		form         url.Values
+		method, tpl, path string
+		form              url.Values
 	}
 	routes := []route{
-		{"GET", "/dashboard/", nil},
-		{"GET", "/dashboard/transactions/", nil},
-		{"GET", "/dashboard/transactions/?status=SUCCESS&search=Shop", nil},
-		{"GET", "/dashboard/transactions/export/", nil},
-		{"GET", "/dashboard/transactions/" + own.ID.String() + "/", nil},
-		{"GET", "/dashboard/merchants/", nil},
-		{"POST", "/dashboard/merchants/", url.Values{"merchant": {a.Merchant.ID.String()}}},
-		{"POST", "/dashboard/environment/", url.Values{"environment": {"LIVE"}}},
-		{"POST", "/dashboard/logout/", url.Values{}},
+		{"GET", "/dashboard/", "/dashboard/", nil},
+		{"GET", "/dashboard/transactions/", "/dashboard/transactions/", nil},
+		{"GET", "/dashboard/transactions/", "/dashboard/transactions/?status=SUCCESS&search=Shop", nil},
+		{"GET", "/dashboard/transactions/export/", "/dashboard/transactions/export/", nil},
+		{"GET", "/dashboard/transactions/{id}/", "/dashboard/transactions/" + own.ID.String() + "/", nil},
+		{"GET", "/dashboard/merchants/", "/dashboard/merchants/", nil},
+		{"POST", "/dashboard/merchants/", "/dashboard/merchants/", url.Values{"merchant": {a.Merchant.ID.String()}}},
+		{"POST", "/dashboard/environment/", "/dashboard/environment/", url.Values{"environment": {"LIVE"}}},
+		{"POST", "/dashboard/logout/", "/dashboard/logout/", url.Values{}},
 	}
+	// Every route of the dashboard is swept, except the public ones: the login form (its CSRF
+	// check is TestDashboardLogin's) and the static files.
+	swept := map[dashboard.Route]bool{}
+	for _, rt := range routes {
+		swept[dashboard.Route{Method: rt.method, Path: rt.tpl}] = true
+	}
+	for _, r := range dashboard.New(dashboard.Config{}).Routes() {
+		public := r.Path == "/dashboard/login/" || strings.HasPrefix(r.Path, "/dashboard/static/")
+		assert.True(t, public || swept[r], "route %s %s is not in the sweep", r.Method, r.Path)
+	}
+	require.Equal(t, http.StatusMovedPermanently, newDashClient(t, ts.url).get(t, "/dashboard").Status)
+
 	c := dashLoggedIn(t, ts.url, a)
 	for _, rt := range routes {
 		t.Run(rt.method+" "+rt.path, func(t *testing.T) {

@@ -209,3 +209,24 @@ func (a *App) static() http.Handler {
 		files.ServeHTTP(w, r)
 	}))
 }
+
+// Route is a method and path template the dashboard serves.
+type Route struct{ Method, Path string }
+
+// Routes lists every method and path template the dashboard serves, so that a test can check
+// it covers them all.
+func (a *App) Routes() []Route {
+	var out []Route
+	_ = a.router.Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
+		tpl, err := route.GetPathTemplate()
+		if err != nil {
+			return nil
+		}
+		methods, _ := route.GetMethods()
+		for _, m := range methods {
+			out = append(out, Route{Method: m, Path: tpl})
+		}
+		return nil
+	})
+	return out
+}
