@@ -13,12 +13,19 @@
 package dashboard
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"io/fs"
 	"log/slog"
+	"mime"
 	"net/http"
 	"net/netip"
+	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -191,23 +198,91 @@ func (a *App) secure(r *http.Request) bool {
 	return r.TLS != nil || strings.HasPrefix(a.cfg.PublicURL, "https://")
 }
 
-// static serves the dashboard's CSS and the vendored libraries. The files are embedded in the
-// binary and change only with it.
+// static serves the dashboard's CSS and the vendored libraries, gzipped for browsers that take
+// it (htmx is 52 kB, 16 kB gzipped: it matters on a phone), with an ETag of their content. The
+// files are embedded in the binary and change only with it.
 func (a *App) static() http.Handler {
-	sub, err := fs.Sub(staticFS, "static")
-	if err != nil {
-		panic(err)
-	}
-	files := http.FileServerFS(sub)
+	files := loadStatic()
 	return http.StripPrefix(Prefix+"static/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		a.cfg.RouteMatched(r)
-		if strings.HasSuffix(r.URL.Path, "/") || r.URL.Path == "vendor/VERSIONS" {
+		f, ok := files[r.URL.Path]
+		if !ok {
 			a.notFound(w, r)
 			return
 		}
-		w.Header().Set("Cache-Control", "public, max-age=300")
-		files.ServeHTTP(w, r)
+		h := w.Header()
+		h.Set("Content-Type", f.contentType)
+		h.Set("Cache-Control", "public, max-age=300")
+		h.Set("ETag", f.etag)
+		h.Set("Vary", "Accept-Encoding")
+		if r.Header.Get("If-None-Match") == f.etag {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		body := f.data
+		if f.gzipped != nil && acceptsGzip(r) {
+			h.Set("Content-Encoding", "gzip")
+			body = f.gzipped
+		}
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+		w.WriteHeader(http.StatusOK)
+		if r.Method != http.MethodHead {
+			_, _ = w.Write(body)
+		}
 	}))
+}
+
+// staticFile is an embedded asset, ready to serve.
+type staticFile struct {
+	data, gzipped []byte
+	contentType   string
+	etag          string
+}
+
+// loadStatic reads the CSS and JavaScript under static/ (licences and VERSIONS are for people
+// reading the repository, not served).
+func loadStatic() map[string]staticFile {
+	out := map[string]staticFile{}
+	err := fs.WalkDir(staticFS, "static", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		ext := path.Ext(p)
+		if ext != ".css" && ext != ".js" {
+			return nil
+		}
+		data, err := fs.ReadFile(staticFS, p)
+		if err != nil {
+			return err
+		}
+		var gz bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
+		_, _ = zw.Write(data)
+		_ = zw.Close()
+		sum := sha256.Sum256(data)
+		f := staticFile{data: data, contentType: mime.TypeByExtension(ext), etag: `"` + hex.EncodeToString(sum[:8]) + `"`}
+		if gz.Len() < len(data) {
+			f.gzipped = gz.Bytes()
+		}
+		out[strings.TrimPrefix(p, "static/")] = f
+		return nil
+	})
+	if err != nil {
+		panic(err)
+	}
+	return out
+}
+
+// acceptsGzip reports whether the request's Accept-Encoding takes gzip (not with q=0).
+func acceptsGzip(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.EqualFold(strings.TrimSpace(coding), "gzip") {
+			q := strings.ReplaceAll(strings.TrimSpace(params), " ", "")
+			return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
+		}
+	}
+	return false
 }
 
 // Route is a method and path template the dashboard serves.

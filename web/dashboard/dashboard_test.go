@@ -1,8 +1,15 @@
 package dashboard
 
 import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
 	"io/fs"
 	"maps"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"slices"
@@ -131,5 +138,109 @@ func TestFormatTime(t *testing.T) {
 	}
 	if got := formatTime(at, "en"); got != "5 Jan 2026 08:07 UTC" {
 		t.Errorf("en: got %q", got)
+	}
+}
+
+// TestVendoredFiles: each vendored file is the one scripts/vendor-web.sh recorded (its sha256
+// in static/vendor/VERSIONS), with its licence beside it.
+func TestVendoredFiles(t *testing.T) {
+	raw, err := fs.ReadFile(staticFS, "static/vendor/VERSIONS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(string(raw), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 0 || strings.HasPrefix(fields[0], "#") {
+			continue
+		}
+		if len(fields) != 4 {
+			t.Fatalf("VERSIONS line %q: want file, package@version, licence, sha256", line)
+		}
+		n++
+		data, err := fs.ReadFile(staticFS, "static/vendor/"+fields[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != fields[3] {
+			t.Errorf("%s differs from %s as vendored: run scripts/vendor-web.sh", fields[0], fields[1])
+		}
+		if _, err := fs.Stat(staticFS, "static/vendor/"+fields[0]+".LICENSE"); err != nil {
+			t.Errorf("%s has no licence file", fields[0])
+		}
+	}
+	if n == 0 {
+		t.Fatal("nothing vendored")
+	}
+}
+
+// TestNothingFromAnotherOrigin: no template loads a script, style, image or font from
+// anywhere but the dashboard itself, and none has an inline script or event handler (the CSP
+// would block them).
+func TestNothingFromAnotherOrigin(t *testing.T) {
+	external := regexp.MustCompile(`(?i)(src|href)="(https?:)?//`)
+	inline := regexp.MustCompile(`(?i)<script>|<script [^>]*>[^<]|\son[a-z]+=|javascript:|<style`)
+	err := fs.WalkDir(templateFS, "templates", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		raw, err := fs.ReadFile(templateFS, p)
+		if m := external.FindString(string(raw)); m != "" {
+			t.Errorf("%s loads %s", p, m)
+		}
+		if m := inline.FindString(string(raw)); m != "" {
+			t.Errorf("%s has inline code: %s", p, m)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestStaticFiles(t *testing.T) {
+	a := New(Config{})
+	get := func(path string, headers ...string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodGet, path, nil)
+		for i := 0; i+1 < len(headers); i += 2 {
+			req.Header.Set(headers[i], headers[i+1])
+		}
+		rec := httptest.NewRecorder()
+		a.ServeHTTP(rec, req)
+		return rec
+	}
+	plain := get(Prefix + "static/vendor/htmx.min.js")
+	if plain.Code != http.StatusOK || plain.Header().Get("Content-Encoding") != "" ||
+		!strings.HasPrefix(plain.Header().Get("Content-Type"), "text/javascript") {
+		t.Fatalf("htmx: %d %v", plain.Code, plain.Header())
+	}
+	zipped := get(Prefix+"static/vendor/htmx.min.js", "Accept-Encoding", "br, gzip")
+	if zipped.Header().Get("Content-Encoding") != "gzip" || zipped.Body.Len() >= plain.Body.Len()/2 {
+		t.Fatalf("gzip: %v, %d bytes of %d", zipped.Header(), zipped.Body.Len(), plain.Body.Len())
+	}
+	zr, err := gzip.NewReader(zipped.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unzipped, err := io.ReadAll(zr)
+	if err != nil || !bytes.Equal(unzipped, plain.Body.Bytes()) {
+		t.Fatalf("gzip body differs: %v", err)
+	}
+	if got := get(Prefix+"static/vendor/htmx.min.js", "If-None-Match", plain.Header().Get("ETag")).Code; got != http.StatusNotModified {
+		t.Errorf("If-None-Match: got %d", got)
+	}
+	if !strings.Contains(plain.Header().Get("Content-Security-Policy"), "script-src 'self'") {
+		t.Errorf("no CSP on a static file")
+	}
+	if got := get(Prefix + "static/../templates/layout.html").Code; got == http.StatusOK {
+		t.Errorf("a template is served as a static file")
+	}
+	for _, p := range []string{"vendor/VERSIONS", "vendor/htmx.min.js.LICENSE", "vendor/", "nope.js"} {
+		if got := get(Prefix + "static/" + p).Code; got != http.StatusNotFound {
+			t.Errorf("%s: got %d, want 404", p, got)
+		}
+	}
+	if got := get(Prefix + "static/dashboard.css").Header().Get("Content-Type"); !strings.HasPrefix(got, "text/css") {
+		t.Errorf("css Content-Type %q", got)
 	}
 }
