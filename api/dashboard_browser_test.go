@@ -12,10 +12,12 @@ import (
 	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sikahq/sika"
+	"github.com/sikahq/sika/store"
 )
 
 // pageProblems collects what the browser reports as wrong with the pages: console errors (a
@@ -210,4 +212,50 @@ func innerText(t *testing.T, ctx context.Context, sel string) string {
 	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector(`+strconv.Quote(sel)+`).innerText`))
 	require.NoError(t, err, sel)
 	return strings.TrimSpace(s)
+}
+
+// TestDashboardMerchantPickerInBrowser: a member of two merchants picks one after login, sees
+// its name and environment, and can reach the page by keyboard from the skip link.
+func TestDashboardMerchantPickerInBrowser(t *testing.T) {
+	ts := newTestServer(t)
+	acct := ts.newAccount(t, true)
+	second, err := testStore.CreateMerchant(t.Context(), acct.Member.ID, store.NewMerchant{Name: "Boutique Awa " + uuid.NewString()[:4], Country: "SN"})
+	require.NoError(t, err)
+	dir := artifactsDir(t)
+	ctx := browserTab(t)
+	problems := watchPageProblems(t, ctx)
+
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(ts.url+"/dashboard/"),
+		chromedp.WaitVisible(chromedp.CSS(`#login-form`)),
+		chromedp.SendKeys(chromedp.CSS(`#email`), acct.Member.Email),
+		chromedp.SendKeys(chromedp.CSS(`#password`), "correct horse battery"),
+		chromedp.Click(chromedp.CSS(`#login-button`)),
+		chromedp.WaitVisible(chromedp.CSS(`#merchants-heading`)),
+	))
+	assert.Contains(t, innerText(t, ctx, "main"), acct.Merchant.Name)
+	assert.Contains(t, innerText(t, ctx, "main"), second.Name)
+	screenshot(t, ctx, dir, "01-picker")
+
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`button[value="`+second.ID.String()+`"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#env-badge.env-test`)),
+	))
+	assert.Equal(t, second.Name, innerText(t, ctx, "#merchant-name"))
+	assert.Contains(t, innerText(t, ctx, "#test-banner"), "Mode TEST", "a merchant without KYC is shown in TEST")
+	screenshot(t, ctx, dir, "02-second-merchant")
+
+	// Keyboard: the first Tab reaches the skip link, Enter moves to the content.
+	require.NoError(t, chromedp.Do(ctx, chromedp.KeyEvent("\t")))
+	focused, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.activeElement.className`))
+	require.NoError(t, err)
+	assert.Equal(t, "skip", focused)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`#nav-merchants`)),
+		chromedp.WaitVisible(chromedp.CSS(`#merchants-heading`)),
+	))
+	current, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('[aria-current="true"]').value`))
+	require.NoError(t, err)
+	assert.Equal(t, second.ID.String(), current, "the picker marks the merchant acted for")
+	assert.Empty(t, problems.get())
 }

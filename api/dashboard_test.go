@@ -225,6 +225,17 @@ func TestDashboardLogin(t *testing.T) {
 		assert.Equal(t, http.StatusSeeOther, r.Status, "same origin")
 	})
 
+	t.Run("htmx sends the token in a header", func(t *testing.T) {
+		c := dashLoggedIn(t, ts.url, acct)
+		token := c.csrf(t)
+		r := c.do(t, http.MethodPost, "/dashboard/environment/", url.Values{"environment": {"TEST"}}, "HX-Request", "true")
+		assert.Equal(t, http.StatusForbidden, r.Status)
+		r = c.do(t, http.MethodPost, "/dashboard/environment/", url.Values{"environment": {"TEST"}}, "HX-Request", "true", "X-CSRF-Token", token)
+		assert.Equal(t, http.StatusNoContent, r.Status, r.Body)
+		assert.Equal(t, "/dashboard/", r.Header.Get("HX-Redirect"))
+		assert.Contains(t, c.get(t, "/dashboard/").Body, `class="env env-test"`)
+	})
+
 	t.Run("logout deletes the session", func(t *testing.T) {
 		c := dashLoggedIn(t, ts.url, acct)
 		id := c.sessionCookie(t)
@@ -394,6 +405,16 @@ func TestDashboardPages(t *testing.T) {
 
 	partial := c.get(t, "/dashboard/transactions/?status=FAILED", "HX-Request", "true", "HX-Target", "results")
 	assert.True(t, strings.HasPrefix(strings.TrimSpace(partial.Body), `<section id="results"`), "htmx gets the results alone")
+
+	today, yesterday := time.Now().UTC().Format(time.DateOnly), time.Now().UTC().AddDate(0, 0, -1).Format(time.DateOnly)
+	if base.Format(time.DateOnly) == today { // not run just after midnight
+		inRange := c.get(t, "/dashboard/transactions/?created_at__gte="+today+"&created_at__lte="+today)
+		assert.Contains(t, inRange.Body, rows[29].Reference, "a date range that holds them")
+		assert.Contains(t, inRange.Body, `value="`+today+`"`, "the form keeps the range")
+	}
+	before := c.get(t, "/dashboard/transactions/?created_at__lte="+yesterday)
+	assert.NotContains(t, before.Body, rows[29].Reference, "a date range before them")
+	assert.Contains(t, before.Body, `id="no-result"`)
 
 	bad := c.get(t, "/dashboard/transactions/?search=ab&created_at__gte=2026-02-01&created_at__lte=2026-01-01&status=NOPE")
 	assert.Contains(t, bad.Body, "Saisissez entre 3 et 100 caractères.")
