@@ -88,7 +88,8 @@ func (a *App) withSession(h handler, needMerchant bool) http.Handler {
 			return
 		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			if err := a.checkCSRF(w, r, v.session.CSRFToken); err != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+			if err := a.checkCSRF(r, v.session.CSRFToken); err != nil {
 				a.fail(w, r, v, err)
 				return
 			}
@@ -228,13 +229,12 @@ func (a *App) sessionToken(r *http.Request) ([]byte, bool) {
 // checkCSRF verifies a state-changing request: its origin, when the browser names it, is this
 // dashboard's, and it carries the expected token, in the X-CSRF-Token header (htmx) or the
 // csrf_token form field.
-func (a *App) checkCSRF(w http.ResponseWriter, r *http.Request, want string) error {
+func (a *App) checkCSRF(r *http.Request, want string) error {
 	if !a.sameOrigin(r) {
 		return errForbidden
 	}
 	got := r.Header.Get(csrfHeader)
 	if got == "" {
-		r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 		got = r.PostFormValue(csrfField)
 	}
 	if want == "" || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
