@@ -129,4 +129,12 @@ const (
 	MsgPositiveInt  = "A valid positive integer is required."
 	MsgInvalidUUID  = "Must be a valid UUID."
 	MsgInvalidEmail = "Enter a valid email address."
+	// MsgUnknownField answers a body member the route does not declare (strict input).
+	MsgUnknownField = "Unknown field: this operation does not accept it."
+	// MsgAmountNotPositive answers an amount that is a number but not above zero ("0", "-5").
+	MsgAmountNotPositive = "Ensure this value is greater than 0."
+	// MsgInteger and MsgMinOne answer a count (a page, a page size, a limit, a usage limit) that
+	// is not an integer, or is one below 1.
+	MsgInteger = "A valid integer is required."
+	MsgMinOne  = "Ensure this value is greater than or equal to 1."
 )

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -83,6 +82,9 @@ type reverification struct {
 // reverifyTransaction lets staff re-check any merchant's transaction at its gateway: a final
 // answer the record does not show yet is handed to the workflow, which records it.
 func (s *Server) reverifyTransaction(w http.ResponseWriter, r *http.Request) error {
+	if err := noBody(r); err != nil {
+		return err
+	}
 	id, err := pathUUID(r, "id", "Transaction")
 	if err != nil {
 		return err
@@ -150,9 +152,9 @@ func queryLimit(r *http.Request) (int, error) {
 	if v == "" {
 		return 100, nil
 	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 {
-		return 0, sika.FieldError("limit", sika.MsgPositiveInt)
+	n, msg := atLeastOne(v)
+	if msg != "" {
+		return 0, sika.FieldError("limit", msg)
 	}
 	return min(n, 500), nil
 }
@@ -402,16 +404,11 @@ func decodeDecision(r *http.Request) (SupportDecision, error) {
 		}
 	}
 	if err := decodeJSONObject(body, &d); err != nil {
-		return d, err
+		return d, err // a member other than status and reason is refused there (strict input)
 	}
 	var raw map[string]json.RawMessage
 	_ = json.Unmarshal(body, &raw) // decodeJSONObject accepted it as an object (or an empty body)
 	var v sika.Validation
-	for _, k := range slices.Sorted(maps.Keys(raw)) {
-		if k != "status" && k != "reason" {
-			v.Add(k, "Unknown field.")
-		}
-	}
 	if _, ok := raw["status"]; !ok {
 		v.Add("status", sika.MsgRequired)
 	}

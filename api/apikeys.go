@@ -8,8 +8,9 @@ import (
 )
 
 type createAPIKeyRequest struct {
-	Name  string     `json:"name"`
-	Scope sika.Scope `json:"scope"`
+	Name        string     `json:"name"`
+	Scope       sika.Scope `json:"scope"`
+	Environment *string    `json:"environment"`
 }
 
 // listAPIKeys lists the keys of the active merchant in the active environment; never the
@@ -18,8 +19,12 @@ func (s *Server) listAPIKeys(w http.ResponseWriter, r *http.Request) error {
 	return tenantList(s, w, r, s.store.ListAPIKeys)
 }
 
-// createAPIKey creates a key in the dashboard's active environment (X-Environment) and shows
-// its secret once.
+// createAPIKey creates a key and shows its secret once. The key's environment is the body's
+// `environment` when sent, else the session's (X-Environment, default LIVE); a body
+// `environment` that differs from an X-Environment header the request also sends is refused:
+// a merchant who asks for a TEST key is never handed a LIVE one. A dashboard session may
+// create keys in either environment, so honouring the body gives it nothing it could not ask
+// for with the header.
 func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) error {
 	var req createAPIKeyRequest
 	if err := decodeBody(r, &req); err != nil {
@@ -35,11 +40,24 @@ func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) error {
 	if len([]rune(req.Name)) > 100 {
 		v.Add("name", "Ensure this field has no more than 100 characters.")
 	}
+	p := principalFrom(r.Context())
+	env := p.Environment
+	if req.Environment != nil {
+		asked := sika.Environment(strings.ToUpper(strings.TrimSpace(*req.Environment)))
+		switch {
+		case !asked.Valid():
+			v.Add("environment", `Must be "TEST" or "LIVE".`)
+		case r.Header.Get("X-Environment") != "" && asked != p.Environment:
+			v.Add("environment", "Conflicts with the X-Environment header ("+string(p.Environment)+
+				"): send the same environment in both, or only one of them.")
+		default:
+			env = asked
+		}
+	}
 	if err := v.Err(); err != nil {
 		return err
 	}
-	p := principalFrom(r.Context())
-	key, err := s.store.CreateAPIKey(r.Context(), p.Merchant.ID, p.Environment, req.Scope, strings.TrimSpace(req.Name), &p.Member.ID)
+	key, err := s.store.CreateAPIKey(r.Context(), p.Merchant.ID, env, req.Scope, strings.TrimSpace(req.Name), &p.Member.ID)
 	if err != nil {
 		return err
 	}
@@ -48,6 +66,9 @@ func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) revokeAPIKey(w http.ResponseWriter, r *http.Request) error {
+	if err := noBody(r); err != nil {
+		return err
+	}
 	id, err := pathUUID(r, "id", "API key")
 	if err != nil {
 		return err

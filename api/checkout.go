@@ -98,7 +98,7 @@ func (s *Server) newCheckoutSession(ctx context.Context, req checkoutSessionRequ
 	} else if len(c.Currency) != 3 {
 		v.Add("currency", "Must be exactly 3 characters.")
 	}
-	amount, err := sika.ParseAmount(req.Amount, c.Currency)
+	amount, err := parseAmount(req.Amount, c.Currency)
 	if err != nil {
 		v.Add("amount", err.Error())
 	}
@@ -249,6 +249,9 @@ func (s *Server) getCheckoutSession(w http.ResponseWriter, r *http.Request) erro
 // cancelCheckoutSession moves a PENDING session to CANCELLED, then tells its expiry workflow
 // to end (best effort: the workflow also finds out at its next status check).
 func (s *Server) cancelCheckoutSession(w http.ResponseWriter, r *http.Request) error {
+	if err := noBody(r); err != nil {
+		return err
+	}
 	id, err := pathUUID(r, "id", "Checkout session")
 	if err != nil {
 		return err

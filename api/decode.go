@@ -7,10 +7,14 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
+	"github.com/shopspring/decimal"
 
 	"github.com/sikahq/sika"
 )
@@ -34,9 +38,12 @@ func readBody(r *http.Request, max int64) ([]byte, error) {
 	return body, nil
 }
 
-// decodeBody reads a JSON object into dst, a pointer to a struct with json tags. Unknown
-// fields are ignored. Every field whose JSON type does not fit is reported in one validation
-// error, one entry per field; a body that is not JSON is 400 invalid_json.
+// decodeBody reads a JSON object into dst, a pointer to a struct with json tags: the route's
+// declared body fields. The input is strict, as Stripe's is: a member that is not one of those
+// fields (matched exactly, case included) is refused as unknown, and so is every field whose
+// JSON type does not fit; all of them are reported in one validation error, one entry per
+// field. Only the top-level members are checked: a field's own value (metadata, free-form) is
+// the handler's to judge. A body that is not JSON is 400 invalid_json.
 func decodeBody(r *http.Request, dst any) error {
 	body, ok := bodyFrom(r.Context())
 	if !ok {
@@ -47,6 +54,17 @@ func decodeBody(r *http.Request, dst any) error {
 	}
 	return decodeJSONObject(body, dst)
 }
+
+// noBody is decodeBody for a route that takes no body fields: an empty body or `{}` passes,
+// any member is unknown.
+func noBody(r *http.Request) error {
+	return decodeBody(r, &struct{}{})
+}
+
+// maxUnknownFields bounds how many unknown members one answer names (the first ones in sorted
+// order), so that a body made of thousands of tiny members is not answered by a far bigger
+// field map. A real client never reaches it.
+const maxUnknownFields = 20
 
 func decodeJSONObject(body []byte, dst any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
@@ -66,26 +84,72 @@ func decodeJSONObject(body []byte, dst any) error {
 	v := reflect.ValueOf(dst).Elem()
 	t := v.Type()
 	var verr sika.Validation
+	known := make(map[string]bool, t.NumField())
 	for i := range t.NumField() {
-		name := strings.Split(t.Field(i).Tag.Get("json"), ",")[0]
+		name := jsonFieldName(t.Field(i))
+		if name == "" {
+			continue
+		}
+		known[name] = true
 		msg, ok := raw[name]
-		if name == "" || name == "-" || !ok {
+		if !ok {
 			continue
 		}
 		if err := json.Unmarshal(msg, v.Field(i).Addr().Interface()); err != nil {
-			verr.Add(name, typeMessage(t.Field(i).Type))
+			verr.Add(name, typeMessage(t.Field(i).Type, msg))
 		}
+	}
+	var unknown []string
+	for name := range raw {
+		if !known[name] {
+			unknown = append(unknown, name)
+		}
+	}
+	slices.Sort(unknown)
+	for _, name := range unknown[:min(len(unknown), maxUnknownFields)] {
+		verr.Add(name, sika.MsgUnknownField)
 	}
 	return verr.Err()
 }
 
-// typeMessage says what JSON type a field expects.
-func typeMessage(t reflect.Type) string {
+// jsonFieldName is the body member a struct field decodes ("" for a field that is not part of
+// the body: untagged, unexported or tagged "-").
+func jsonFieldName(f reflect.StructField) string {
+	if !f.IsExported() {
+		return ""
+	}
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	if name == "-" {
+		return ""
+	}
+	return name
+}
+
+// bodyFields lists the body members a request struct declares, in declaration order.
+func bodyFields(dst any) []string {
+	t := reflect.TypeOf(dst)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	var names []string
+	for i := range t.NumField() {
+		if name := jsonFieldName(t.Field(i)); name != "" {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// typeMessage says what JSON type a field expects; raw is the value that did not fit.
+func typeMessage(t reflect.Type, raw json.RawMessage) string {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	switch t.Kind() {
 	case reflect.String:
+		if trimmed := bytes.TrimSpace(raw); len(trimmed) > 0 && (trimmed[0] == '-' || trimmed[0] >= '0' && trimmed[0] <= '9') {
+			return "Expected a string, not a number: send it in quotes."
+		}
 		return "Expected a string."
 	case reflect.Bool:
 		return "Expected a boolean."
@@ -97,6 +161,36 @@ func typeMessage(t reflect.Type) string {
 		return "Expected a list."
 	}
 	return "Invalid value."
+}
+
+// parseAmount reads an amount field (sika.ParseAmount) and words what is wrong with it: a
+// negative number such as "-5" is a number that is not greater than 0, not a malformed one.
+func parseAmount(raw, currency string) (decimal.Decimal, error) {
+	d, err := sika.ParseAmount(raw, currency)
+	if err == nil {
+		return d, nil
+	}
+	if digits, negative := strings.CutPrefix(strings.TrimSpace(raw), "-"); negative && plainDecimal.MatchString(digits) {
+		return decimal.Decimal{}, errors.New(sika.MsgAmountNotPositive)
+	}
+	return decimal.Decimal{}, err
+}
+
+// plainDecimal is an unsigned decimal number as amounts are written: digits, then optionally a
+// dot and more digits.
+var plainDecimal = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
+
+// atLeastOne reads an integer that must be 1 or more (a page, a page size, a limit), with a
+// message that says what is wrong: not an integer, or too small.
+func atLeastOne(raw string) (int, string) {
+	n, err := strconv.Atoi(raw)
+	switch {
+	case err != nil:
+		return 0, sika.MsgInteger
+	case n < 1:
+		return 0, sika.MsgMinOne
+	}
+	return n, ""
 }
 
 // pathUUID reads a UUID path variable; a malformed one is 404 not_found, as an unknown id is.

@@ -10,7 +10,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
-	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -28,12 +28,25 @@ var fuzzBenin = sika.Country{ISOCode: "BJ", Name: "Benin", CallingCode: "229", N
 
 // fuzzDecode runs decodeJSONObject into dst and checks what any decoder must hold: no panic;
 // an error is a *sika.Error, invalid_json exactly when the body is not JSON, otherwise a field
-// map naming only fields of dst (or non_field_errors when the body is not an object), each
-// with a message. It reports whether the body decoded.
+// map naming only fields of dst and members of the body that are not fields of dst (the
+// unknown ones, with the unknown-field message and only them), or non_field_errors when the
+// body is not an object, each with a message; a body that decodes has no unknown member (strict
+// input). It reports whether the body decoded.
 func fuzzDecode(t *testing.T, body []byte, dst any) bool {
 	t.Helper()
+	known := map[string]bool{}
+	for _, name := range bodyFields(dst) {
+		known[name] = true
+	}
+	var members map[string]json.RawMessage
+	_ = json.Unmarshal(body, &members)
 	err := decodeJSONObject(body, dst)
 	if err == nil {
+		for name := range members {
+			if !known[name] {
+				t.Fatalf("decode %q: accepted the unknown member %q", body, name)
+			}
+		}
 		return true
 	}
 	var se *sika.Error
@@ -53,17 +66,29 @@ func fuzzDecode(t *testing.T, body []byte, dst any) bool {
 		if len(se.Fields) == 0 {
 			t.Fatalf("decode %q: a validation error without fields", body)
 		}
-		known := map[string]bool{"non_field_errors": true}
-		typ := reflect.TypeOf(dst).Elem()
-		for i := range typ.NumField() {
-			known[strings.Split(typ.Field(i).Tag.Get("json"), ",")[0]] = true
-		}
 		for field, msgs := range se.Fields {
-			if !known[field] || len(msgs) == 0 || slicesHasEmpty(msgs) {
+			_, member := members[field]
+			unknown := member && !known[field]
+			if !(known[field] || unknown || field == "non_field_errors") || len(msgs) == 0 || slicesHasEmpty(msgs) {
 				t.Fatalf("decode %q: field error %q: %q", body, field, msgs)
 			}
+			if isUnknown := slices.Equal(msgs, []string{sika.MsgUnknownField}); isUnknown != unknown {
+				t.Fatalf("decode %q: field %q (unknown = %v): %q", body, field, unknown, msgs)
+			}
 		}
-		if _, bad := se.Fields["non_field_errors"]; bad && strings.HasPrefix(strings.TrimSpace(string(body)), "{") {
+		var unknown []string
+		for name := range members {
+			if !known[name] {
+				unknown = append(unknown, name)
+			}
+		}
+		slices.Sort(unknown)
+		for i, name := range unknown { // the first maxUnknownFields in sorted order are named
+			if named := len(se.Fields[name]) > 0; named != (i < maxUnknownFields) {
+				t.Fatalf("decode %q: unknown member %q (%d of %d) named = %v", body, name, i+1, len(unknown), named)
+			}
+		}
+		if _, bad := se.Fields["non_field_errors"]; bad && members != nil && !slices.Contains(unknown, "non_field_errors") {
 			t.Fatalf("decode %q: non_field_errors for a JSON object", body)
 		}
 	default:
@@ -81,12 +106,23 @@ func slicesHasEmpty(msgs []string) bool {
 	return false
 }
 
-// fuzzAmount checks ParseAmount on a decoded amount: an accepted one is > 0 with at most two decimals.
+// fuzzAmount checks parseAmount on a decoded amount: an accepted one is > 0 with at most two
+// decimals; a refused one has a message, and a negative number is told it must be greater
+// than 0, not that it is not a number.
 func fuzzAmount(t *testing.T, raw, currency string) {
 	t.Helper()
-	d, err := sika.ParseAmount(raw, currency)
-	if err == nil && (!d.IsPositive() || !d.Equal(d.Round(2))) {
-		t.Fatalf("ParseAmount(%q, %q) accepted %s", raw, currency, d)
+	d, err := parseAmount(raw, currency)
+	if err == nil {
+		if !d.IsPositive() || !d.Equal(d.Round(2)) {
+			t.Fatalf("parseAmount(%q, %q) accepted %s", raw, currency, d)
+		}
+		return
+	}
+	if err.Error() == "" {
+		t.Fatalf("parseAmount(%q, %q): an empty message", raw, currency)
+	}
+	if digits, neg := strings.CutPrefix(strings.TrimSpace(raw), "-"); neg && plainDecimal.MatchString(digits) && err.Error() != sika.MsgAmountNotPositive {
+		t.Fatalf("parseAmount(%q, %q) = %q, want %q", raw, currency, err, sika.MsgAmountNotPositive)
 	}
 }
 

@@ -59,6 +59,9 @@ func (s *Server) unsuspendMerchant(w http.ResponseWriter, r *http.Request) error
 }
 
 func (s *Server) setMerchantSuspended(w http.ResponseWriter, r *http.Request, suspended bool) error {
+	if err := noBody(r); err != nil {
+		return err
+	}
 	id, err := pathUUID(r, "id", "Merchant")
 	if err != nil {
 		return err

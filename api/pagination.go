@@ -33,15 +33,16 @@ type page[T any] struct {
 	Results  []T     `json:"results"`
 }
 
-// positiveInt parses an optional positive integer query parameter.
+// positiveInt parses an optional positive integer query parameter; the message of a bad one says
+// whether it is not an integer or is below 1.
 func positiveInt(q url.Values, name string, def int, verr *sika.Validation) int {
 	raw := q.Get(name)
 	if raw == "" && !q.Has(name) {
 		return def
 	}
-	n, err := strconv.Atoi(raw)
-	if err != nil || n < 1 {
-		verr.Add(name, sika.MsgPositiveInt)
+	n, msg := atLeastOne(raw)
+	if msg != "" {
+		verr.Add(name, msg)
 		return def
 	}
 	return n

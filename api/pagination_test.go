@@ -67,13 +67,15 @@ func TestPageNumberPagination(t *testing.T) {
 	require.NotNil(t, p.Previous)
 	assert.Contains(t, *p.Previous, "page=6", "previous of a page past the end is the last page")
 
-	for _, q := range []string{"page=0", "page=-1", "page=abc", "page=1.5", "page_size=0", "page_size=-5", "page_size=x", "page="} {
+	for q, want := range map[string]string{"page=0": sika.MsgMinOne, "page=-1": sika.MsgMinOne, "page=abc": sika.MsgInteger,
+		"page=1.5": sika.MsgInteger, "page_size=0": sika.MsgMinOne, "page_size=-5": sika.MsgMinOne, "page_size=x": sika.MsgInteger,
+		"page=": sika.MsgInteger} {
 		r := ts.call(t, "GET", "/api/v1/ip-whitelist/?"+q, nil, h...)
 		assert.Equal(t, 400, r.Status, q)
 		assert.Len(t, r.fields(), 1, q)
 		for field, msgs := range r.fields() {
 			assert.Contains(t, []string{"page", "page_size"}, field)
-			assert.Equal(t, []string{sika.MsgPositiveInt}, msgs)
+			assert.Equal(t, []string{want}, msgs, q)
 		}
 	}
 }

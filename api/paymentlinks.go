@@ -110,7 +110,7 @@ func (s *Server) apply(ctx context.Context, req paymentLinkRequest, l *sika.Paym
 		if raw == nil || strings.TrimSpace(*raw) == "" {
 			return nil
 		}
-		d, err := sika.ParseAmount(*raw, l.Currency)
+		d, err := parseAmount(*raw, l.Currency)
 		if err != nil {
 			v.Add(field, err.Error())
 			return nil
@@ -137,7 +137,7 @@ func (s *Server) apply(ctx context.Context, req paymentLinkRequest, l *sika.Paym
 	}
 	if has("usage_limit") {
 		if l.UsageLimit = req.UsageLimit; l.UsageLimit != nil && *l.UsageLimit < 1 {
-			v.Add("usage_limit", sika.MsgPositiveInt)
+			v.Add("usage_limit", sika.MsgMinOne)
 		}
 	}
 	if has("is_active") {
@@ -273,7 +273,7 @@ func (s *Server) payPaymentLink(w http.ResponseWriter, r *http.Request) error {
 	amount := req.Amount
 	if !l.CustomerChoosesAmount() {
 		amount = l.Amount.StringFixed(2)
-	} else if d, err := sika.ParseAmount(amount, l.Currency); err == nil && l.MinAmount != nil && d.LessThan(l.MinAmount.Decimal) {
+	} else if d, err := parseAmount(amount, l.Currency); err == nil && l.MinAmount != nil && d.LessThan(l.MinAmount.Decimal) {
 		return sika.Errorf(sika.CodeAmountOutOfRange, "The amount must be at least %s %s.", sika.FormatAmount(l.MinAmount.Decimal), l.Currency)
 	}
 	ctx, err := s.hostedContext(r.Context(), l.Merchant, l.Environment)

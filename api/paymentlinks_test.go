@@ -56,12 +56,18 @@ func TestPaymentLinkCRUD(t *testing.T) {
 
 	other := ps.newAccount(t, true)
 	path := "/api/v1/payment-links/" + l.ID.String() + "/"
+	// merchant is not reassignable: the body does not take it (strict input), and nothing changes.
 	r = ps.call(t, "PATCH", path, map[string]any{"is_active": false, "merchant": other.Merchant.ID, "usage_limit": 3}, key...)
-	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	require.Equal(t, http.StatusBadRequest, r.Status, "%s", r.Body)
+	assert.Equal(t, map[string][]string{"merchant": {sika.MsgUnknownField}}, r.fields())
 	var got sika.PaymentLink
+	ps.call(t, "GET", path, nil, key...).data(t, &got)
+	assert.True(t, got.IsActive, "a refused update changes nothing")
+	r = ps.call(t, "PATCH", path, map[string]any{"is_active": false, "usage_limit": 3}, key...)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 	r.data(t, &got)
 	assert.False(t, got.IsActive)
-	assert.Equal(t, acct.Merchant.ID, got.Merchant, "merchant is not reassignable")
+	assert.Equal(t, acct.Merchant.ID, got.Merchant)
 	assert.Equal(t, "T-shirt", got.Name, "PATCH keeps what it does not send")
 	require.NotNil(t, got.UsageLimit)
 	assert.Equal(t, 3, *got.UsageLimit)

@@ -139,7 +139,7 @@ func (s *Server) readMoneyTarget(ctx context.Context, v *sika.Validation, amount
 	if len(t.currency) != 3 {
 		v.Add("currency", "Must be exactly 3 characters.")
 	}
-	if t.amount, err = sika.ParseAmount(amount, t.currency); err != nil {
+	if t.amount, err = parseAmount(amount, t.currency); err != nil {
 		v.Add("amount", err.Error())
 	}
 	if country == "" {

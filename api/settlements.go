@@ -163,7 +163,7 @@ func (s *Server) createSettlement(w http.ResponseWriter, r *http.Request) error 
 	merchant, env := tenant(ctx)
 	var v sika.Validation
 	req.Currency = strings.ToUpper(strings.TrimSpace(req.Currency))
-	amount, aerr := sika.ParseAmount(req.Amount, req.Currency)
+	amount, aerr := parseAmount(req.Amount, req.Currency)
 	if aerr != nil {
 		v.Add("amount", aerr.Error())
 	}
@@ -269,7 +269,7 @@ func (s *Server) createWalletTransfer(w http.ResponseWriter, r *http.Request) er
 	if from.ID != uuid.Nil && from.ID == to.ID {
 		v.Add("to_country", "Must differ from from_country.")
 	}
-	amount, aerr := sika.ParseAmount(req.Amount, from.DefaultCurrency)
+	amount, aerr := parseAmount(req.Amount, from.DefaultCurrency)
 	if aerr != nil {
 		v.Add("amount", aerr.Error())
 	}

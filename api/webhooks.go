@@ -110,8 +110,17 @@ func (s *Server) getWebhook(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// webhookPatchRequest is what an update may change; an endpoint's payment link is fixed at
+// registration (the field is unknown here).
+type webhookPatchRequest struct {
+	URL         *string `json:"url"`
+	Description *string `json:"description"`
+	Environment *string `json:"environment"`
+	IsActive    *bool   `json:"is_active"`
+}
+
 func (s *Server) patchWebhook(w http.ResponseWriter, r *http.Request) error {
-	var req webhookRequest
+	var req webhookPatchRequest
 	if err := decodeBody(r, &req); err != nil {
 		return err
 	}
@@ -120,6 +129,9 @@ func (s *Server) patchWebhook(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	merchant, env := tenant(r.Context())
+	if req.Environment != nil && sika.Environment(strings.ToUpper(*req.Environment)) != env {
+		return sika.FieldError("environment", "Must be the session's environment ("+string(env)+"); an endpoint never changes environment.")
+	}
 	if req.URL != nil {
 		if err := s.checkEndpointURL(r, *req.URL, env); err != nil {
 			return err
@@ -154,6 +166,9 @@ func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
 // rotateWebhookSecret gives an endpoint a new secret, shown once; the old one keeps signing
 // (a second signature) for 24 hours so the merchant can switch without losing a delivery.
 func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) error {
+	if err := noBody(r); err != nil {
+		return err
+	}
 	id, err := pathUUID(r, "id", "Webhook endpoint")
 	if err != nil {
 		return err
@@ -232,6 +247,9 @@ func (s *Server) listEventDeliveries(w http.ResponseWriter, r *http.Request) err
 
 // redeliverEvent queues a new delivery of an event to every endpoint that matches it now.
 func (s *Server) redeliverEvent(w http.ResponseWriter, r *http.Request) error {
+	if err := noBody(r); err != nil {
+		return err
+	}
 	ev, err := s.eventFor(r)
 	if err != nil {
 		return err
