@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Vendors the front-end libraries of the web apps (web/dashboard) from the npm registry at pinned
+# Vendors the front-end libraries of the web apps (web/dashboard, web/console: package web/webapp) from the npm registry at pinned
 # versions: each package is fetched with `npm pack` into a temporary directory, its tarball's
 # integrity is checked against the registry's, and only the minified file the pages load is
-# copied into web/dashboard/static/vendor/ with its licence. The copied files are committed and
+# copied into web/webapp/static/vendor/ with its licence. The copied files are committed and
 # embedded in the binary (go:embed): nothing is loaded from a CDN at run time, and building
 # Sika needs neither npm nor the network. Run it again after changing a version below, then
 # commit the result.
@@ -17,7 +17,7 @@ LIBRARIES=(
 )
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-dest="$root/web/dashboard/static/vendor"
+dest="$root/web/webapp/static/vendor"
 check=false
 [[ "${1:-}" == "--check" ]] && check=true
 
@@ -61,7 +61,7 @@ for lib in "${LIBRARIES[@]}"; do
 	else
 		echo "$spec is distributed under the $licence licence (the package ships no licence file)." >"$dest/$name.LICENSE"
 	fi
-	echo "vendored $spec $file -> web/dashboard/static/vendor/$name ($licence)"
+	echo "vendored $spec $file -> web/webapp/static/vendor/$name ($licence)"
 done
 
 if $check; then

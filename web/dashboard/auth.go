@@ -1,13 +1,13 @@
 package dashboard
 
 import (
-	"crypto/subtle"
 	"net/http"
 	"strings"
 
 	"github.com/google/uuid"
 
 	"github.com/sikahq/sika"
+	"github.com/sikahq/sika/web/webapp"
 )
 
 // loginData is what the login form shows.
@@ -32,7 +32,7 @@ func (a *App) loginPage(w http.ResponseWriter, r *http.Request, v *visit) error 
 		return err
 	}
 	if found {
-		a.redirect(w, r, next)
+		webapp.Redirect(w, r, next)
 		return nil
 	}
 	d := loginData{Next: next}
@@ -47,8 +47,7 @@ func (a *App) loginPage(w http.ResponseWriter, r *http.Request, v *visit) error 
 
 // renderLogin writes the login form with a fresh login token.
 func (a *App) renderLogin(w http.ResponseWriter, r *http.Request, v *visit, status int, d loginData) error {
-	d.LoginCSRF = newToken()
-	a.setCookie(w, r, loginCSRFCookie, d.LoginCSRF, Prefix+"login/", 3600)
+	d.LoginCSRF = a.kit.NewLoginToken(w, r)
 	return a.render(w, r, status, "login", &view{visit: v, Title: "login_title", Data: d})
 }
 
@@ -58,10 +57,8 @@ func (a *App) login(w http.ResponseWriter, r *http.Request, v *visit) error {
 	if err := r.ParseForm(); err != nil {
 		return errForbidden
 	}
-	c, err := r.Cookie(a.cookieName(r, loginCSRFCookie))
-	if !a.sameOrigin(r) || err != nil || c.Value == "" ||
-		subtle.ConstantTimeCompare([]byte(c.Value), []byte(r.PostForm.Get(csrfField))) != 1 {
-		return errForbidden
+	if err := a.kit.CheckLoginCSRF(r); err != nil {
+		return err
 	}
 	d := loginData{Email: strings.TrimSpace(r.PostForm.Get("email")), Next: safeNext(r.PostForm.Get("next"))}
 	if err := a.cfg.ThrottleLogin(w, r); err != nil {
@@ -93,13 +90,13 @@ func (a *App) login(w http.ResponseWriter, r *http.Request, v *visit) error {
 		return err
 	}
 	// The browser's previous session, if any, ends: one login, one new session.
-	if err := a.endSession(w, r); err != nil {
+	if err := a.kit.EndSession(w, r, a.cfg.Store); err != nil {
 		return err
 	}
 	if err := a.startSession(w, r, member, merchants); err != nil {
 		return err
 	}
-	a.clearCookie(w, r, loginCSRFCookie)
+	a.kit.ClearCookie(w, r, loginCSRFCookie)
 	next := d.Next
 	if len(merchants) > 1 && next == Prefix {
 		next = Prefix + "merchants/"
@@ -110,10 +107,10 @@ func (a *App) login(w http.ResponseWriter, r *http.Request, v *visit) error {
 
 // logout ends the session.
 func (a *App) logout(w http.ResponseWriter, r *http.Request, _ *visit) error {
-	if err := a.endSession(w, r); err != nil {
+	if err := a.kit.EndSession(w, r, a.cfg.Store); err != nil {
 		return err
 	}
-	a.redirect(w, r, Prefix+"login/?signed_out=1")
+	webapp.Redirect(w, r, Prefix+"login/?signed_out=1")
 	return nil
 }
 
@@ -134,7 +131,7 @@ func (a *App) pickMerchant(w http.ResponseWriter, r *http.Request, v *visit) err
 			if err := a.actFor(r, v, &v.merchants[i], defaultEnvironment(v.merchants[i].Merchant)); err != nil {
 				return err
 			}
-			a.redirect(w, r, Prefix)
+			webapp.Redirect(w, r, Prefix)
 			return nil
 		}
 	}
@@ -150,6 +147,6 @@ func (a *App) switchEnvironment(w http.ResponseWriter, r *http.Request, v *visit
 	if err := a.actFor(r, v, v.merchant, env); err != nil {
 		return err
 	}
-	a.redirect(w, r, safeNext(r.PostFormValue("next")))
+	webapp.Redirect(w, r, safeNext(r.PostFormValue("next")))
 	return nil
 }

@@ -1,6 +1,6 @@
 // Package dashboard is the merchant dashboard, the web app a merchant's team signs in to
 // (issue 14), served by the API process under /dashboard/. Pages render on the server with
-// html/template; htmx, vendored from the npm registry and embedded (static/vendor/VERSIONS),
+// html/template; htmx, vendored from the npm registry and embedded (web/webapp/static/vendor),
 // updates parts of a page; nothing is loaded from another origin.
 //
 // It holds no rule of its own about money or tenancy: it reads through the store functions the
@@ -13,19 +13,12 @@
 package dashboard
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
-	"crypto/sha256"
 	"embed"
-	"encoding/hex"
-	"io/fs"
+	"html/template"
 	"log/slog"
-	"mime"
 	"net/http"
 	"net/netip"
-	"path"
-	"strconv"
 	"strings"
 	"time"
 
@@ -34,27 +27,23 @@ import (
 
 	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/store"
+	"github.com/sikahq/sika/web/webapp"
 )
 
 // Prefix is the path the dashboard is served under.
 const Prefix = "/dashboard/"
 
-// ContentSecurityPolicy allows the pages nothing but their own origin: no inline script, no
-// eval (htmx is configured without it), no inline style, no framing.
-const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
-	"connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+// ContentSecurityPolicy is the policy of every page (webapp.ContentSecurityPolicy).
+const ContentSecurityPolicy = webapp.ContentSecurityPolicy
 
-// Defaults of the session lifetime: a bank's, not a social network's.
+// Defaults of the session lifetime (webapp's).
 const (
-	DefaultIdleTimeout     = 30 * time.Minute
-	DefaultSessionLifetime = 12 * time.Hour
+	DefaultIdleTimeout     = webapp.DefaultIdleTimeout
+	DefaultSessionLifetime = webapp.DefaultSessionLifetime
 )
 
 //go:embed templates/*.html
 var templateFS embed.FS
-
-//go:embed static
-var staticFS embed.FS
 
 // Store is what the dashboard reads and writes; *store.Store is it. Every merchant read takes
 // the tenancy (merchant and environment) of the session, as the API's do.
@@ -108,8 +97,9 @@ type Config struct {
 // App serves the dashboard.
 type App struct {
 	cfg    Config
+	kit    *webapp.Kit
 	router *mux.Router
-	pages  map[string]*pageTemplate
+	pages  map[string]*template.Template
 }
 
 // New builds the dashboard.
@@ -136,7 +126,9 @@ func New(cfg Config) *App {
 		cfg.RouteMatched = func(*http.Request) {}
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
-	a := &App{cfg: cfg, pages: parsePages()}
+	a := &App{cfg: cfg, pages: webapp.ParsePages(templateFS, "templates/layout.html", pageNames)}
+	a.kit = &webapp.Kit{Prefix: Prefix, App: app, SessionCookie: sessionCookie, LoginCookie: loginCSRFCookie,
+		PublicURL: cfg.PublicURL, IdleTimeout: cfg.IdleTimeout, SessionLifetime: cfg.SessionLifetime, Now: cfg.Now}
 	a.router = a.routes()
 	return a
 }
@@ -149,7 +141,7 @@ func (a *App) routes() *mux.Router {
 	r.MethodNotAllowedHandler = http.HandlerFunc(a.methodNotAllowed)
 	get, post := http.MethodGet, http.MethodPost
 
-	r.Handle(Prefix+"static/{file:.+}", a.static()).Methods(get, http.MethodHead)
+	r.Handle(Prefix+"static/{file:.+}", webapp.Static(Prefix, nil, a.notFound, a.cfg.RouteMatched)).Methods(get, http.MethodHead)
 	r.Handle(Prefix+"login/", a.public(a.loginPage)).Methods(get)
 	r.Handle(Prefix+"login/", a.public(a.login)).Methods(post)
 	r.Handle(Prefix+"logout/", a.signedIn(a.logout)).Methods(post)
@@ -168,121 +160,11 @@ func (a *App) routes() *mux.Router {
 // ServeHTTP serves a dashboard request. Every answer carries the security headers; a ?lang=
 // query first records the language choice and comes back without it.
 func (a *App) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	a.securityHeaders(w, r)
-	if a.switchLanguage(w, r) {
+	a.kit.SecurityHeaders(w, r)
+	if a.kit.SwitchLanguage(w, r) {
 		return
 	}
 	a.router.ServeHTTP(w, r)
-}
-
-// securityHeaders are set on every answer: the CSP, no sniffing, no framing, no caching of
-// pages that show money, the origin alone as referrer, and HSTS when served over TLS.
-func (a *App) securityHeaders(w http.ResponseWriter, r *http.Request) {
-	h := w.Header()
-	h.Set("Content-Security-Policy", ContentSecurityPolicy)
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("X-Frame-Options", "DENY")
-	// same-origin: a form's POST keeps its Origin header (no-referrer would send "null").
-	h.Set("Referrer-Policy", "same-origin")
-	h.Set("Cross-Origin-Opener-Policy", "same-origin")
-	h.Set("Permissions-Policy", "camera=(), microphone=(), geolocation=(), payment=()")
-	h.Set("Cache-Control", "no-store")
-	if a.secure(r) {
-		h.Set("Strict-Transport-Security", "max-age=31536000")
-	}
-}
-
-// secure reports whether the dashboard is reached over TLS: this request came over TLS, or
-// the public URL is https (TLS ended at a proxy in front).
-func (a *App) secure(r *http.Request) bool {
-	return r.TLS != nil || strings.HasPrefix(a.cfg.PublicURL, "https://")
-}
-
-// static serves the dashboard's CSS and the vendored libraries, gzipped for browsers that take
-// it (htmx is 52 kB, 16 kB gzipped: it matters on a phone), with an ETag of their content. The
-// files are embedded in the binary and change only with it.
-func (a *App) static() http.Handler {
-	files := loadStatic()
-	return http.StripPrefix(Prefix+"static/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		a.cfg.RouteMatched(r)
-		f, ok := files[r.URL.Path]
-		if !ok {
-			a.notFound(w, r)
-			return
-		}
-		h := w.Header()
-		h.Set("Content-Type", f.contentType)
-		h.Set("Cache-Control", "public, max-age=300")
-		h.Set("ETag", f.etag)
-		h.Set("Vary", "Accept-Encoding")
-		if r.Header.Get("If-None-Match") == f.etag {
-			w.WriteHeader(http.StatusNotModified)
-			return
-		}
-		body := f.data
-		if f.gzipped != nil && acceptsGzip(r) {
-			h.Set("Content-Encoding", "gzip")
-			body = f.gzipped
-		}
-		h.Set("Content-Length", strconv.Itoa(len(body)))
-		w.WriteHeader(http.StatusOK)
-		if r.Method != http.MethodHead {
-			_, _ = w.Write(body)
-		}
-	}))
-}
-
-// staticFile is an embedded asset, ready to serve.
-type staticFile struct {
-	data, gzipped []byte
-	contentType   string
-	etag          string
-}
-
-// loadStatic reads the CSS and JavaScript under static/ (licences and VERSIONS are for people
-// reading the repository, not served).
-func loadStatic() map[string]staticFile {
-	out := map[string]staticFile{}
-	err := fs.WalkDir(staticFS, "static", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		ext := path.Ext(p)
-		if ext != ".css" && ext != ".js" {
-			return nil
-		}
-		data, err := fs.ReadFile(staticFS, p)
-		if err != nil {
-			return err
-		}
-		var gz bytes.Buffer
-		zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
-		_, _ = zw.Write(data)
-		_ = zw.Close()
-		sum := sha256.Sum256(data)
-		f := staticFile{data: data, contentType: mime.TypeByExtension(ext), etag: `"` + hex.EncodeToString(sum[:8]) + `"`}
-		if gz.Len() < len(data) {
-			f.gzipped = gz.Bytes()
-		}
-		out[strings.TrimPrefix(p, "static/")] = f
-		return nil
-	})
-	if err != nil {
-		panic(err)
-	}
-	return out
-}
-
-// acceptsGzip reports whether the request's Accept-Encoding takes gzip (not with q=0).
-func acceptsGzip(r *http.Request) bool {
-	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
-		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-		if strings.EqualFold(strings.TrimSpace(coding), "gzip") {
-			q := strings.ReplaceAll(strings.TrimSpace(params), " ", "")
-			return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
-		}
-	}
-	return false
 }
 
 // Route is a method and path template the dashboard serves.

@@ -6,6 +6,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/sikahq/sika"
+	"github.com/sikahq/sika/web/webapp"
 )
 
 // formatMoney is the one place the dashboard turns an amount into text: sika.FormatMoney, the
@@ -16,9 +17,4 @@ func formatMoney(amount decimal.Decimal, currency, lang string) string {
 
 // formatTime is a date and time in UTC: "25/11/2026 08:06 UTC" in French, "25 Nov 2026 08:06
 // UTC" in English.
-func formatTime(t time.Time, lang string) string {
-	if lang == "en" {
-		return t.UTC().Format("2 Jan 2006 15:04 UTC")
-	}
-	return t.UTC().Format("02/01/2006 15:04 UTC")
-}
+func formatTime(t time.Time, lang string) string { return webapp.FormatTime(t, lang) }

@@ -1,9 +1,6 @@
 package dashboard
 
 import (
-	"bytes"
-	"errors"
-	"html/template"
 	"net/http"
 	"net/url"
 	"strings"
@@ -12,22 +9,11 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/sikahq/sika"
+	"github.com/sikahq/sika/web/webapp"
 )
 
 // pageNames are the page templates; each is parsed with layout.html, which frames it.
 var pageNames = []string{"login", "merchants", "home", "transactions", "transaction", "error"}
-
-// pageTemplate is one page with the layout.
-type pageTemplate struct{ *template.Template }
-
-func parsePages() map[string]*pageTemplate {
-	out := map[string]*pageTemplate{}
-	for _, name := range pageNames {
-		t := template.Must(template.New("layout.html").ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
-		out[name] = &pageTemplate{t}
-	}
-	return out
-}
 
 // view is what every page template is given: the visit (language, member, merchant,
 // environment), the page's own Data, and helpers that format for the page's language.
@@ -109,11 +95,7 @@ func (v *view) OtherEnv() string {
 func (v *view) Here() string { return v.r.URL.RequestURI() }
 
 // SwitchLang is this page in the other language.
-func (v *view) SwitchLang() string {
-	q := v.r.URL.Query()
-	q.Set("lang", map[string]string{"fr": "en", "en": "fr"}[v.lang])
-	return v.r.URL.Path + "?" + q.Encode()
-}
+func (v *view) SwitchLang() string { return webapp.SwitchLangURL(v.r, v.lang) }
 
 // StatusLabel is a transaction status in the page's language.
 func (v *view) StatusLabel(status sika.TransactionStatus) string {
@@ -138,15 +120,7 @@ func (a *App) render(w http.ResponseWriter, r *http.Request, status int, page st
 
 func (a *App) renderBlock(w http.ResponseWriter, r *http.Request, status int, page, block string, v *view) error {
 	v.r = r
-	var buf bytes.Buffer
-	if err := a.pages[page].ExecuteTemplate(&buf, block, v); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Vary", "HX-Request, HX-Target, Accept-Language, Cookie")
-	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
-	return nil
+	return webapp.Render(w, status, a.pages[page], block, v)
 }
 
 // errorData is what the error page says.
@@ -159,17 +133,9 @@ type errorData struct {
 // 404 for what is not the merchant's (or does not exist), 400 for a bad form, 429, and 500
 // (logged) for anything else.
 func (a *App) fail(w http.ResponseWriter, r *http.Request, v *visit, err error) {
-	d := errorData{Status: http.StatusInternalServerError, Message: "error_internal"}
-	switch {
-	case errors.Is(err, errForbidden):
-		d = errorData{http.StatusForbidden, "error_forbidden"}
-	case sika.ErrorCode(err) == sika.CodeNotFound:
-		d = errorData{http.StatusNotFound, "error_not_found"}
-	case sika.ErrorCode(err) == sika.CodeValidation:
-		d = errorData{http.StatusBadRequest, "error_bad_request"}
-	case sika.ErrorCode(err) == sika.CodeRateLimited:
-		d = errorData{http.StatusTooManyRequests, "too_many_attempts"}
-	default:
+	status, key, internal := webapp.ErrorPage(err)
+	d := errorData{Status: status, Message: key}
+	if internal {
 		a.cfg.Logger.ErrorContext(r.Context(), "dashboard", "path", r.URL.Path, "err", err)
 	}
 	if rerr := a.render(w, r, d.Status, "error", &view{visit: v, Title: d.Message, Data: d}); rerr != nil {
@@ -180,23 +146,18 @@ func (a *App) fail(w http.ResponseWriter, r *http.Request, v *visit, err error) 
 
 // notFound answers a path the dashboard does not have.
 func (a *App) notFound(w http.ResponseWriter, r *http.Request) {
-	a.fail(w, r, &visit{lang: a.lang(r)}, sika.NotFound("Page"))
+	a.fail(w, r, &visit{lang: webapp.Lang(r)}, sika.NotFound("Page"))
 }
 
 func (a *App) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 	d := errorData{http.StatusMethodNotAllowed, "error_method"}
-	if err := a.render(w, r, d.Status, "error", &view{visit: &visit{lang: a.lang(r)}, Title: d.Message, Data: d}); err != nil {
+	if err := a.render(w, r, d.Status, "error", &view{visit: &visit{lang: webapp.Lang(r)}, Title: d.Message, Data: d}); err != nil {
 		http.Error(w, http.StatusText(d.Status), d.Status)
 	}
 }
 
 // query is a dashboard URL with a query string (none when empty).
-func query(path string, q url.Values) string {
-	if enc := q.Encode(); enc != "" {
-		return path + "?" + enc
-	}
-	return path
-}
+func query(path string, q url.Values) string { return webapp.Query(path, q) }
 
 // IsCurrent reports whether id is the merchant acted for.
 func (v *view) IsCurrent(id uuid.UUID) bool { return v.merchant != nil && v.merchant.ID == id }

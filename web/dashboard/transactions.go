@@ -15,6 +15,7 @@ import (
 	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/api/filter"
 	"github.com/sikahq/sika/store"
+	"github.com/sikahq/sika/web/webapp"
 )
 
 // listSize is how many transactions a page of the list shows.
@@ -93,7 +94,7 @@ func (a *App) transactions(w http.ResponseWriter, r *http.Request, v *visit) err
 func (a *App) exportTransactions(w http.ResponseWriter, r *http.Request, v *visit) error {
 	err := a.cfg.ExportTransactions(w, r, v.merchant.ID, v.env)
 	if sika.ErrorCode(err) == sika.CodeValidation {
-		a.redirect(w, r, query(Prefix+"transactions/", r.URL.Query()))
+		webapp.Redirect(w, r, query(Prefix+"transactions/", r.URL.Query()))
 		return nil
 	}
 	return err
