@@ -112,5 +112,6 @@ func (s *Server) routes() *mux.Router {
 	s.kycRoutes(root)
 	s.checkoutRoutes(root)
 	s.dashboardRoutes(root)
+	s.consoleRoutes(root)
 	return root
 }

@@ -210,7 +210,8 @@ func lockPendingKYCDossier(ctx context.Context, tx pgx.Tx, id uuid.UUID, merchan
 // ReviewKYCDossier records a staff member's decision on a PENDING dossier (not_pending
 // otherwise), in one transaction with its consequences: approval makes the merchant VERIFIED
 // and active, rejection leaves the merchant as it is; either way a kyc.approved or kyc.rejected
-// event is recorded in both environments, whose webhooks receive it.
+// event is recorded in both environments, whose webhooks receive it, and the staff action
+// (kyc_approved or kyc_rejected, the note as its reason) is audited.
 func (s *Store) ReviewKYCDossier(ctx context.Context, id, admin uuid.UUID, decision sika.KYCDossierStatus, note string) (sika.KYCDossier, error) {
 	event := map[sika.KYCDossierStatus]sika.EventType{sika.KYCDossierApproved: sika.EventKYCApproved,
 		sika.KYCDossierRejected: sika.EventKYCRejected}[decision]
@@ -240,6 +241,12 @@ func (s *Store) ReviewKYCDossier(ctx context.Context, id, admin uuid.UUID, decis
 			return err
 		}
 		out = one[0]
+		action := map[sika.KYCDossierStatus]string{sika.KYCDossierApproved: StaffActionKYCApproved,
+			sika.KYCDossierRejected: StaffActionKYCRejected}[decision]
+		if err := recordStaffAction(ctx, tx, StaffAction{Staff: admin, Action: action, Reason: note,
+			Detail: map[string]any{"merchant": out.Merchant, "kyc_dossier": out.ID}}); err != nil {
+			return err
+		}
 		for _, env := range []sika.Environment{sika.EnvironmentTest, sika.EnvironmentLive} {
 			if _, err := recordEvent(ctx, tx, event, out.Merchant, env, nil, nil, out); err != nil {
 				return err

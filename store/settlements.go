@@ -60,21 +60,28 @@ func (s *Store) PayoutMethodByID(ctx context.Context, merchantID uuid.UUID, env 
 }
 
 // ReviewPayoutMethod lets a staff member verify (or un-verify) and (de)activate any merchant's
-// payout method; nil leaves a field as it is.
+// payout method; nil leaves a field as it is. The staff action (payout_method_reviewed, with
+// what was asked) is audited with it.
 func (s *Store) ReviewPayoutMethod(ctx context.Context, id, admin uuid.UUID, verified, active *bool) (sika.PayoutMethod, error) {
-	m, err := scanPayoutMethod(s.pool.QueryRow(ctx, `UPDATE merchant_payout_methods SET
-			is_verified = coalesce($3, is_verified),
-			verified_by_admin = CASE WHEN $3 IS NULL THEN verified_by_admin WHEN $3 THEN $2::uuid ELSE NULL END,
-			verified_at = CASE WHEN $3 IS NULL THEN verified_at WHEN $3 THEN now() ELSE NULL END,
-			is_active = coalesce($4, is_active), updated_at = now()
-		WHERE id = $1 RETURNING `+payoutMethodColumns, id, admin, verified, active))
-	if isNoRows(err) {
-		return m, sika.NotFound("Payout method")
-	}
-	if err != nil {
-		return m, fmt.Errorf("review payout method: %w", err)
-	}
-	return m, nil
+	var m sika.PayoutMethod
+	err := s.InTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		m, err = scanPayoutMethod(tx.QueryRow(ctx, `UPDATE merchant_payout_methods SET
+				is_verified = coalesce($3, is_verified),
+				verified_by_admin = CASE WHEN $3 IS NULL THEN verified_by_admin WHEN $3 THEN $2::uuid ELSE NULL END,
+				verified_at = CASE WHEN $3 IS NULL THEN verified_at WHEN $3 THEN now() ELSE NULL END,
+				is_active = coalesce($4, is_active), updated_at = now()
+			WHERE id = $1 RETURNING `+payoutMethodColumns, id, admin, verified, active))
+		if isNoRows(err) {
+			return sika.NotFound("Payout method")
+		}
+		if err != nil {
+			return fmt.Errorf("review payout method: %w", err)
+		}
+		return recordStaffAction(ctx, tx, StaffAction{Staff: admin, Action: StaffActionPayoutMethodReview,
+			Detail: map[string]any{"merchant": m.Merchant, "payout_method": m.ID, "is_verified": verified, "is_active": active}})
+	})
+	return m, err
 }
 
 // CreateSettlement records a settlement: its RETRAIT transaction with the hold on the wallet

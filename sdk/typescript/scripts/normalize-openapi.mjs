@@ -6,7 +6,9 @@
 // parts, so `data` is required (Success requires it) and `results` is an array of Y (Page says
 // it is an array); but openapi-typescript types each part alone, making `data` optional and
 // `results` unknown. Here, for each such inline part, a property that its $ref'd sibling requires
-// is added to the part's `required`, and a property without a `type` takes its sibling's.
+// is added to the part's `required`, and a property without a `type` takes its sibling's. A part
+// that only requires properties its sibling declares (`allOf: [{$ref: APIKey}, {required: [key]}]`)
+// gets those declarations, so that they are typed as required.
 import { readFileSync } from "node:fs";
 
 const doc = JSON.parse(readFileSync(0, "utf8"));
@@ -24,7 +26,14 @@ function visit(node) {
 	if (Array.isArray(node.allOf)) {
 		const bases = node.allOf.map((s) => resolve(s?.$ref)).filter((s) => s && typeof s === "object");
 		for (const part of node.allOf) {
-			if (!part || part.$ref || typeof part.properties !== "object") continue;
+			if (!part || typeof part !== "object" || part.$ref) continue;
+			if (part.properties === undefined && Array.isArray(part.required)) {
+				for (const name of part.required) {
+					const declared = bases.find((b) => b.properties?.[name])?.properties[name];
+					if (declared) part.properties = { ...part.properties, [name]: structuredClone(declared) };
+				}
+			}
+			if (typeof part.properties !== "object") continue;
 			for (const [name, schema] of Object.entries(part.properties)) {
 				for (const base of bases) {
 					const declared = base.properties?.[name];

@@ -2741,7 +2741,10 @@ export interface components {
             key?: string;
         };
         /** @description An API key as answered at its creation, with its secret `key`. */
-        NewAPIKey: components["schemas"]["APIKey"] & unknown;
+        NewAPIKey: components["schemas"]["APIKey"] & {
+            /** @description The secret. Present only in the creation response; shown once, never again. */
+            key: string;
+        };
         /** @description An API key as listed or revoked, without its secret. */
         StoredAPIKey: components["schemas"]["APIKey"] & unknown;
         /** @description An address or range from which payouts may be initiated with an API key. */
@@ -5977,7 +5980,10 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["PaymentLinkRequest"] & unknown;
+                "application/json": components["schemas"]["PaymentLinkRequest"] & {
+                    name: string;
+                    currency: components["schemas"]["CurrencyCode"];
+                };
             };
         };
         responses: {

@@ -1,0 +1,92 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+
+	"github.com/google/uuid"
+	"github.com/gorilla/mux"
+
+	"github.com/sikahq/sika"
+	"github.com/sikahq/sika/filestore"
+	"github.com/sikahq/sika/store"
+	"github.com/sikahq/sika/web/console"
+	"github.com/sikahq/sika/workflows"
+)
+
+// consoleRoutes mounts the support console (package web/console) under /console/, beside the
+// dashboard. It is handed the API's own code where it acts: the login rule and budget of
+// POST /auth/login/, the re-verify of POST /admin/transactions/{id}/reverify/, the resolution of
+// POST /admin/transactions/{id}/resolve/ (ResolveUnclearPayout), the KYC file checks of
+// GET /merchant-kyc/files/, and the Temporal UI links of the admin lists.
+func (s *Server) consoleRoutes(root *mux.Router) {
+	app := console.New(console.Config{
+		Store:         s.store,
+		PublicURL:     s.cfg.PublicURL,
+		CheckPassword: s.checkPassword,
+		ThrottleLogin: func(w http.ResponseWriter, r *http.Request) error {
+			return s.rateLimit(w, r, nil, routeOpts{throttleByIP: true})
+		},
+		Reverify: s.consoleReverify,
+		Resolve: func(ctx context.Context, staff sika.Member, id uuid.UUID, status sika.TransactionStatus, reason string) (console.Resolution, error) {
+			res, err := ResolveUnclearPayout(ctx, s.cfg.Temporal, s.store, s.cfg.Gateways, id, SupportDecision{Status: status, Reason: reason}, staff)
+			if err != nil {
+				return console.Resolution{}, err
+			}
+			logFrom(ctx).Warn("payout resolved by support (console)", "transaction", id, "staff", staff.ID, "requested", status,
+				"operator_answer", res.OperatorAnswer, "decided_by", res.DecidedBy, "status", res.Transaction.Status)
+			return console.Resolution{Status: res.Transaction.Status, DecidedBy: res.DecidedBy, OperatorAnswer: res.OperatorAnswer}, nil
+		},
+		WorkflowURL: func(t sika.Transaction) string { return s.workflowURL(workflows.WorkflowIDOf(t)) },
+		OpenKYCFile: func(ctx context.Context, sha256, ext string) (sika.KYCFile, io.ReadCloser, error) {
+			if s.cfg.Files == nil {
+				return sika.KYCFile{}, nil, errors.New("download: no file store configured")
+			}
+			file, err := s.ownedKYCFile(ctx, nil, sha256, ext) // nil: staff, any merchant's file
+			if err != nil {
+				return file, nil, err
+			}
+			content, err := s.cfg.Files.Open(ctx, file.Name())
+			if errors.Is(err, filestore.ErrNotFound) {
+				return file, nil, sika.NotFound("File")
+			}
+			return file, content, err
+		},
+		ClientIP:     s.clientIP,
+		RouteMatched: routeName,
+		Logger:       s.cfg.Logger,
+		Now:          s.cfg.Now,
+	})
+	root.Handle(console.Prefix[:len(console.Prefix)-1], http.RedirectHandler(console.Prefix, http.StatusMovedPermanently))
+	root.PathPrefix(console.Prefix).Handler(app)
+}
+
+// consoleReverify re-checks a transaction at its gateway as POST
+// /admin/transactions/{id}/reverify/ does (recheckAtGateway), for a staff member of the
+// console, and records the staff action.
+func (s *Server) consoleReverify(ctx context.Context, staff sika.Member, id uuid.UUID) (console.Reverification, error) {
+	t, err := s.store.Transaction(ctx, id)
+	if err != nil {
+		return console.Reverification{}, err
+	}
+	rc, err := s.recheckAtGateway(ctx, t)
+	if err != nil {
+		return console.Reverification{}, err
+	}
+	d, err := s.store.TransactionDetail(ctx, t.Merchant, t.Environment, t.ID)
+	if err != nil {
+		return console.Reverification{}, err
+	}
+	out := console.Reverification{GatewayStatus: string(rc.Gateway.Status), SentToGateway: rc.Asked, Disagreement: rc.Disagrees,
+		Message: rc.Gateway.FailureMessage, Status: d.Status}
+	if err := s.store.RecordStaffAction(ctx, store.StaffAction{Staff: staff.ID, Action: store.StaffActionReverified, Transaction: &t.ID,
+		Detail: map[string]any{"merchant": t.Merchant, "gateway_status": out.GatewayStatus, "sent_to_gateway": rc.Asked,
+			"disagreement": rc.Disagrees, "status": d.Status}}); err != nil {
+		return out, err
+	}
+	logFrom(ctx).Info("transaction re-verified by staff (console)", "transaction", t.ID, "staff", staff.ID,
+		"gateway_status", rc.Gateway.Status, "record", d.Status)
+	return out, nil
+}

@@ -1,0 +1,203 @@
+// Package console is the support console, the web app Sika's staff sign in to (issue 14),
+// served by the API process under /console/: the stuck payments with their Temporal UI links
+// and a re-verify button, the payouts the operator leaves unclear with a resolve form, the money
+// flags, a search by reference across merchants, a transaction's attempts, status log and staff
+// actions, the KYC review queue with its documents viewable inline, the suspension of a
+// merchant and the verification of payout methods.
+//
+// It is built on the dashboard's infrastructure (package web/webapp: session cookie, CSRF,
+// security headers and CSP, static files and htmx, rendering, language), with sessions of
+// their own kind (store.WebAppConsole): a dashboard session is never accepted here, nor a
+// console session there, and only a staff member may sign in. It holds no rule of its own:
+// every action goes through the code of the admin JSON routes (the store functions, and the
+// re-verify and resolve the API hands it in Config), which records it in staff_actions.
+package console
+
+import (
+	"context"
+	"embed"
+	"html/template"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/gorilla/mux"
+
+	"github.com/sikahq/sika"
+	"github.com/sikahq/sika/store"
+	"github.com/sikahq/sika/web/webapp"
+)
+
+// Prefix is the path the console is served under.
+const Prefix = "/console/"
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// Reverification is the outcome of a re-verify at the gateway.
+type Reverification struct {
+	// GatewayStatus is what the operator answered; SentToGateway is false when the transaction
+	// was never sent to one (nothing to ask).
+	GatewayStatus string
+	SentToGateway bool
+	Disagreement  bool
+	Message       string
+	// Status is the transaction's status after the re-verify.
+	Status sika.TransactionStatus
+}
+
+// Resolution is the outcome of a support resolution of an unclear payout.
+type Resolution struct {
+	Status         sika.TransactionStatus
+	DecidedBy      string // "operator" or "support"
+	OperatorAnswer string
+}
+
+// Config is what the console is given by the process that serves it (api.NewServer).
+type Config struct {
+	Store     *store.Store
+	PublicURL string
+	// CheckPassword is the API's login rule (POST /auth/login/).
+	CheckPassword func(ctx context.Context, email, password string) (sika.Member, error)
+	// ThrottleLogin counts a login attempt against the API's login budget of the caller's
+	// address; an error with code rate_limited refuses it.
+	ThrottleLogin func(w http.ResponseWriter, r *http.Request) error
+	// Reverify is POST /admin/transactions/{id}/reverify/'s code, for the staff member.
+	Reverify func(ctx context.Context, staff sika.Member, id uuid.UUID) (Reverification, error)
+	// Resolve is POST /admin/transactions/{id}/resolve/'s code (api.ResolveUnclearPayout).
+	Resolve func(ctx context.Context, staff sika.Member, id uuid.UUID, status sika.TransactionStatus, reason string) (Resolution, error)
+	// WorkflowURL links a transaction's workflow in the Temporal UI ("" without a UI).
+	WorkflowURL func(t sika.Transaction) string
+	// OpenKYCFile opens a stored KYC file by its name's parts (any merchant's: staff), with the
+	// checks of the API's file serving; not_found otherwise.
+	OpenKYCFile  func(ctx context.Context, sha256, ext string) (sika.KYCFile, io.ReadCloser, error)
+	ClientIP     func(r *http.Request) netip.Addr
+	RouteMatched func(r *http.Request)
+	// IdleTimeout and SessionLifetime: zero means webapp's defaults.
+	IdleTimeout     time.Duration
+	SessionLifetime time.Duration
+	Logger          *slog.Logger
+	Now             func() time.Time
+}
+
+// App serves the console.
+type App struct {
+	cfg    Config
+	kit    *webapp.Kit
+	router *mux.Router
+	pages  map[string]*template.Template
+}
+
+// pageNames are the page templates; each is parsed with layout.html.
+var pageNames = []string{"login", "stuck", "unclear", "flags", "search", "transaction", "kyc", "dossier",
+	"merchants", "merchant", "payout_methods", "actions", "error"}
+
+// New builds the console.
+func New(cfg Config) *App {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = webapp.DefaultIdleTimeout
+	}
+	if cfg.SessionLifetime == 0 {
+		cfg.SessionLifetime = webapp.DefaultSessionLifetime
+	}
+	if cfg.ClientIP == nil {
+		cfg.ClientIP = func(r *http.Request) netip.Addr {
+			ap, _ := netip.ParseAddrPort(r.RemoteAddr)
+			return ap.Addr()
+		}
+	}
+	if cfg.RouteMatched == nil {
+		cfg.RouteMatched = func(*http.Request) {}
+	}
+	if cfg.WorkflowURL == nil {
+		cfg.WorkflowURL = func(sika.Transaction) string { return "" }
+	}
+	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
+	a := &App{cfg: cfg, pages: webapp.ParsePages(templateFS, "templates/layout.html", pageNames)}
+	a.kit = &webapp.Kit{Prefix: Prefix, App: store.WebAppConsole, SessionCookie: "sika_console", LoginCookie: "sika_console_login",
+		PublicURL: cfg.PublicURL, IdleTimeout: cfg.IdleTimeout, SessionLifetime: cfg.SessionLifetime, Now: cfg.Now}
+	a.router = a.routes()
+	return a
+}
+
+// routes lists every page and action of the console; all but the login form and the static
+// files need a staff session, and every POST checks its CSRF token.
+func (a *App) routes() *mux.Router {
+	r := mux.NewRouter()
+	r.NotFoundHandler = http.HandlerFunc(a.notFound)
+	r.MethodNotAllowedHandler = http.HandlerFunc(a.methodNotAllowed)
+	get, post := http.MethodGet, http.MethodPost
+
+	r.Handle(Prefix+"static/{file:.+}", webapp.Static(Prefix, staticFS, a.notFound, a.cfg.RouteMatched)).Methods(get, http.MethodHead)
+	r.Handle(Prefix+"login/", a.public(a.loginPage)).Methods(get)
+	r.Handle(Prefix+"login/", a.public(a.login)).Methods(post)
+	r.Handle(Prefix+"logout/", a.staff(a.logout)).Methods(post)
+
+	r.Handle(Prefix, a.staff(a.stuck)).Methods(get)
+	r.Handle(Prefix+"unclear/", a.staff(a.unclear)).Methods(get)
+	r.Handle(Prefix+"flags/", a.staff(a.flags)).Methods(get)
+	r.Handle(Prefix+"search/", a.staff(a.search)).Methods(get)
+	r.Handle(Prefix+"actions/", a.staff(a.actions)).Methods(get)
+	r.Handle(Prefix+"transactions/{id}/", a.staff(a.transaction)).Methods(get)
+	r.Handle(Prefix+"transactions/{id}/reverify/", a.staff(a.reverify)).Methods(post)
+	r.Handle(Prefix+"transactions/{id}/resolve/", a.staff(a.resolve)).Methods(post)
+
+	r.Handle(Prefix+"kyc/", a.staff(a.kycQueue)).Methods(get)
+	// Before {id}: mux matches in the order routes were added.
+	r.Handle(Prefix+"kyc/files/{sha256}.{ext}", a.staff(a.kycFile)).Methods(get)
+	r.Handle(Prefix+"kyc/{id}/", a.staff(a.dossier)).Methods(get)
+	r.Handle(Prefix+"kyc/{id}/approve/", a.staff(a.approveDossier)).Methods(post)
+	r.Handle(Prefix+"kyc/{id}/reject/", a.staff(a.rejectDossier)).Methods(post)
+
+	r.Handle(Prefix+"merchants/", a.staff(a.merchants)).Methods(get)
+	r.Handle(Prefix+"merchants/{id}/", a.staff(a.merchant)).Methods(get)
+	r.Handle(Prefix+"merchants/{id}/suspend/", a.staff(a.suspend)).Methods(post)
+	r.Handle(Prefix+"merchants/{id}/unsuspend/", a.staff(a.unsuspend)).Methods(post)
+	r.Handle(Prefix+"payout-methods/", a.staff(a.payoutMethods)).Methods(get)
+	r.Handle(Prefix+"payout-methods/{id}/verify/", a.staff(a.verifyPayoutMethod)).Methods(post)
+	return r
+}
+
+// ServeHTTP serves a console request. Every answer carries the security headers; a ?lang=
+// query first records the language choice and comes back without it.
+func (a *App) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	a.kit.SecurityHeaders(w, r)
+	if a.kit.SwitchLanguage(w, r) {
+		return
+	}
+	a.router.ServeHTTP(w, r)
+}
+
+// Route is a method and path template the console serves.
+type Route struct{ Method, Path string }
+
+// Routes lists every method and path template the console serves, so that a test can check
+// it covers them all.
+func (a *App) Routes() []Route {
+	var out []Route
+	_ = a.router.Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
+		tpl, err := route.GetPathTemplate()
+		if err != nil {
+			return nil
+		}
+		methods, _ := route.GetMethods()
+		for _, m := range methods {
+			out = append(out, Route{Method: m, Path: tpl})
+		}
+		return nil
+	})
+	return out
+}
