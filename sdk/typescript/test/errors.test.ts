@@ -71,10 +71,14 @@ describe("error codes from the service", () => {
 
 	test("400 validation error: each field with its messages", async () => {
 		const err = await expectError(
-			client.POST("/payments/softpay/", { body: { ...softpayBody("123"), amount: "-5", bogus_field: 1 } as never }),
+			client.POST("/payments/softpay/", { body: { ...softpayBody("123"), amount: "-5", currency: "" } }),
 			ValidationError, "validation_error", 400);
-		assert.match(err.details.amount!.join(" "), /greater than 0/);
-		assert.match(err.details.bogus_field!.join(" "), /Unknown field/);
+		assert.match(err.details.amount?.join(" ") ?? "", /greater than 0/, JSON.stringify(err.details));
+		assert.ok(err.details.currency?.length, JSON.stringify(err.details));
+		const unknown = await expectError(
+			client.POST("/payments/softpay/", { body: { ...softpayBody("123"), bogus_field: 1 } as never }),
+			ValidationError, "validation_error", 400);
+		assert.match(unknown.details.bogus_field?.join(" ") ?? "", /Unknown field/, JSON.stringify(unknown.details));
 	});
 
 	test("401 authentication_required, invalid_credentials, token_expired", async () => {
@@ -212,7 +216,7 @@ describe("error codes from the service", () => {
 		// No LIVE operator is configured under `sika dev`: a LIVE payment has nowhere to go.
 		const live = sika({ apiKey: dev!.merchant.api_keys.live_both, maxRetries: 0 });
 		await expectError(live.POST("/payments/softpay/", { body: softpayBody("123") }), UnprocessableError, "network_unavailable", 422);
-		await expectError(client.POST("/payments/softpay/", { body: softpayBody("123", { country: "CI" }) }), UnprocessableError, "network_country_mismatch", 422);
+		await expectError(client.POST("/payments/softpay/", { body: softpayBody("123", { country: "CI", customer_phone: "0707000123" }) }), UnprocessableError, "network_country_mismatch", 422);
 		await expectError(client.POST("/payments/softpay/", { body: softpayBody("123", { country: "SN", network: "ORANGE_SN", customer_phone: "770000123" }) }),
 			UnprocessableError, "otp_required", 422);
 		await expectError(client.POST("/payments/softpay/", { body: softpayBody("123", { amount: "50000000" }) }), UnprocessableError, "amount_out_of_range", 422);
