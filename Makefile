@@ -49,6 +49,12 @@ chaos: deps build temporal-cli
 bench-history: deps
 	$(GO) run ./cmd/sikabench-history $(HISTORY_BENCH_FLAGS)
 
+## sdk-check: fails when the TypeScript client's generated types (sdk/typescript/src/generated) are not
+## those of api/openapi.yaml (regenerate with sdk/typescript/generate.sh; needs npm); make test checks it too
+.PHONY: sdk-check
+sdk-check:
+	sdk/typescript/generate.sh --check
+
 ## vet: static checks
 vet:
 	$(GO) vet ./...
