@@ -41,12 +41,12 @@ func (s *Server) consoleRoutes(root *mux.Router) {
 		},
 		WorkflowURL: func(t sika.Transaction) string { return s.workflowURL(workflows.WorkflowIDOf(t)) },
 		OpenKYCFile: func(ctx context.Context, sha256, ext string) (sika.KYCFile, io.ReadCloser, error) {
-			if s.cfg.Files == nil {
-				return sika.KYCFile{}, nil, errors.New("download: no file store configured")
-			}
 			file, err := s.ownedKYCFile(ctx, nil, sha256, ext) // nil: staff, any merchant's file
 			if err != nil {
 				return file, nil, err
+			}
+			if s.cfg.Files == nil {
+				return file, nil, errors.New("download: no file store configured")
 			}
 			content, err := s.cfg.Files.Open(ctx, file.Name())
 			if errors.Is(err, filestore.ErrNotFound) {

@@ -111,9 +111,9 @@ func (s *Store) RecordStaffAction(ctx context.Context, a StaffAction) error {
 func (s *Store) StaffActionsOfMerchant(ctx context.Context, merchant uuid.UUID, limit int) ([]StaffActionRecord, error) {
 	rows, err := s.pool.Query(ctx, `SELECT a.id, a.staff_id, m.email, a.action, a.transaction_id, a.reason, a.detail, a.created_at
 		FROM staff_actions a JOIN members m ON m.id = a.staff_id
-		WHERE a.detail->>'merchant' = $1::text
+		WHERE a.detail->>'merchant' = $3
 		   OR a.transaction_id IN (SELECT id FROM transactions WHERE merchant_id = $1)
-		ORDER BY a.created_at DESC, a.id DESC LIMIT $2`, merchant, limit)
+		ORDER BY a.created_at DESC, a.id DESC LIMIT $2`, merchant, limit, merchant.String())
 	if err != nil {
 		return nil, fmt.Errorf("list staff actions of merchant: %w", err)
 	}
