@@ -308,6 +308,7 @@ Sika is running.
   API            %s
   API docs       %s
   Dashboard      %s   (log in with the merchant login below)
+  Console        %s   (support console: log in with the staff login below)
   Temporal UI    %s
   Sandbox        %s   (TEST operator: outcome by the number's last 3 digits)
 
@@ -321,7 +322,8 @@ Sika is running.
   Try:  curl -H "Authorization: Bearer %s" %s/networks/
 
 These are also in %s. Press Ctrl-C to stop everything.
-`, info.BaseURL, info.BaseURL+"/docs/", strings.TrimSuffix(info.BaseURL, "/api/v1")+"/dashboard/", orDefault(info.TemporalUIURL, "(external Temporal)"), info.SandboxURL,
+`, info.BaseURL, info.BaseURL+"/docs/", strings.TrimSuffix(info.BaseURL, "/api/v1")+"/dashboard/",
+		strings.TrimSuffix(info.BaseURL, "/api/v1")+"/console/", orDefault(info.TemporalUIURL, "(external Temporal)"), info.SandboxURL,
 		info.Admin.Email, info.Admin.Password, info.Merchant.Email, info.Merchant.Password, info.Merchant.ID,
 		info.Merchant.APIKeys.TestBoth, info.Merchant.APIKeys.TestPayin, info.Merchant.APIKeys.TestPayout,
 		info.Merchant.APIKeys.LiveBoth, info.Merchant.APIKeys.TestBoth, info.BaseURL, path)
