@@ -215,8 +215,8 @@ function retryingFetch(options: SikaOptions): (request: Request) => Promise<Resp
 			try {
 				response = await base(last ? request : request.clone());
 			} catch (cause) {
-				if (last || !safe || request.signal?.aborted) {
-					if (cause instanceof SikaError) throw cause;
+				if (request.signal?.aborted || cause instanceof SikaError) throw cause; // the caller's abort stays an abort
+				if (last || !safe) {
 					throw new ConnectionError({ status: 0, code: "connection_error", message: `No answer from ${new URL(request.url).host}: ${String((cause as Error)?.message ?? cause)}`, cause });
 				}
 				await sleep(backoff(attempt), request.signal);

@@ -131,6 +131,14 @@ describe("retries", () => {
 		}
 	});
 
+	test("the caller's abort stops the retries and stays an abort", async () => {
+		const controller = new AbortController();
+		const { client, seen } = fake(() => fail(503, "service_unavailable", "down", { "Retry-After": "5" }), { maxRetries: 5 });
+		setTimeout(() => controller.abort(), 50);
+		await assert.rejects(client.GET("/networks/", { signal: controller.signal }), (err: unknown) => (err as Error).name === "AbortError");
+		assert.equal(seen.length, 1);
+	});
+
 	test("no answer at all is a ConnectionError", async () => {
 		const { client } = fake(() => { throw new TypeError("ECONNREFUSED"); }, { maxRetries: 1 });
 		await assert.rejects(client.GET("/networks/"), (err: unknown) => {
