@@ -107,6 +107,7 @@ func TestTypeScriptSDK(t *testing.T) {
 	)
 	var devOut bytes.Buffer
 	dev.Stdout, dev.Stderr = &devOut, &devOut
+	devStarted := time.Now()
 	require.NoError(t, dev.Start())
 	stopped := false
 	stop := func() {
@@ -145,6 +146,7 @@ func TestTypeScriptSDK(t *testing.T) {
 			assert.Equal(c, 200, resp.StatusCode)
 		}
 	}, 2*time.Minute, 200*time.Millisecond, "sika dev did not come up:\n%s", &devOut)
+	t.Logf("sika dev serves %s after %s", info.BaseURL, time.Since(devStarted).Round(time.Millisecond))
 
 	fixtures := makeFixtures(t, ctx, env.DatabaseURL, jwtSecret)
 	nodeEnv := append([]string{"SIKA_SDK_DEV_JSON=" + devJSON}, fixtures...)
