@@ -27,11 +27,6 @@ func TestChaosShort(t *testing.T) {
 	o.ops, o.faults, o.duration, o.concurrency = 250, 5, 30*time.Second, 12
 	o.faultKinds = []faultKind{faultWorkerKill, faultAPITerm, faultTemporal, faultPGFast, faultPGImmediate}
 	o.seed = 20261121
-	// Not in make test while a merchant's retry of a checkout payment and a customer's payment
-	// of the same session can deadlock in Postgres (store.RetryPayment locks the session, then
-	// enters the in-flight index; CreateCheckoutPayment the other way round): one of them is
-	// answered 500, which make chaos reports.
-	o.checkoutRetry = false
 	o.timeout = 9 * time.Minute
 	o.sikaBin = os.Getenv("SIKACHAOS_SIKA_BIN") // a prebuilt sika; by default the test builds one
 	level := slog.LevelWarn

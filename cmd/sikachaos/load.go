@@ -40,9 +40,9 @@ var mix = []struct {
 	kind   opKind
 	weight int
 }{
-	{opSoftpay, 21}, {opOTP, 5}, {opPreOTP, 5}, {opRedirect, 5}, {opDuplicate, 8}, {opCheckout, 9},
+	{opSoftpay, 22}, {opOTP, 5}, {opPreOTP, 5}, {opRedirect, 5}, {opDuplicate, 8}, {opCheckout, 9},
 	{opPayout, 12}, {opSettlement, 5}, {opTransfer, 8}, {opRetry, 12},
-	{opNotFound, 3}, {opLate, 2}, {opCheckoutRace, 3}, {opKeyReuse, 2},
+	{opNotFound, 3}, {opLate, 2}, {opCheckoutRace, 2}, {opKeyReuse, 2},
 }
 
 func pickKind(r *rand.Rand) opKind {
@@ -207,9 +207,11 @@ func (l *load) number(country, suffix string) string {
 	return fmt.Sprintf("019%04d%s", n, suffix)
 }
 
-// awaitFinal polls a transaction until it leaves PENDING and returns its status.
+// awaitFinal polls a transaction until it leaves PENDING and returns its status: every 300 ms
+// at first, then less often (every 1.5 s at most: waits of a push lifetime are common).
 func (l *load) awaitFinal(ctx context.Context, kind opKind, id uuid.UUID, bound time.Duration) (string, error) {
 	deadline := time.Now().Add(bound)
+	interval := 300 * time.Millisecond
 	for {
 		a, _, err := l.cl.do(ctx, call{kind: kind, method: "GET", path: "/api/v1/transactions/" + id.String() + "/"})
 		if err != nil {
@@ -230,8 +232,9 @@ func (l *load) awaitFinal(ctx context.Context, kind opKind, id uuid.UUID, bound 
 		select {
 		case <-ctx.Done():
 			return "", ctx.Err()
-		case <-time.After(300 * time.Millisecond):
+		case <-time.After(interval):
 		}
+		interval = min(interval*3/2, 1500*time.Millisecond)
 	}
 }
 

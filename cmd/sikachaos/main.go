@@ -66,16 +66,13 @@ type options struct {
 	sikaBin     string        // a built `sika` binary; "" builds one into the run's directory
 	tick        time.Duration // the sandbox's unit of delay (009 takes 20 ticks)
 	keep        bool          // keep the run's directory (Postgres data, logs) afterwards
-	// checkoutRetry has the merchant retry a failed checkout payment while customers pay the
-	// session (checkout-race).
-	checkoutRetry bool
-	logger        *slog.Logger // the harness's progress messages
+	logger      *slog.Logger  // the harness's progress messages
 }
 
 func defaultOptions() options {
 	return options{
 		ops: 2000, faults: 20, duration: 5 * time.Minute, timeout: 14 * time.Minute, concurrency: 12,
-		seed: time.Now().UnixNano() % 1_000_000, faultKinds: allFaultKinds, tick: 250 * time.Millisecond, checkoutRetry: true,
+		seed: time.Now().UnixNano() % 1_000_000, faultKinds: allFaultKinds, tick: 250 * time.Millisecond,
 	}
 }
 
@@ -91,7 +88,6 @@ func main() {
 	flag.StringVar(&o.sikaBin, "sika-bin", "", "a built sika binary (default: go build ./cmd/sika into the run's directory)")
 	flag.DurationVar(&o.tick, "tick", o.tick, "the sandbox's unit of delay (009 succeeds after 20 ticks)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the run's directory (Postgres data, service logs)")
-	flag.BoolVar(&o.checkoutRetry, "checkout-retry", o.checkoutRetry, "checkout-race: the merchant retries the failed payment while customers pay")
 	verbose := flag.Bool("v", false, "log every fault and restart of the stack")
 	flag.Parse()
 	level := slog.LevelWarn

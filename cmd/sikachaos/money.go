@@ -164,7 +164,7 @@ func (l *load) checkoutRace(ctx context.Context, r *rand.Rand) {
 		for i, phone := range phones {
 			wg.Go(func() { round[i] = pay(phone) })
 		}
-		if failed != uuid.Nil && l.o.checkoutRetry {
+		if failed != uuid.Nil {
 			wg.Go(func() {
 				a := l.retryCheckoutPayment(ctx, failed, l.number("BJ", okSuffixes[r.IntN(len(okSuffixes))]))
 				retried = &a
