@@ -184,9 +184,9 @@ func checkNotFound(w *world, ops []sandboxOp) *checkResult {
 // checkLate: a softpay to a number ending in 011 (the customer approves after Sika's deadline,
 // the cancel is refused) ends SUCCESS: recorded FAILED expired, then reconciled FAILED →
 // SUCCESS by SYSTEM ("Reconciled: …") once the sandbox paid; or SUCCESS at once when its run
-// ended only after the sandbox had paid. One push, one credit naming the paid attempt, one
-// transaction.succeeded event; a retry sent while it was FAILED was refused 409
-// outcome_unresolved (or not_failed, once reconciled) and made no second run.
+// ended only after the sandbox had paid. One push, its re-reads ended, one credit naming the
+// paid attempt, one transaction.succeeded event; a retry sent while it was FAILED was refused
+// 409 outcome_unresolved (or not_failed, once reconciled) and made no second run.
 func checkLate(w *world, b *book, ops []sandboxOp) *checkResult {
 	c := &checkResult{name: "011 'pays after the deadline': reconciled once, retry refused"}
 	byTx := opsByTx(w, ops)
@@ -227,6 +227,9 @@ func checkLate(w *world, b *book, ops []sandboxOp) *checkResult {
 			}
 		default:
 			c.addf("payment %s has status logs %s", t.id, strings.Join(shape, ", "))
+		}
+		if a := w.attempts[op.Reference]; a.recheckUntil != nil {
+			c.addf("payment %s: attempt %s is still re-read (until %s) after its success", t.id, op.Reference, a.recheckUntil.Format(time.TimeOnly))
 		}
 		credits := w.entriesOf(t.id, "COLLECTION")
 		if len(credits) != 1 || credits[0].attempt == nil || credits[0].attempt.String() != op.Reference {
