@@ -102,9 +102,10 @@ func (s *Server) reverifyTransaction(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
+	if err := s.recordReverify(ctx, *principalFrom(ctx).Member, t, rc, d); err != nil {
+		return err
+	}
 	wf := workflows.WorkflowIDOf(t)
-	logFrom(ctx).Info("transaction re-verified by staff", "transaction", t.ID, "staff", principalFrom(ctx).Member.ID,
-		"gateway_status", rc.Gateway.Status, "record", d.Status)
 	writeData(w, http.StatusOK, reverification{Transaction: d, GatewayStatus: string(rc.Gateway.Status), Disagreement: rc.Disagrees,
 		WorkflowID: wf, WorkflowURL: s.workflowURL(wf), SentToGateway: rc.Asked, GatewayMessage: rc.Gateway.FailureMessage})
 	return nil

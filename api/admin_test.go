@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sikahq/sika"
+	"github.com/sikahq/sika/store"
 )
 
 func TestSupportTooling(t *testing.T) {
@@ -54,6 +55,10 @@ func TestSupportTooling(t *testing.T) {
 	assert.True(t, rv.SentToGateway)
 	assert.False(t, rv.Disagreement)
 	assert.Equal(t, sika.StatusSuccess, ps.final(t, acct, p.ID, 5*time.Second).Status)
+	actions, err := testStore.StaffActions(t.Context(), p.ID, 10)
+	require.NoError(t, err)
+	require.Len(t, actions, 1, "the re-verification is audited")
+	assert.Equal(t, store.StaffActionReverified, actions[0].Action)
 	assert.Equal(t, 404, ps.call(t, "POST", "/api/v1/admin/transactions/7b1c3f2e-0000-4000-8000-000000000000/reverify/", nil, staff...).Status)
 
 	var queue struct{ Count int }

@@ -81,12 +81,17 @@ func (s *Server) consoleReverify(ctx context.Context, staff sika.Member, id uuid
 	}
 	out := console.Reverification{GatewayStatus: string(rc.Gateway.Status), SentToGateway: rc.Asked, Disagreement: rc.Disagrees,
 		Message: rc.Gateway.FailureMessage, Status: d.Status}
+	return out, s.recordReverify(ctx, staff, t, rc, d)
+}
+
+// recordReverify audits a staff re-verification (the JSON route's and the console's alike).
+func (s *Server) recordReverify(ctx context.Context, staff sika.Member, t sika.Transaction, rc workflows.Recheck, d sika.TransactionDetail) error {
 	if err := s.store.RecordStaffAction(ctx, store.StaffAction{Staff: staff.ID, Action: store.StaffActionReverified, Transaction: &t.ID,
-		Detail: map[string]any{"merchant": t.Merchant, "gateway_status": out.GatewayStatus, "sent_to_gateway": rc.Asked,
+		Detail: map[string]any{"merchant": t.Merchant, "gateway_status": string(rc.Gateway.Status), "sent_to_gateway": rc.Asked,
 			"disagreement": rc.Disagrees, "status": d.Status}}); err != nil {
-		return out, err
+		return err
 	}
-	logFrom(ctx).Info("transaction re-verified by staff (console)", "transaction", t.ID, "staff", staff.ID,
+	logFrom(ctx).Info("transaction re-verified by staff", "transaction", t.ID, "staff", staff.ID,
 		"gateway_status", rc.Gateway.Status, "record", d.Status)
-	return out, nil
+	return nil
 }
