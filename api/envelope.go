@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -117,6 +118,7 @@ func dependencyDown(err error) bool {
 	case errors.As(err, &unavailable), errors.As(err, &temporalDeadline):
 		return true
 	}
-	return errors.As(err, &connectErr) || errors.As(err, &netErr) ||
+	// A connection cut mid-answer (Postgres stopped) reads as an unexpected EOF (found by make chaos).
+	return errors.As(err, &connectErr) || errors.As(err, &netErr) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, context.DeadlineExceeded) || pgconn.SafeToRetry(err)
 }

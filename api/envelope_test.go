@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -25,6 +26,7 @@ func TestDependencyDown(t *testing.T) {
 		{fmt.Errorf("signal: %w", serviceerror.NewUnavailable("connection refused")), true},
 		{serviceerror.NewDeadlineExceeded("deadline"), true},
 		{fmt.Errorf("wrapped: %w", context.DeadlineExceeded), true},
+		{fmt.Errorf("claim idempotency key: failed to receive message: %w", io.ErrUnexpectedEOF), true},
 		{errors.New("a bug"), false},
 	} {
 		assert.Equal(t, tc.down, dependencyDown(tc.err), "%v", tc.err)
