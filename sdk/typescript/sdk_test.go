@@ -64,9 +64,6 @@ type devInfo struct {
 // that no API call can make (a frozen wallet, a merchant with a tiny rate limit, an expired
 // session token) is written to the database here first.
 func TestTypeScriptSDK(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts the service and runs npm and node")
-	}
 	for _, tool := range []string{"node", "npm"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("%s is needed to test the TypeScript client (Node 18+): %v", tool, err)

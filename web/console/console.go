@@ -171,33 +171,12 @@ func (a *App) routes() *mux.Router {
 	return r
 }
 
-// ServeHTTP serves a console request. Every answer carries the security headers; a ?lang=
-// query first records the language choice and comes back without it.
-func (a *App) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	a.kit.SecurityHeaders(w, r)
-	if a.kit.SwitchLanguage(w, r) {
-		return
-	}
-	a.router.ServeHTTP(w, r)
-}
+// ServeHTTP serves a console request (webapp.Kit.Serve: security headers, language choice).
+func (a *App) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.kit.Serve(w, r, a.router) }
 
 // Route is a method and path template the console serves.
-type Route struct{ Method, Path string }
+type Route = webapp.Route
 
 // Routes lists every method and path template the console serves, so that a test can check
 // it covers them all.
-func (a *App) Routes() []Route {
-	var out []Route
-	_ = a.router.Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
-		tpl, err := route.GetPathTemplate()
-		if err != nil {
-			return nil
-		}
-		methods, _ := route.GetMethods()
-		for _, m := range methods {
-			out = append(out, Route{Method: m, Path: tpl})
-		}
-		return nil
-	})
-	return out
-}
+func (a *App) Routes() []Route { return webapp.Routes(a.router) }
