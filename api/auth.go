@@ -73,6 +73,11 @@ var errInvalidCredentials = sika.Errorf(sika.CodeInvalidCredentials, "Invalid AP
 
 // authenticate resolves the caller of a non-public route and the tenancy it acts in.
 func (s *Server) authenticate(r *http.Request, a access) (*Principal, error) {
+	if m := webMember(r.Context()); m != nil {
+		// An in-process call of the dashboard (CallAsMember): its member signed in by browser
+		// session, and is read again so that a member removed meanwhile is refused.
+		return s.memberPrincipal(r, m.ID, a)
+	}
 	raw := r.Header.Get("Authorization")
 	if raw == "" {
 		return nil, sika.Errorf(sika.CodeAuthenticationNeeded, "Authentication credentials were not provided.")
@@ -119,11 +124,18 @@ func (s *Server) authenticateAPIKey(ctx context.Context, secret string) (*Princi
 }
 
 func (s *Server) authenticateSession(r *http.Request, token string, a access) (*Principal, error) {
-	ctx := r.Context()
 	memberID, err := s.parseToken(token)
 	if err != nil {
 		return nil, err
 	}
+	return s.memberPrincipal(r, memberID, a)
+}
+
+// memberPrincipal is the principal of a signed-in member for a route of access a: staff routes
+// need a staff member; merchant routes act for the member's merchant named by X-Merchant-Id (the
+// first one without it) in the environment of X-Environment (LIVE without it).
+func (s *Server) memberPrincipal(r *http.Request, memberID uuid.UUID, a access) (*Principal, error) {
+	ctx := r.Context()
 	member, err := s.store.MemberByID(ctx, memberID)
 	if sika.ErrorCode(err) == sika.CodeNotFound {
 		return nil, errInvalidCredentials

@@ -29,6 +29,7 @@ func (s *Server) dashboardRoutes(root *mux.Router) {
 			}
 			return s.streamTransactionsCSV(w, r, merchant, env)
 		},
+		API:          s.CallAsMember,
 		ClientIP:     s.clientIP,
 		RouteMatched: routeName,
 		Logger:       s.cfg.Logger,

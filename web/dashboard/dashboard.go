@@ -80,6 +80,11 @@ type Config struct {
 	// filters select (the parameters of GET /transactions/), for a merchant and environment. An
 	// error returned before anything was written (a bad filter) leaves the answer to the caller.
 	ExportTransactions func(w http.ResponseWriter, r *http.Request, merchant uuid.UUID, env sika.Environment) error
+	// API calls a route of the JSON API in process for the session's member, merchant and
+	// environment (api.Server.CallAsMember): every form that changes something (a payment link,
+	// a payout, an API key, a webhook endpoint, a KYC dossier, the settings) acts through it, so
+	// the API's validation, rules, idempotency and audit apply unchanged.
+	API webapp.CallAPI
 	// ClientIP is the caller's address as the API sees it (behind trusted proxies), recorded
 	// with a new session.
 	ClientIP func(r *http.Request) netip.Addr

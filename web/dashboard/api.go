@@ -1,0 +1,28 @@
+package dashboard
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+
+	"github.com/sikahq/sika/web/webapp"
+)
+
+// call runs a route of the JSON API for the visit's member, merchant and environment (Config.API)
+// and decodes its data into out (nil: ignore it). An error of the API comes back as the
+// *sika.Error the API answered (its code and message, or the invalid fields), for the page to
+// show beside the form.
+func (a *App) call(r *http.Request, v *visit, method, path string, query url.Values, body any, idempotencyKey string, out any) error {
+	if a.cfg.API == nil {
+		return fmt.Errorf("dashboard: no API configured for %s %s", method, path)
+	}
+	if v.merchant == nil {
+		return fmt.Errorf("dashboard: %s %s without a merchant", method, path)
+	}
+	ans, err := a.cfg.API(r, webapp.APICall{Member: v.member, Merchant: v.merchant.ID, Environment: v.env,
+		Method: method, Path: path, Query: query, Body: body, IdempotencyKey: idempotencyKey})
+	if err != nil {
+		return err
+	}
+	return ans.Decode(out)
+}
