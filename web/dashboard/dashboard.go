@@ -159,6 +159,8 @@ func (a *App) routes() *mux.Router {
 	r.Handle(Prefix+"transactions/export/", a.forMerchant(a.exportTransactions)).Methods(get)
 	r.Handle(Prefix+"transactions/", a.forMerchant(a.transactions)).Methods(get)
 	r.Handle(Prefix+"transactions/{id}/", a.forMerchant(a.transaction)).Methods(get)
+	a.moneyRoutes(r)
+	a.developerRoutes(r)
 	return r
 }
 

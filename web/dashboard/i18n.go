@@ -2,24 +2,53 @@ package dashboard
 
 // translations holds every string of the dashboard, French first; TestTranslationsComplete
 // checks that both languages have every key the templates and handlers use.
-var translations = map[string]map[string]string{
+var translations = mergeTranslations(baseTranslations, moneyTranslations, developerTranslations)
+
+// mergeTranslations joins the strings of each part of the dashboard (each page family keeps its
+// own in its file); a key given twice is a mistake and panics at start.
+func mergeTranslations(parts ...map[string]map[string]string) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for _, part := range parts {
+		for lang, strs := range part {
+			if out[lang] == nil {
+				out[lang] = map[string]string{}
+			}
+			for k, v := range strs {
+				if _, dup := out[lang][k]; dup {
+					panic("dashboard: translation key " + k + " given twice")
+				}
+				out[lang][k] = v
+			}
+		}
+	}
+	return out
+}
+
+// baseTranslations are the strings of the frame, login, home and transactions.
+var baseTranslations = map[string]map[string]string{
 	"fr": {
-		"other_lang":       "en",
-		"switch_lang":      "English",
-		"skip_to_content":  "Aller au contenu",
-		"menu":             "Menu principal",
-		"nav_home":         "Accueil",
-		"nav_transactions": "Transactions",
-		"nav_merchants":    "Changer de marchand",
-		"logout":           "Se déconnecter",
-		"env_test":         "TEST",
-		"env_live":         "LIVE",
-		"env_badge_help":   "Environnement affiché",
-		"switch_to_live":   "Passer en LIVE",
-		"switch_to_test":   "Passer en TEST",
-		"test_banner":      "Mode TEST : données du bac à sable, aucun argent réel.",
-		"suspended_banner": "Ce compte marchand est suspendu : contactez le support Sika.",
-		"inactive_banner":  "Le mode LIVE sera ouvert après l'approbation de votre dossier KYC.",
+		"other_lang":            "en",
+		"switch_lang":           "English",
+		"skip_to_content":       "Aller au contenu",
+		"menu":                  "Menu principal",
+		"nav_home":              "Accueil",
+		"nav_transactions":      "Transactions",
+		"nav_payment_links":     "Liens de paiement",
+		"nav_checkout_sessions": "Sessions de paiement",
+		"nav_payouts":           "Décaissements",
+		"nav_developers":        "Développeurs",
+		"nav_kyc":               "Vérification (KYC)",
+		"nav_settings":          "Paramètres",
+		"nav_merchants":         "Changer de marchand",
+		"logout":                "Se déconnecter",
+		"env_test":              "TEST",
+		"env_live":              "LIVE",
+		"env_badge_help":        "Environnement affiché",
+		"switch_to_live":        "Passer en LIVE",
+		"switch_to_test":        "Passer en TEST",
+		"test_banner":           "Mode TEST : données du bac à sable, aucun argent réel.",
+		"suspended_banner":      "Ce compte marchand est suspendu : contactez le support Sika.",
+		"inactive_banner":       "Le mode LIVE sera ouvert après l'approbation de votre dossier KYC.",
 
 		"login_title":       "Connexion",
 		"email":             "Adresse e-mail",
@@ -140,22 +169,28 @@ var translations = map[string]map[string]string{
 		"error_internal":    "Une erreur est survenue. Réessayez dans un instant.",
 	},
 	"en": {
-		"other_lang":       "fr",
-		"switch_lang":      "Français",
-		"skip_to_content":  "Skip to content",
-		"menu":             "Main menu",
-		"nav_home":         "Home",
-		"nav_transactions": "Transactions",
-		"nav_merchants":    "Switch merchant",
-		"logout":           "Log out",
-		"env_test":         "TEST",
-		"env_live":         "LIVE",
-		"env_badge_help":   "Environment shown",
-		"switch_to_live":   "Switch to LIVE",
-		"switch_to_test":   "Switch to TEST",
-		"test_banner":      "TEST mode: sandbox data, no real money.",
-		"suspended_banner": "This merchant account is suspended: contact Sika support.",
-		"inactive_banner":  "LIVE opens once your KYC dossier is approved.",
+		"other_lang":            "fr",
+		"switch_lang":           "Français",
+		"skip_to_content":       "Skip to content",
+		"menu":                  "Main menu",
+		"nav_home":              "Home",
+		"nav_transactions":      "Transactions",
+		"nav_payment_links":     "Payment links",
+		"nav_checkout_sessions": "Checkout sessions",
+		"nav_payouts":           "Payouts",
+		"nav_developers":        "Developers",
+		"nav_kyc":               "Verification (KYC)",
+		"nav_settings":          "Settings",
+		"nav_merchants":         "Switch merchant",
+		"logout":                "Log out",
+		"env_test":              "TEST",
+		"env_live":              "LIVE",
+		"env_badge_help":        "Environment shown",
+		"switch_to_live":        "Switch to LIVE",
+		"switch_to_test":        "Switch to TEST",
+		"test_banner":           "TEST mode: sandbox data, no real money.",
+		"suspended_banner":      "This merchant account is suspended: contact Sika support.",
+		"inactive_banner":       "LIVE opens once your KYC dossier is approved.",
 
 		"login_title":       "Log in",
 		"email":             "Email address",

@@ -3,6 +3,7 @@ package dashboard
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,7 +14,7 @@ import (
 )
 
 // pageNames are the page templates; each is parsed with layout.html, which frames it.
-var pageNames = []string{"login", "merchants", "home", "transactions", "transaction", "error"}
+var pageNames = slices.Concat([]string{"login", "merchants", "home", "transactions", "transaction", "error"}, moneyPages, developerPages)
 
 // view is what every page template is given: the visit (language, member, merchant,
 // environment), the page's own Data, and helpers that format for the page's language.
