@@ -21,6 +21,7 @@ import (
 	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/store"
 	"github.com/sikahq/sika/web/dashboard"
+	"github.com/sikahq/sika/web/webapp"
 )
 
 // dashClient is a browser without JavaScript: a cookie jar, redirects not followed, so that
@@ -57,6 +58,12 @@ func (c *dashClient) do(t *testing.T, method, path string, form url.Values, head
 	if form != nil {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}
+	return c.send(t, req, headers...)
+}
+
+// send sends a request built by the caller, with headers (name, value, …), and reads the answer.
+func (c *dashClient) send(t *testing.T, req *http.Request, headers ...string) dashAnswer {
+	t.Helper()
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
@@ -467,6 +474,10 @@ func TestDashboardTenancySweep(t *testing.T) {
 		{"POST", "/dashboard/environment/", "/dashboard/environment/", url.Values{"environment": {"LIVE"}}},
 		{"POST", "/dashboard/logout/", "/dashboard/logout/", url.Values{}},
 	}
+	devSweep := newDeveloperSweep(t, ts, a, b)
+	for _, r := range devSweep.routes {
+		routes = append(routes, route(r))
+	}
 	// Every route of the dashboard is swept, except the public ones: the login form (its CSRF
 	// check is TestDashboardLogin's) and the static files.
 	swept := map[dashboard.Route]bool{}
@@ -523,16 +534,15 @@ func TestDashboardTenancySweep(t *testing.T) {
 		assert.Contains(t, csv.Body, own.Reference)
 		assert.NotContains(t, csv.Body, theirs.Reference)
 		assert.NotContains(t, csv.Body, ownTest.Reference, "LIVE only")
+		devSweep.foreign(t, c)
 	})
 
 	t.Run("a staff member's or the console's session is not accepted", func(t *testing.T) {
 		staff := newStaffMember(t)
-		for _, ws := range []store.WebSession{
-			{App: store.WebAppDashboard, Member: staff.ID},
-			{App: store.WebAppConsole, Member: a.Member.ID, Merchant: &a.Merchant.ID},
-		} {
-			token := strings.Repeat("A", 43)
-			token = token[:43-len(string(ws.App))] + strings.ToUpper(string(ws.App))[:len(string(ws.App))]
+		// A staff member's dashboard session is dropped at its first use: every request gets a
+		// fresh one, so that each route meets the session itself, not its absence.
+		forge := func(ws store.WebSession) *dashClient {
+			token := webapp.NewToken()
 			now := time.Now().UTC()
 			ws.TokenHash, ws.Environment, ws.CSRFToken = sha256Of(token), sika.EnvironmentLive, "t"
 			ws.CreatedAt, ws.LastSeenAt, ws.ExpiresAt, ws.AbsoluteExpiresAt = now, now, now.Add(time.Hour), now.Add(time.Hour)
@@ -540,9 +550,24 @@ func TestDashboardTenancySweep(t *testing.T) {
 			forged := newDashClient(t, ts.url)
 			u, _ := url.Parse(ts.url + "/dashboard/")
 			forged.client.Jar.SetCookies(u, []*http.Cookie{{Name: "sika_dashboard", Value: token, Path: "/dashboard/"}})
-			r := forged.get(t, "/dashboard/")
-			assert.Equal(t, http.StatusSeeOther, r.Status, "%s session", ws.App)
-			assert.True(t, strings.HasPrefix(r.Header.Get("Location"), "/dashboard/login/"))
+			return forged
+		}
+		for _, ws := range []store.WebSession{
+			{App: store.WebAppDashboard, Member: staff.ID},
+			{App: store.WebAppConsole, Member: a.Member.ID, Merchant: &a.Merchant.ID},
+		} {
+			for _, rt := range routes {
+				form := rt.form
+				if rt.method == http.MethodPost {
+					form = url.Values{"csrf_token": {"t"}} // the forged session's own token
+					for k, v := range rt.form {
+						form[k] = v
+					}
+				}
+				r := forge(ws).do(t, rt.method, rt.path, form)
+				assert.Equal(t, http.StatusSeeOther, r.Status, "%s session: %s %s", ws.App, rt.method, rt.path)
+				assert.True(t, strings.HasPrefix(r.Header.Get("Location"), "/dashboard/login/"), "%s %s", rt.method, rt.path)
+			}
 		}
 	})
 }

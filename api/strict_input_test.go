@@ -46,7 +46,7 @@ var requestBodies = map[string]any{
 	"POST /merchant-webhooks/":                    webhookRequest{},
 	"PATCH /merchant-webhooks/{id}/":              webhookPatchRequest{},
 	"POST /merchant-webhooks/{id}/rotate-secret/": struct{}{},
-	"POST /events/{id}/redeliver/":                struct{}{},
+	"POST /events/{id}/redeliver/":                redeliverRequest{},
 	"POST /admin/transactions/{id}/reverify/":     struct{}{},
 	"POST /admin/transactions/{id}/resolve/":      SupportDecision{},
 	"POST /checkout-sessions/":                    checkoutSessionRequest{},

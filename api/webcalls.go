@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 
 	"github.com/sikahq/sika"
@@ -22,21 +23,29 @@ const ctxWebMember ctxKey = 100
 // request would. The browser's address and request id are carried over, so the IP whitelist
 // exemption of dashboard calls, the rate limit and the logs see the real caller.
 func (s *Server) CallAsMember(r *http.Request, call webapp.APICall) (webapp.APIAnswer, error) {
-	var body []byte
-	if call.Body != nil {
-		var err error
-		if body, err = json.Marshal(call.Body); err != nil {
+	var body io.Reader = http.NoBody
+	contentType := ""
+	switch {
+	case call.RawBody != nil:
+		body, contentType = call.RawBody, call.ContentType
+	case call.Body != nil:
+		raw, err := json.Marshal(call.Body)
+		if err != nil {
 			return webapp.APIAnswer{}, fmt.Errorf("encode %s %s: %w", call.Method, call.Path, err)
 		}
+		body, contentType = bytes.NewReader(raw), "application/json"
 	}
 	target := basePath + call.Path
 	if len(call.Query) > 0 {
 		target += "?" + call.Query.Encode()
 	}
 	ctx := context.WithValue(r.Context(), ctxWebMember, &call.Member)
-	req, err := http.NewRequestWithContext(ctx, call.Method, target, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, call.Method, target, body)
 	if err != nil {
 		return webapp.APIAnswer{}, fmt.Errorf("build %s %s: %w", call.Method, call.Path, err)
+	}
+	if call.RawBody != nil {
+		req.ContentLength = -1 // a stream: its length is known when it ends
 	}
 	req.RemoteAddr = r.RemoteAddr
 	for _, h := range []string{"X-Forwarded-For", "X-Request-Id", "User-Agent", "Accept-Language"} {
@@ -44,8 +53,8 @@ func (s *Server) CallAsMember(r *http.Request, call webapp.APICall) (webapp.APIA
 			req.Header.Set(h, v)
 		}
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
 	}
 	req.Header.Set("X-Merchant-Id", call.Merchant.String())
 	req.Header.Set("X-Environment", string(call.Environment))

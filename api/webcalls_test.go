@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -63,4 +64,20 @@ func TestCallAsMember(t *testing.T) {
 		Method: http.MethodGet, Path: "/api-keys/"})
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusUnauthorized, ans.Status)
+
+	// A raw body goes as it is: a KYC file, multipart, to the upload the API has.
+	kts, _ := kycServer(t)
+	body, ct := multipartFile(t, "file", "id.png", "image/png", kycPNG(t))
+	ans, err = kts.CallAsMember(browser, webapp.APICall{Member: a.Member, Merchant: a.Merchant.ID, Environment: sika.EnvironmentTest,
+		Method: http.MethodPost, Path: "/merchant-kyc/upload/", RawBody: bytes.NewReader(body), ContentType: ct})
+	require.NoError(t, err)
+	require.Equal(t, http.StatusCreated, ans.Status, "%s", ans.Body)
+	var up kycFileUpload
+	require.NoError(t, ans.Decode(&up))
+	assert.Equal(t, "image/png", up.ContentType)
+	body, ct = multipartFile(t, "file", "id.png", "image/png", kycEXE())
+	ans, err = kts.CallAsMember(browser, webapp.APICall{Member: a.Member, Merchant: a.Merchant.ID, Environment: sika.EnvironmentTest,
+		Method: http.MethodPost, Path: "/merchant-kyc/upload/", RawBody: bytes.NewReader(body), ContentType: ct})
+	require.NoError(t, err)
+	assert.Equal(t, sika.CodeUnsupportedMediaType, sika.ErrorCode(ans.Decode(nil)), "the API's rule: the type is read from the bytes")
 }

@@ -245,19 +245,47 @@ func (s *Server) listEventDeliveries(w http.ResponseWriter, r *http.Request) err
 	return nil
 }
 
-// redeliverEvent queues a new delivery of an event to every endpoint that matches it now.
+// redeliverRequest is the optional body of a redelivery: endpoint narrows it to one endpoint
+// (the dashboard's "redeliver" on a row of an endpoint's delivery log).
+type redeliverRequest struct {
+	Endpoint *string `json:"endpoint"`
+}
+
+// redeliverEvent queues a new delivery of an event to every endpoint that matches it now, or
+// to the one endpoint the body names: an endpoint of another merchant or environment is not
+// found; a disabled one, or one scoped to another payment link, cannot take the event.
 func (s *Server) redeliverEvent(w http.ResponseWriter, r *http.Request) error {
-	if err := noBody(r); err != nil {
+	var req redeliverRequest
+	if err := decodeBody(r, &req); err != nil {
 		return err
 	}
 	ev, err := s.eventFor(r)
 	if err != nil {
 		return err
 	}
-	_, ev.Environment = tenant(r.Context())
-	n, err := s.store.Redeliver(r.Context(), ev, uuid.NewString())
+	merchant, env := tenant(r.Context())
+	ev.Environment = env
+	var endpoint *uuid.UUID
+	if req.Endpoint != nil {
+		id, err := uuid.Parse(*req.Endpoint)
+		if err != nil {
+			return sika.FieldError("endpoint", sika.MsgInvalidUUID)
+		}
+		e, err := s.store.WebhookEndpointByID(r.Context(), merchant, env, id)
+		if err != nil {
+			return err
+		}
+		if !e.IsActive {
+			return sika.FieldError("endpoint", "The endpoint is disabled: enable it before redelivering to it.")
+		}
+		endpoint = &e.ID
+	}
+	n, err := s.store.Redeliver(r.Context(), ev, uuid.NewString(), endpoint)
 	if err != nil {
 		return err
+	}
+	if endpoint != nil && n == 0 {
+		return sika.FieldError("endpoint", "The endpoint does not receive this event (it is scoped to another payment link).")
 	}
 	writeData(w, http.StatusAccepted, map[string]any{"event": ev.ID, "queued": n})
 	return nil

@@ -248,14 +248,37 @@ func TestWebhookEndpointsLifecycle(t *testing.T) {
 		require.Equal(t, 200, r.Status)
 		assert.Equal(t, 404, ps.call(t, "GET", "/api/v1/merchant-webhooks/"+e.ID.String()+"/", nil, dash...).Status)
 		fresh := newReceiver(t, 0)
-		ps.register(t, acct, fresh, nil)
+		freshEndpoint := ps.register(t, acct, fresh, nil)
 		var page struct{ Results []sika.Event }
 		ps.call(t, "GET", "/api/v1/events/?page_size=1", nil, dash...).data(t, &page)
 		require.Len(t, page.Results, 1)
 		r = ps.call(t, "POST", "/api/v1/events/"+page.Results[0].ID+"/redeliver/", nil, dash...)
 		require.Equal(t, 202, r.Status, "%s", r.Body)
 		require.Eventually(t, func() bool { return fresh.deliveredCount() >= 1 }, 10*time.Second, 50*time.Millisecond)
+
+		// To one endpoint only: the fresh one gets the event once more, nobody else does.
+		fresh.mu.Lock()
+		seenBefore := fresh.seen[page.Results[0].ID]
+		fresh.mu.Unlock()
+		var queued struct{ Queued int }
+		r = ps.call(t, "POST", "/api/v1/events/"+page.Results[0].ID+"/redeliver/", map[string]any{"endpoint": freshEndpoint.ID}, dash...)
+		require.Equal(t, 202, r.Status, "%s", r.Body)
+		r.data(t, &queued)
+		assert.Equal(t, 1, queued.Queued)
+		require.Eventually(t, func() bool {
+			fresh.mu.Lock()
+			defer fresh.mu.Unlock()
+			return fresh.seen[page.Results[0].ID] == seenBefore+1
+		}, 10*time.Second, 50*time.Millisecond)
 		other := ps.newAccount(t, true)
+		theirs := ps.register(t, other, newReceiver(t, 0), nil)
+		r = ps.call(t, "POST", "/api/v1/events/"+page.Results[0].ID+"/redeliver/", map[string]any{"endpoint": theirs.ID}, dash...)
+		assert.Equal(t, 404, r.Status, "another merchant's endpoint: %s", r.Body)
+		r = ps.call(t, "POST", "/api/v1/events/"+page.Results[0].ID+"/redeliver/", map[string]any{"endpoint": "nope"}, dash...)
+		assert.Contains(t, r.fields(), "endpoint")
+		ps.call(t, "PATCH", "/api/v1/merchant-webhooks/"+freshEndpoint.ID.String()+"/", map[string]any{"is_active": false}, dash...)
+		r = ps.call(t, "POST", "/api/v1/events/"+page.Results[0].ID+"/redeliver/", map[string]any{"endpoint": freshEndpoint.ID}, dash...)
+		assert.Contains(t, r.fields(), "endpoint", "a disabled endpoint takes no redelivery")
 		assert.Equal(t, 404, ps.call(t, "GET", "/api/v1/events/"+page.Results[0].ID+"/", nil, other.key(sika.EnvironmentTest, sika.ScopeBoth)...).Status)
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -96,4 +97,31 @@ func (s *Store) SetMemberPassword(ctx context.Context, id uuid.UUID, passwordHas
 		return sika.NotFound("Member")
 	}
 	return nil
+}
+
+// TeamMember is a member of a merchant's team with its role.
+type TeamMember struct {
+	sika.Member
+	Role     sika.MembershipRole
+	JoinedAt time.Time
+}
+
+// MerchantTeam lists the members of a merchant, oldest membership first (the dashboard's
+// settings page).
+func (s *Store) MerchantTeam(ctx context.Context, merchantID uuid.UUID) ([]TeamMember, error) {
+	rows, err := s.pool.Query(ctx, `SELECT m.id, m.email, m.full_name, m.is_staff, m.created_at, m.updated_at, ms.role, ms.created_at
+		FROM memberships ms JOIN members m ON m.id = ms.member_id
+		WHERE ms.merchant_id = $1 ORDER BY ms.created_at, m.id`, merchantID)
+	if err != nil {
+		return nil, fmt.Errorf("list merchant team: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (TeamMember, error) {
+		var tm TeamMember
+		err := r.Scan(&tm.ID, &tm.Email, &tm.FullName, &tm.IsStaff, &tm.CreatedAt, &tm.UpdatedAt, &tm.Role, &tm.JoinedAt)
+		return tm, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("scan merchant team: %w", err)
+	}
+	return out, nil
 }

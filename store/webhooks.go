@@ -224,10 +224,10 @@ func (s *Store) EventDeliveries(ctx context.Context, eventID string) ([]sika.Web
 	return out, nil
 }
 
-// Redeliver queues a new delivery of an event to every endpoint that matches it now. Each
-// redelivery is a workflow of its own (its id carries a suffix), so that a finished delivery
-// does not block it.
-func (s *Store) Redeliver(ctx context.Context, ev sika.Event, suffix string) (int, error) {
+// Redeliver queues a new delivery of an event to every endpoint that matches it now, or to
+// the one endpoint named when it matches. Each redelivery is a workflow of its own (its id
+// carries a suffix), so that a finished delivery does not block it.
+func (s *Store) Redeliver(ctx context.Context, ev sika.Event, suffix string, endpoint *uuid.UUID) (int, error) {
 	n := 0
 	err := s.InTx(ctx, func(tx pgx.Tx) error {
 		var link *uuid.UUID
@@ -236,7 +236,8 @@ func (s *Store) Redeliver(ctx context.Context, ev sika.Event, suffix string) (in
 		}
 		rows, err := tx.Query(ctx, `SELECT id FROM webhook_endpoints
 			WHERE merchant_id = $1 AND environment = $2 AND is_active AND deleted_at IS NULL
-			  AND (payment_link_id IS NULL OR payment_link_id = $3)`, ev.Merchant, ev.Environment, link)
+			  AND (payment_link_id IS NULL OR payment_link_id = $3) AND ($4::uuid IS NULL OR id = $4)`,
+			ev.Merchant, ev.Environment, link, endpoint)
 		if err != nil {
 			return fmt.Errorf("match webhook endpoints: %w", err)
 		}
@@ -254,4 +255,30 @@ func (s *Store) Redeliver(ctx context.Context, ev sika.Event, suffix string) (in
 		return nil
 	})
 	return n, err
+}
+
+// EndpointDelivery is a delivery attempt with the type of the event it carried.
+type EndpointDelivery struct {
+	sika.WebhookDelivery
+	EventType string
+}
+
+// EndpointDeliveries returns a keyset page of the delivery attempts to one endpoint of the
+// merchant and environment, newest first: the endpoint's delivery log. Another merchant's
+// endpoint has none.
+func (s *Store) EndpointDeliveries(ctx context.Context, merchantID uuid.UUID, env sika.Environment, endpointID uuid.UUID, req KeysetRequest) ([]EndpointDelivery, bool, error) {
+	items, more, err := queryKeyset(ctx, s, `d.id, d.event_id, d.endpoint_id, d.attempt, d.succeeded, d.status_code, d.latency_ms,
+			d.response_excerpt, d.error, d.created_at, e.type`,
+		`FROM webhook_deliveries d JOIN events e ON e.event_id = d.event_id
+		WHERE d.endpoint_id = $1 AND d.merchant_id = $2 AND d.environment = $3`, "d.", []any{endpointID, merchantID, env}, req,
+		func(r pgx.Row) (EndpointDelivery, error) {
+			var d EndpointDelivery
+			err := r.Scan(&d.ID, &d.Event, &d.Endpoint, &d.Attempt, &d.Succeeded, &d.StatusCode, &d.LatencyMS, &d.ResponseExcerpt,
+				&d.Error, &d.CreatedAt, &d.EventType)
+			return d, err
+		})
+	if err != nil {
+		return nil, false, fmt.Errorf("list endpoint deliveries: %w", err)
+	}
+	return items, more, nil
 }

@@ -13,14 +13,23 @@ import (
 // *sika.Error the API answered (its code and message, or the invalid fields), for the page to
 // show beside the form.
 func (a *App) call(r *http.Request, v *visit, method, path string, query url.Values, body any, idempotencyKey string, out any) error {
+	return a.send(r, v, webapp.APICall{Method: method, Path: path, Query: query, Body: body, IdempotencyKey: idempotencyKey}, out)
+}
+
+// send is call for any APICall (a raw body, say), run for the visit's member, merchant and
+// environment whatever the call says.
+func (a *App) send(r *http.Request, v *visit, c webapp.APICall, out any) error {
 	if a.cfg.API == nil {
-		return fmt.Errorf("dashboard: no API configured for %s %s", method, path)
+		return fmt.Errorf("dashboard: no API configured for %s %s", c.Method, c.Path)
 	}
 	if v.merchant == nil {
-		return fmt.Errorf("dashboard: %s %s without a merchant", method, path)
+		return fmt.Errorf("dashboard: %s %s without a merchant", c.Method, c.Path)
 	}
-	ans, err := a.cfg.API(r, webapp.APICall{Member: v.member, Merchant: v.merchant.ID, Environment: v.env,
-		Method: method, Path: path, Query: query, Body: body, IdempotencyKey: idempotencyKey})
+	c.Member, c.Merchant = v.member, v.merchant.ID
+	if c.Environment == "" {
+		c.Environment = v.env
+	}
+	ans, err := a.cfg.API(r, c)
 	if err != nil {
 		return err
 	}

@@ -45,6 +45,11 @@ const (
 //go:embed templates/*.html
 var templateFS embed.FS
 
+// staticFS holds the dashboard's own scripts (static/), served beside the shared ones.
+//
+//go:embed static
+var staticFS embed.FS
+
 // Store is what the dashboard reads and writes; *store.Store is it. Every merchant read takes
 // the tenancy (merchant and environment) of the session, as the API's do.
 type Store interface {
@@ -62,6 +67,8 @@ type Store interface {
 	TouchWebSession(ctx context.Context, app store.WebApp, tokenHash []byte, now time.Time, idle time.Duration) error
 	SetWebSessionTenancy(ctx context.Context, app store.WebApp, tokenHash []byte, merchant *uuid.UUID, env sika.Environment) error
 	DeleteWebSession(ctx context.Context, app store.WebApp, tokenHash []byte) error
+
+	developerStore
 }
 
 // Config is what the dashboard is given by the process that serves it (api.NewServer).
@@ -146,7 +153,7 @@ func (a *App) routes() *mux.Router {
 	r.MethodNotAllowedHandler = http.HandlerFunc(a.methodNotAllowed)
 	get, post := http.MethodGet, http.MethodPost
 
-	r.Handle(Prefix+"static/{file:.+}", webapp.Static(Prefix, nil, a.notFound, a.cfg.RouteMatched)).Methods(get, http.MethodHead)
+	r.Handle(Prefix+"static/{file:.+}", webapp.Static(Prefix, staticFS, a.notFound, a.cfg.RouteMatched)).Methods(get, http.MethodHead)
 	r.Handle(Prefix+"login/", a.public(a.loginPage)).Methods(get)
 	r.Handle(Prefix+"login/", a.public(a.login)).Methods(post)
 	r.Handle(Prefix+"logout/", a.signedIn(a.logout)).Methods(post)

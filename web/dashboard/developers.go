@@ -1,14 +1,121 @@
 package dashboard
 
-import "github.com/gorilla/mux"
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/gorilla/mux"
+
+	"github.com/sikahq/sika"
+	"github.com/sikahq/sika/store"
+	"github.com/sikahq/sika/web/webapp"
+)
 
 // developerPages are the page templates of API keys, the IP whitelist, webhook endpoints and
 // their deliveries, the event log, KYC and settings.
-var developerPages = []string{}
+var developerPages = []string{"developers", "webhook_endpoint", "events", "event", "kyc", "settings"}
 
 // developerTranslations are their strings.
-var developerTranslations = map[string]map[string]string{"fr": {}, "en": {}}
+var developerTranslations = mergeTranslations(formTranslations, developersTranslations, webhookTranslations,
+	kycTranslations, settingsTranslations)
 
 // developerRoutes mounts API keys, the IP whitelist, webhook endpoints and their deliveries,
-// the event log, KYC and settings.
-func (a *App) developerRoutes(r *mux.Router) {}
+// the event log, KYC and settings. Every form acts through the JSON API (a.call), so its rules
+// (validation, the secret shown once, tenancy, dashboard-only routes) are the API's.
+func (a *App) developerRoutes(r *mux.Router) {
+	get, post := http.MethodGet, http.MethodPost
+	const dev = Prefix + "developers/"
+	r.Handle(dev, a.forMerchant(a.developers)).Methods(get)
+	r.Handle(dev+"api-keys/", a.forMerchant(a.createAPIKey)).Methods(post)
+	r.Handle(dev+"api-keys/{id}/revoke/", a.forMerchant(a.revokeAPIKey)).Methods(post)
+	r.Handle(dev+"ip-whitelist/", a.forMerchant(a.addIPAddress)).Methods(post)
+	r.Handle(dev+"ip-whitelist/{id}/delete/", a.forMerchant(a.deleteIPAddress)).Methods(post)
+	r.Handle(dev+"webhooks/", a.forMerchant(a.createEndpoint)).Methods(post)
+	r.Handle(dev+"webhooks/{id}/", a.forMerchant(a.endpoint)).Methods(get)
+	r.Handle(dev+"webhooks/{id}/rotate-secret/", a.forMerchant(a.rotateEndpointSecret)).Methods(post)
+	r.Handle(dev+"webhooks/{id}/active/", a.forMerchant(a.setEndpointActive)).Methods(post)
+	r.Handle(dev+"webhooks/{id}/delete/", a.forMerchant(a.deleteEndpoint)).Methods(post)
+	r.Handle(dev+"webhooks/{id}/redeliver/", a.forMerchant(a.redeliverToEndpoint)).Methods(post)
+	r.Handle(dev+"events/", a.forMerchant(a.events)).Methods(get)
+	r.Handle(dev+"events/{id}/", a.forMerchant(a.event)).Methods(get)
+	r.Handle(dev+"events/{id}/redeliver/", a.forMerchant(a.redeliverEvent)).Methods(post)
+
+	r.Handle(Prefix+"kyc/", a.forMerchant(a.kyc)).Methods(get)
+	r.Handle(Prefix+"kyc/", a.forMerchant(a.submitDossier)).Methods(post)
+	r.Handle(Prefix+"kyc/{id}/documents/", a.forUpload(a.uploadDocument)).Methods(post)
+
+	r.Handle(Prefix+"settings/", a.forMerchant(a.settings)).Methods(get)
+	r.Handle(Prefix+"settings/", a.forMerchant(a.saveSettings)).Methods(post)
+}
+
+// developerStore is what these pages read; *store.Store is it. Every read takes the tenancy
+// of the session (a dossier and the team are the merchant's, in both environments).
+type developerStore interface {
+	ListAPIKeys(ctx context.Context, merchantID uuid.UUID, env sika.Environment, page store.PageRequest) ([]sika.APIKey, int, error)
+	ListIPWhitelist(ctx context.Context, merchantID uuid.UUID, env sika.Environment, page store.PageRequest) ([]sika.IPWhitelistEntry, int, error)
+	ListWebhookEndpoints(ctx context.Context, merchantID uuid.UUID, env sika.Environment, page store.PageRequest) ([]sika.WebhookEndpoint, int, error)
+	WebhookEndpointByID(ctx context.Context, merchantID uuid.UUID, env sika.Environment, id uuid.UUID) (sika.WebhookEndpoint, error)
+	EndpointDeliveries(ctx context.Context, merchantID uuid.UUID, env sika.Environment, endpointID uuid.UUID, req store.KeysetRequest) ([]store.EndpointDelivery, bool, error)
+	ListEvents(ctx context.Context, merchantID uuid.UUID, env sika.Environment, req store.KeysetRequest) ([]store.EventKey, bool, error)
+	EventByID(ctx context.Context, merchantID uuid.UUID, env sika.Environment, id string) (sika.Event, error)
+	EventDeliveries(ctx context.Context, eventID string) ([]sika.WebhookDelivery, error)
+	ListKYCDossiers(ctx context.Context, merchant uuid.UUID, page store.PageRequest) ([]sika.KYCDossier, int, error)
+	MerchantSettings(ctx context.Context, merchantID uuid.UUID, env sika.Environment) (sika.MerchantSettings, error)
+	MerchantTeam(ctx context.Context, merchantID uuid.UUID) ([]store.TeamMember, error)
+}
+
+// managedListSize bounds the keys, addresses and endpoints a page lists: a merchant has a
+// handful of each.
+const managedListSize = 100
+
+// logSize is how many deliveries or events a page of a log shows.
+const logSize = 25
+
+// doneNotices are the notices a page shows after a form sent the browser back (?done=), by
+// their translation keys; any other value shows nothing.
+var doneNotices = map[string]bool{
+	"done_key_revoked": true, "done_ip_added": true, "done_ip_removed": true, "done_endpoint_enabled": true,
+	"done_endpoint_disabled": true, "done_endpoint_deleted": true, "done_redelivered": true, "done_dossier_submitted": true,
+	"done_document_added": true, "done_settings_saved": true,
+}
+
+// notice is the ?done= notice of a page, or "".
+func notice(r *http.Request) string {
+	if k := r.URL.Query().Get("done"); doneNotices[k] {
+		return k
+	}
+	return ""
+}
+
+// backTo sends the browser to path with a notice (Post/Redirect/Get: a reload repeats nothing).
+func backTo(w http.ResponseWriter, r *http.Request, path, done string) {
+	http.Redirect(w, r, query(path, url.Values{"done": {done}}), http.StatusSeeOther)
+}
+
+// logPosition reads the ?after= position of a log page (a row's "<created_at µs>.<id>", as the
+// transaction list writes it).
+func logPosition(r *http.Request) (store.KeysetRequest, error) {
+	req := store.KeysetRequest{Limit: logSize}
+	if raw := r.URL.Query().Get(afterParam); raw != "" {
+		pos, ok := parsePosition(raw)
+		if !ok {
+			return req, sika.NotFound("Page")
+		}
+		req.After = &pos
+	}
+	return req, nil
+}
+
+// logPositionOf is a row's position for the ?after= link of the next page.
+func logPositionOf(createdAt time.Time, id uuid.UUID) string {
+	return strconv.FormatInt(createdAt.UnixMicro(), 10) + "." + id.String()
+}
+
+// apiCall is a call of the JSON API with a JSON body, for a.send.
+func apiCall(method, path string, body any) webapp.APICall {
+	return webapp.APICall{Method: method, Path: path, Body: body}
+}

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"mime/multipart"
 	"net/http"
 
 	"github.com/google/uuid"
@@ -33,6 +34,8 @@ type visit struct {
 	merchants []sika.MerchantMembership
 	merchant  *sika.MerchantMembership
 	env       sika.Environment
+	// parts is the multipart body of an upload (forUpload), its CSRF token already checked.
+	parts *multipart.Reader
 }
 
 // handler serves a request of a visit; an error is rendered by fail.
@@ -59,9 +62,21 @@ func (a *App) signedIn(h handler) http.Handler { return a.withSession(h, false) 
 // is sent to the picker.
 func (a *App) forMerchant(h handler) http.Handler { return a.withSession(h, true) }
 
+// forUpload serves a multipart POST of a merchant that carries a file (a KYC document): its body
+// may be as large as the API's upload takes (webapp.MaxUploadBytes), and it is streamed to h as
+// v.parts, never read whole. Its CSRF token is checked as any form's: in the X-CSRF-Token header,
+// or in the csrf_token field, which must then be the body's first part (the form puts it first),
+// so the token is known before any of the file is read.
+func (a *App) forUpload(h handler) http.Handler { return a.session(h, true, true) }
+
 // withSession resolves the session of the request (no session: to the login page), checks the
 // CSRF token of anything but a GET, and runs h.
 func (a *App) withSession(h handler, needMerchant bool) http.Handler {
+	return a.session(h, needMerchant, false)
+}
+
+// session is withSession, for a form (upload false) or a streamed upload (forUpload).
+func (a *App) session(h handler, needMerchant, upload bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		a.cfg.RouteMatched(r)
 		v := &visit{lang: webapp.Lang(r)}
@@ -74,7 +89,14 @@ func (a *App) withSession(h handler, needMerchant bool) http.Handler {
 			a.kit.ToLogin(w, r, hadCookie)
 			return
 		}
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		switch {
+		case upload:
+			r.Body = http.MaxBytesReader(w, r.Body, webapp.MaxUploadBytes)
+			if v.parts, err = a.kit.CheckUploadCSRF(r, v.session.CSRFToken); err != nil {
+				a.fail(w, r, v, err)
+				return
+			}
+		case r.Method != http.MethodGet && r.Method != http.MethodHead:
 			r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 			if err := a.kit.CheckCSRF(r, v.session.CSRFToken); err != nil {
 				a.fail(w, r, v, err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 
@@ -27,6 +28,11 @@ type APICall struct {
 	Query  url.Values
 	// Body is encoded as JSON when not nil.
 	Body any
+	// RawBody, when not nil, is sent as it is with ContentType instead of a JSON Body: a KYC
+	// file goes to POST /merchant-kyc/upload/ as the multipart body the API reads, streamed, never
+	// held whole in memory.
+	RawBody     io.Reader
+	ContentType string
 	// IdempotencyKey is sent as the Idempotency-Key header; a form carries one made when the
 	// form was shown, so a double submit is one operation.
 	IdempotencyKey string

@@ -22,8 +22,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"html/template"
+	"io"
 	"io/fs"
 	"mime"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"path"
@@ -56,6 +58,10 @@ const (
 	CSRFHeader = "X-CSRF-Token"
 	// MaxFormBytes bounds the body of every request that is not a GET, before its token is read.
 	MaxFormBytes = 64 << 10
+	// MaxUploadBytes bounds the body of an upload form: the largest KYC file the API takes
+	// (sika.MaxKYCFileSize) and the form's other fields and framing. The file's own limit is the
+	// API's, checked on the bytes it reads.
+	MaxUploadBytes = sika.MaxKYCFileSize + MaxFormBytes
 	// TouchEvery is how often a session's idle deadline is moved forward by use.
 	TouchEvery       = time.Minute
 	tokenBytes       = 32
@@ -251,6 +257,36 @@ func (k *Kit) CheckCSRF(r *http.Request, want string) error {
 		return ErrForbidden
 	}
 	return nil
+}
+
+// CheckUploadCSRF verifies a multipart upload without reading its file: its origin, and its
+// token, in the X-CSRF-Token header (a script's upload) or else in the csrf_token field, which
+// must be the body's first part (a form's upload puts it first). It returns the body's parts
+// after the token, for the handler to stream.
+func (k *Kit) CheckUploadCSRF(r *http.Request, want string) (*multipart.Reader, error) {
+	if !k.SameOrigin(r) || want == "" {
+		return nil, ErrForbidden
+	}
+	parts, err := r.MultipartReader()
+	if err != nil {
+		return nil, ErrForbidden
+	}
+	got := r.Header.Get(CSRFHeader)
+	if got == "" {
+		p, err := parts.NextPart()
+		if err != nil || p.FormName() != CSRFField {
+			return nil, ErrForbidden
+		}
+		raw, err := io.ReadAll(io.LimitReader(p, encodedTokenSize+1))
+		if err != nil {
+			return nil, ErrForbidden
+		}
+		got = string(raw)
+	}
+	if subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
+		return nil, ErrForbidden
+	}
+	return parts, nil
 }
 
 // NewLoginToken sets the login form's CSRF cookie and returns the token the form carries:

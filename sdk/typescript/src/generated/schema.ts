@@ -1269,7 +1269,7 @@ export interface paths {
         put?: never;
         /**
          * Deliver an event again
-         * @description Queues a new delivery of the event to every endpoint that matches it now; answers how many. The body is empty (any member in it is refused as an unknown field, `400`). Any key scope.
+         * @description Queues a new delivery of the event to every endpoint that matches it now, or with `endpoint` to that endpoint only (the redelivery of one row of an endpoint's delivery log); answers how many. The body may be empty; any other member is refused as an unknown field (`400`). An `endpoint` of another merchant or environment answers `404 not_found`; a disabled endpoint, or one scoped to another payment link than the event's, answers `400` on `endpoint`. Any key scope.
          */
         post: operations["redeliverEvent"];
         delete?: never;
@@ -7631,7 +7631,17 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description Redeliver to this webhook endpoint only; without it, to every endpoint that matches the event now.
+                     */
+                    endpoint?: string;
+                };
+            };
+        };
         responses: {
             /** @description Queued. */
             202: {
