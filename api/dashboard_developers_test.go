@@ -381,13 +381,13 @@ func newDeveloperSweep(t *testing.T, ts *testServer, a, b *account) developerSwe
 		for path, form := range map[string]url.Values{
 			dev + "api-keys/" + b.KeyIDs["LIVE/BOTH"].String() + "/revoke/": {},
 			dev + "api-keys/" + a.KeyIDs["TEST/BOTH"].String() + "/revoke/": {}, // the other environment
-			dev + "ip-whitelist/" + theirs.ip + "/delete/":                    {},
-			dev + "webhooks/" + theirs.endpoint + "/rotate-secret/":           {},
-			dev + "webhooks/" + theirs.endpoint + "/active/":                  {"is_active": {"false"}},
-			dev + "webhooks/" + theirs.endpoint + "/delete/":                  {},
-			dev + "webhooks/" + theirs.endpoint + "/redeliver/":               {"event": {theirs.event}},
-			dev + "webhooks/" + mine.endpoint + "/redeliver/":                 {"event": {theirs.event}},
-			dev + "events/" + theirs.event + "/redeliver/":                    {},
+			dev + "ip-whitelist/" + theirs.ip + "/delete/":                  {},
+			dev + "webhooks/" + theirs.endpoint + "/rotate-secret/":         {},
+			dev + "webhooks/" + theirs.endpoint + "/active/":                {"is_active": {"false"}},
+			dev + "webhooks/" + theirs.endpoint + "/delete/":                {},
+			dev + "webhooks/" + theirs.endpoint + "/redeliver/":             {"event": {theirs.event}},
+			dev + "webhooks/" + mine.endpoint + "/redeliver/":               {"event": {theirs.event}},
+			dev + "events/" + theirs.event + "/redeliver/":                  {},
 		} {
 			assert.Equal(t, http.StatusNotFound, c.post(t, path, form).Status, path)
 		}
