@@ -167,10 +167,7 @@ func newMoneyStack(t *testing.T) *moneyStack {
 // staffMember registers a staff member and returns it with the headers of its session.
 func (ms *moneyStack) staffMember(t *testing.T) (sika.Member, []string) {
 	t.Helper()
-	hash, err := sika.HashPassword("staff password long enough")
-	require.NoError(t, err)
-	m, _, err := testStore.RegisterMember(t.Context(), "support-"+uuid.NewString()[:8]+"@sika.local", hash, "Support Agent", true, nil)
-	require.NoError(t, err)
+	m := newConsoleStaff(t)
 	tok, _, err := ms.issueToken(m)
 	require.NoError(t, err)
 	return m, bearer(tok)

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/sikahq/sika/activities"
+	"github.com/sikahq/sika/filestore"
 	"github.com/sikahq/sika/gateway"
 	"github.com/sikahq/sika/gateway/sandbox"
 	"github.com/sikahq/sika/internal/testenv"
@@ -82,8 +83,19 @@ func startPaymentStack() (*paymentStack, error) {
 	}
 	router := gateway.NewRouter(gateway.HealthPolicy{}, gws...)
 
+	// KYC uploads of the browser tests go to a directory of their own, left to the OS's
+	// temporary files.
+	filesDir, err := os.MkdirTemp("", "sika-api-files-")
+	if err != nil {
+		return nil, err
+	}
+	files, err := filestore.NewDir(filesDir)
+	if err != nil {
+		return nil, err
+	}
 	hs := httptest.NewUnstartedServer(nil)
 	cfg := Config{
+		Files:     files,
 		PublicURL: "http://" + hs.Listener.Addr().String(), JWTSecret: []byte("test secret of at least thirty-two bytes"),
 		RateLimitPerMinute: 100000, Logger: testLogger(), Temporal: tc, Gateways: router,
 		WebhookGuard: webhook.Guard{AllowPrivate: true},
