@@ -9,7 +9,10 @@
 // VACUUM ANALYZE. With -database-url it uses that server instead (an admin URL; the data goes
 // to database sika_history_bench, reused when it already holds the same data set).
 //
-// It then sends each scenario -n times, one request at a time, and prints p50, p95, p99 and
+// With -dashboard it measures the merchant dashboard instead (dashboard.go): the server time
+// and the page weight of every page, for the big merchant's TEST history.
+//
+// Otherwise it sends each scenario -n times, one request at a time, and prints p50, p95, p99 and
 // max per scenario and per group against the targets (list p99 <= 30 ms, search p99 <= 50 ms),
 // then exports -export-rows rows and prints rows/s and the peak RSS of the process during the
 // export (its high-water mark reset just before, /proc/self/clear_refs), next to a small
@@ -50,6 +53,7 @@ type options struct {
 	hold        bool
 	exportLive  bool
 	only        string
+	dashboard   bool
 }
 
 func main() {
@@ -70,6 +74,7 @@ func run() error {
 	flag.BoolVar(&o.hold, "hold", false, "after seeding, print the database URL and wait for Ctrl-C (for EXPLAIN sessions)")
 	flag.BoolVar(&o.exportLive, "export-live", true, "also export the big merchant's LIVE history (most rows), to show the memory does not grow")
 	flag.StringVar(&o.only, "only", "", "run only the scenarios of this group (list, search, attempts) and no export, or only the exports (export)")
+	flag.BoolVar(&o.dashboard, "dashboard", false, "measure the merchant dashboard's pages instead (server time and weight of each GET page, for the big merchant's -export-rows TEST transactions)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", flag.Args())
@@ -141,6 +146,14 @@ func run() error {
 		return err
 	}
 	defer closeAPI()
+	if o.dashboard {
+		pages, err := runDashboard(ctx, base, o.n, logf)
+		if err != nil {
+			return err
+		}
+		printDashboardReport(os.Stdout, o, pages)
+		return nil
+	}
 	b := &bench{base: base, d: d, pool: pool, client: &http.Client{Timeout: 5 * time.Minute}, n: o.n, logf: logf}
 	b.only = o.only
 	results, err := b.runScenarios(ctx)
