@@ -423,3 +423,29 @@ func netipPrefix(t *testing.T, s string) netip.Prefix {
 	require.NoError(t, err)
 	return p
 }
+
+// TestDashboardActionRefused: a button whose action the API refuses for a business reason (here
+// the merchant's request rate) comes back to its page, which says why in its language.
+func TestDashboardActionRefused(t *testing.T) {
+	ts := newTestServer(t, func(c *Config) { c.RateLimitPerMinute = 1 })
+	acct := ts.newAccount(t, true)
+	c := dashLoggedIn(t, ts.url, acct)
+	key := "/dashboard/developers/api-keys/" + acct.KeyIDs["LIVE/PAYIN"].String() + "/revoke/"
+	require.Equal(t, http.StatusSeeOther, c.post(t, key, nil).Status, "within the rate")
+	r := c.post(t, "/dashboard/developers/api-keys/"+acct.KeyIDs["LIVE/PAYOUT"].String()+"/revoke/", nil)
+	require.Equal(t, http.StatusSeeOther, r.Status, r.Body)
+	assert.Equal(t, "/dashboard/developers/?refused=rate_limited", r.Header.Get("Location"))
+	page := c.get(t, r.Header.Get("Location"))
+	assert.Contains(t, page.Body, `id="refused"`)
+	assert.Contains(t, page.Body, "Trop de demandes. Réessayez dans une minute.")
+	keys, _, err := testStore.ListAPIKeys(t.Context(), acct.Merchant.ID, sika.EnvironmentLive, store.PageRequest{Page: 1, PageSize: 10})
+	require.NoError(t, err)
+	for _, k := range keys {
+		if k.ID == acct.KeyIDs["LIVE/PAYOUT"] {
+			assert.Nil(t, k.RevokedAt, "refused: not revoked")
+		}
+	}
+	other := c.get(t, "/dashboard/developers/?refused=%3Cb%3Ebold%3C%2Fb%3E").Body
+	assert.Contains(t, other, html.EscapeString("L'opération a été refusée."), "an unknown code is the general message")
+	assert.NotContains(t, other, "bold", "and never the query's text")
+}

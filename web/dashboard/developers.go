@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -89,6 +90,33 @@ func notice(r *http.Request) string {
 		return k
 	}
 	return ""
+}
+
+// refusedTo sends the browser back to path after the API refused an action of a button (not a
+// form: there is nothing to fill again) for a business reason (?refused=<code>), which the page
+// says in its language (refusal). Any other error (not found, a bug, the store down) is
+// returned for the error page.
+func refusedTo(w http.ResponseWriter, r *http.Request, path string, err error) error {
+	var e *sika.Error
+	if !errors.As(err, &e) || e.Code == sika.CodeNotFound || e.Code == sika.CodeInternal ||
+		e.Code == sika.CodeServiceUnavailable || e.Code == sika.CodeValidation {
+		return err
+	}
+	http.Redirect(w, r, query(path, url.Values{"refused": {string(e.Code)}}), http.StatusSeeOther)
+	return nil
+}
+
+// refusal is the message of a page's ?refused= code in the page's language, or "".
+func refusal(r *http.Request, v *visit) string {
+	code := r.URL.Query().Get("refused")
+	if code == "" {
+		return ""
+	}
+	key := "apierr_" + code
+	if _, ok := translations[v.lang][key]; !ok {
+		key = "apierr_other"
+	}
+	return translate(v.lang, key)
 }
 
 // backTo sends the browser to path with a notice (Post/Redirect/Get: a reload repeats nothing).

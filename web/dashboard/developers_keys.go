@@ -21,14 +21,14 @@ type developersData struct {
 	KeyForm, IPForm, EndpointForm *formState
 	NewKey                        *sika.APIKey
 	NewEndpoint                   *sika.WebhookEndpoint
-	Notice                        string
+	Notice, Refused               string
 	Scopes, Environments          []string
 }
 
 // developers shows the API keys, the IP whitelist and the webhook endpoints of the
 // environment, read as GET /api-keys/, /ip-whitelist/ and /merchant-webhooks/ read them.
 func (a *App) developers(w http.ResponseWriter, r *http.Request, v *visit) error {
-	d := &developersData{Notice: notice(r)}
+	d := &developersData{Notice: notice(r), Refused: refusal(r, v)}
 	return a.renderDevelopers(w, r, v, http.StatusOK, d)
 }
 
@@ -92,7 +92,7 @@ func (a *App) revokeAPIKey(w http.ResponseWriter, r *http.Request, v *visit) err
 		return err
 	}
 	if err := a.call(r, v, http.MethodPost, "/api-keys/"+id.String()+"/revoke/", nil, nil, "", nil); err != nil {
-		return err
+		return refusedTo(w, r, Prefix+"developers/", err)
 	}
 	backTo(w, r, Prefix+"developers/", "done_key_revoked")
 	return nil
@@ -118,7 +118,7 @@ func (a *App) deleteIPAddress(w http.ResponseWriter, r *http.Request, v *visit) 
 		return err
 	}
 	if err := a.call(r, v, http.MethodDelete, "/ip-whitelist/"+id.String()+"/", nil, nil, "", nil); err != nil {
-		return err
+		return refusedTo(w, r, Prefix+"developers/", err)
 	}
 	backTo(w, r, Prefix+"developers/", "done_ip_removed")
 	return nil

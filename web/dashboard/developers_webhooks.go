@@ -35,13 +35,14 @@ type endpointData struct {
 	First      bool
 	Secret     string
 	Notice     string
+	Refused    string
 	Redeliver  *formState
 }
 
 // endpoint shows a webhook endpoint of the environment with its delivery log: each attempt's
 // event, response code, time taken and the start of the answer.
 func (a *App) endpoint(w http.ResponseWriter, r *http.Request, v *visit) error {
-	return a.renderEndpoint(w, r, v, http.StatusOK, &endpointData{Notice: notice(r)})
+	return a.renderEndpoint(w, r, v, http.StatusOK, &endpointData{Notice: notice(r), Refused: refusal(r, v)})
 }
 
 func (a *App) renderEndpoint(w http.ResponseWriter, r *http.Request, v *visit, status int, d *endpointData) error {
@@ -82,7 +83,7 @@ func (a *App) rotateEndpointSecret(w http.ResponseWriter, r *http.Request, v *vi
 	}
 	var e sika.WebhookEndpoint
 	if err := a.call(r, v, http.MethodPost, "/merchant-webhooks/"+id.String()+"/rotate-secret/", nil, nil, "", &e); err != nil {
-		return err
+		return refusedTo(w, r, endpointPath(id.String()), err)
 	}
 	return a.renderEndpoint(w, r, v, http.StatusOK, &endpointData{Secret: e.SigningSecret})
 }
@@ -95,7 +96,7 @@ func (a *App) setEndpointActive(w http.ResponseWriter, r *http.Request, v *visit
 	}
 	active := r.PostFormValue("is_active") == "true"
 	if err := a.call(r, v, http.MethodPatch, "/merchant-webhooks/"+id.String()+"/", nil, map[string]any{"is_active": active}, "", nil); err != nil {
-		return err
+		return refusedTo(w, r, endpointPath(id.String()), err)
 	}
 	done := "done_endpoint_disabled"
 	if active {
@@ -113,7 +114,7 @@ func (a *App) deleteEndpoint(w http.ResponseWriter, r *http.Request, v *visit) e
 		return err
 	}
 	if err := a.call(r, v, http.MethodDelete, "/merchant-webhooks/"+id.String()+"/", nil, nil, "", nil); err != nil {
-		return err
+		return refusedTo(w, r, endpointPath(id.String()), err)
 	}
 	backTo(w, r, Prefix+"developers/", "done_endpoint_deleted")
 	return nil
@@ -176,6 +177,7 @@ type eventData struct {
 	Payload    string
 	Deliveries []sika.WebhookDelivery
 	Notice     string
+	Refused    string
 }
 
 // event shows an event of the environment (GET /events/{id}/) and its delivery attempts to
@@ -190,7 +192,7 @@ func (a *App) event(w http.ResponseWriter, r *http.Request, v *visit) error {
 	if err != nil {
 		return err
 	}
-	d := eventData{Event: ev, Deliveries: deliveries, Notice: notice(r)}
+	d := eventData{Event: ev, Deliveries: deliveries, Notice: notice(r), Refused: refusal(r, v)}
 	var pretty bytes.Buffer
 	if json.Indent(&pretty, ev.Data, "", "  ") == nil {
 		d.Payload = pretty.String()
@@ -203,7 +205,7 @@ func (a *App) event(w http.ResponseWriter, r *http.Request, v *visit) error {
 func (a *App) redeliverEvent(w http.ResponseWriter, r *http.Request, v *visit) error {
 	id := mux.Vars(r)["id"]
 	if err := a.call(r, v, http.MethodPost, "/events/"+url.PathEscape(id)+"/redeliver/", nil, nil, "", nil); err != nil {
-		return err
+		return refusedTo(w, r, Prefix+"developers/events/"+url.PathEscape(id)+"/", err)
 	}
 	backTo(w, r, Prefix+"developers/events/"+url.PathEscape(id)+"/", "done_redelivered")
 	return nil
