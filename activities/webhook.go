@@ -49,59 +49,97 @@ const excerptLimit = 1024
 // latency, the first KiB of the answer. A 2xx is a success; a redirect, any other status or no
 // answer within 15 s is a failure to retry; 410 Gone disables the endpoint.
 func (a *Activities) DeliverWebhook(ctx context.Context, in DeliveryAttempt) (DeliveryResult, error) {
+	try, err := a.tryDelivery(ctx, in)
+	if err != nil || !try.sent {
+		return try.res, err
+	}
+	return try.res, a.Store.RecordDelivery(context.WithoutCancel(ctx), try.rec, try.job.Merchant, try.job.Environment, try.disable)
+}
+
+// DeliverFromOutbox makes the first try of an outbox row's delivery outside any workflow (the
+// worker's webhook sender, package workflows) and records it as DeliverWebhook does. It is not
+// an activity. When no retry is wanted (delivered, or the endpoint is gone) the outbox row is
+// removed in the transaction that records the try; otherwise the row stays, for the caller to
+// hand the retries to a workflow.
+func DeliverFromOutbox(ctx context.Context, a *Activities, outboxID int64, in DeliveryAttempt) (DeliveryResult, error) {
+	try, err := a.tryDelivery(ctx, in)
+	if err != nil {
+		return try.res, err
+	}
+	ctx = context.WithoutCancel(ctx)
+	switch {
+	case !try.sent:
+		return try.res, a.Store.DeleteOutbox(ctx, outboxID)
+	case try.res.Delivered || try.res.Stop:
+		return try.res, a.Store.RecordFinalOutboxDelivery(ctx, outboxID, try.rec, try.job.Merchant, try.job.Environment, try.disable)
+	}
+	return try.res, a.Store.RecordDelivery(ctx, try.rec, try.job.Merchant, try.job.Environment, try.disable)
+}
+
+// deliveryTry is one try at a delivery: what it found, and what to record of it.
+type deliveryTry struct {
+	res DeliveryResult
+	// sent: a request was attempted and rec describes it; false when the endpoint is disabled or
+	// deleted (res.Stop), and nothing is recorded.
+	sent    bool
+	rec     sika.WebhookDelivery
+	job     store.DeliveryJob
+	disable string // the endpoint's disabled_reason to set (410 Gone)
+}
+
+// tryDelivery sends one signed delivery and says what happened, without recording it.
+func (a *Activities) tryDelivery(ctx context.Context, in DeliveryAttempt) (deliveryTry, error) {
+	var try deliveryTry
 	job, err := a.Store.DeliveryJob(ctx, in.Target)
 	if err != nil {
-		return DeliveryResult{}, err
+		return try, err
 	}
 	if job.Deleted || !job.Endpoint.IsActive {
-		return DeliveryResult{Stop: true}, nil
+		try.res.Stop = true
+		return try, nil
 	}
 	id, err := uuid.NewV7()
 	if err != nil {
-		return DeliveryResult{}, err
+		return try, err
 	}
-	rec := sika.WebhookDelivery{ID: id, Event: in.Target.EventID, Endpoint: in.Target.EndpointID, Attempt: in.Attempt}
+	try.sent, try.job = true, job
+	try.rec = sika.WebhookDelivery{ID: id, Event: in.Target.EventID, Endpoint: in.Target.EndpointID, Attempt: in.Attempt}
 	now := time.Now()
 	header, err := webhook.Headers(job.Secrets, in.Target.EventID, now, job.Payload)
 	if err != nil {
-		return DeliveryResult{}, fmt.Errorf("sign delivery: %w", err)
+		return try, fmt.Errorf("sign delivery: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, a.deliveryTimeout())
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, job.Endpoint.URL, bytes.NewReader(job.Payload))
 	if err != nil {
-		rec.Error = "invalid endpoint URL"
-		return DeliveryResult{}, a.recordDelivery(ctx, rec, job, "")
+		try.rec.Error = "invalid endpoint URL"
+		return try, nil
 	}
 	req.Header = header
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "Sika-Webhooks/1")
 	resp, err := a.webhookClient().Do(req)
-	rec.LatencyMS = int(time.Since(now).Milliseconds())
+	try.rec.LatencyMS = int(time.Since(now).Milliseconds())
 	if err != nil {
-		rec.Error = err.Error()
-		if len(rec.Error) > 500 {
-			rec.Error = rec.Error[:500]
+		try.rec.Error = err.Error()
+		if len(try.rec.Error) > 500 {
+			try.rec.Error = try.rec.Error[:500]
 		}
-		return DeliveryResult{}, a.recordDelivery(ctx, rec, job, "")
+		return try, nil
 	}
 	defer resp.Body.Close()
 	excerpt, _ := io.ReadAll(io.LimitReader(resp.Body, excerptLimit))
-	rec.StatusCode, rec.ResponseExcerpt = &resp.StatusCode, string(bytes.ToValidUTF8(excerpt, nil))
-	res := DeliveryResult{Delivered: resp.StatusCode >= 200 && resp.StatusCode < 300}
-	rec.Succeeded = res.Delivered
+	try.rec.StatusCode, try.rec.ResponseExcerpt = &resp.StatusCode, string(bytes.ToValidUTF8(excerpt, nil))
+	try.res.Delivered = resp.StatusCode >= 200 && resp.StatusCode < 300
+	try.rec.Succeeded = try.res.Delivered
 	if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs > 0 {
-		res.RetryAfter = time.Duration(secs) * time.Second
+		try.res.RetryAfter = time.Duration(secs) * time.Second
 	}
-	disable := ""
 	if resp.StatusCode == http.StatusGone {
-		disable, res.Stop = "The endpoint answered 410 Gone.", true
+		try.disable, try.res.Stop = "The endpoint answered 410 Gone.", true
 	}
-	return res, a.recordDelivery(ctx, rec, job, disable)
-}
-
-func (a *Activities) recordDelivery(ctx context.Context, rec sika.WebhookDelivery, job store.DeliveryJob, disable string) error {
-	return a.Store.RecordDelivery(context.WithoutCancel(ctx), rec, job.Merchant, job.Environment, disable)
+	return try, nil
 }
 
 // webhookClient posts deliveries through the SSRF guard and never follows redirects.

@@ -118,7 +118,7 @@ func startPaymentStack() (*paymentStack, error) {
 	if err := ps.worker.Start(); err != nil {
 		return nil, err
 	}
-	go workflows.SweepOutbox(context.Background(), testStore, tc, 200*time.Millisecond, slog.New(slog.DiscardHandler))
+	go workflows.SweepOutbox(context.Background(), testStore, tc, ps.acts, 200*time.Millisecond, slog.New(slog.DiscardHandler))
 	return ps, nil
 }
 

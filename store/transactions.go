@@ -230,24 +230,28 @@ func (s *Store) DeleteOutbox(ctx context.Context, id int64) error {
 	return nil
 }
 
-// DueOutbox returns the workflow starts whose next attempt is due, oldest first: webhook
-// deliveries at once, payments and payouts once older than minAgeSeconds (the API starts them
-// itself right after the commit). No lock is taken: starting a workflow twice is harmless.
+// DueOutbox returns the workflow starts whose next attempt is due, oldest first, once older than
+// minAgeSeconds (the API starts them itself right after the commit). Webhook deliveries are not
+// among them: the worker's webhook sender claims those (ClaimWebhookOutbox). No lock is taken:
+// starting a workflow twice is harmless.
 func (s *Store) DueOutbox(ctx context.Context, minAgeSeconds, limit int) ([]OutboxEntry, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id, workflow_id, workflow_type, input, attempts FROM workflow_outbox
-		WHERE next_attempt_at <= now()
-		  AND (workflow_type = $3 OR created_at <= now() - $1 * interval '1 second')
+		WHERE next_attempt_at <= now() AND workflow_type <> $3 AND created_at <= now() - $1 * interval '1 second'
 		ORDER BY id LIMIT $2`, minAgeSeconds, limit, WebhookDeliveryWorkflowType)
 	if err != nil {
 		return nil, fmt.Errorf("list due outbox: %w", err)
 	}
+	return collectOutbox(rows, "due outbox")
+}
+
+func collectOutbox(rows pgx.Rows, what string) ([]OutboxEntry, error) {
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (OutboxEntry, error) {
 		var e OutboxEntry
 		err := r.Scan(&e.ID, &e.WorkflowID, &e.Type, &e.Input, &e.Attempts)
 		return e, err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("scan due outbox: %w", err)
+		return nil, fmt.Errorf("scan %s: %w", what, err)
 	}
 	return out, nil
 }

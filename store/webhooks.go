@@ -151,21 +151,38 @@ func (s *Store) DeliveryJob(ctx context.Context, target DeliveryTarget) (Deliver
 // RecordDelivery stores one delivery attempt; a 410 disables the endpoint in the same
 // transaction.
 func (s *Store) RecordDelivery(ctx context.Context, d sika.WebhookDelivery, merchant uuid.UUID, env sika.Environment, disable string) error {
+	return s.InTx(ctx, func(tx pgx.Tx) error { return recordDelivery(ctx, tx, d, merchant, env, disable) })
+}
+
+// RecordFinalOutboxDelivery stores a first attempt made from the outbox that needs no retry
+// (delivered, or the endpoint is gone) and removes its outbox row in the same transaction, so
+// that a delivery recorded as done is never sent again from the outbox.
+func (s *Store) RecordFinalOutboxDelivery(ctx context.Context, outboxID int64, d sika.WebhookDelivery, merchant uuid.UUID, env sika.Environment, disable string) error {
 	return s.InTx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, merchant_id, environment, attempt,
-				succeeded, status_code, latency_ms, response_excerpt, error)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (id) DO NOTHING`,
-			d.ID, d.Event, d.Endpoint, merchant, env, d.Attempt, d.Succeeded, d.StatusCode, d.LatencyMS, d.ResponseExcerpt, d.Error); err != nil {
-			return fmt.Errorf("insert delivery: %w", err)
+		if err := recordDelivery(ctx, tx, d, merchant, env, disable); err != nil {
+			return err
 		}
-		if disable != "" {
-			if _, err := tx.Exec(ctx, `UPDATE webhook_endpoints SET is_active = false, disabled_reason = $2, updated_at = now()
-				WHERE id = $1`, d.Endpoint, disable); err != nil {
-				return fmt.Errorf("disable endpoint: %w", err)
-			}
+		if _, err := tx.Exec(ctx, `DELETE FROM workflow_outbox WHERE id = $1`, outboxID); err != nil {
+			return fmt.Errorf("delete outbox %d: %w", outboxID, err)
 		}
 		return nil
 	})
+}
+
+func recordDelivery(ctx context.Context, tx pgx.Tx, d sika.WebhookDelivery, merchant uuid.UUID, env sika.Environment, disable string) error {
+	if _, err := tx.Exec(ctx, `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, merchant_id, environment, attempt,
+			succeeded, status_code, latency_ms, response_excerpt, error)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (id) DO NOTHING`,
+		d.ID, d.Event, d.Endpoint, merchant, env, d.Attempt, d.Succeeded, d.StatusCode, d.LatencyMS, d.ResponseExcerpt, d.Error); err != nil {
+		return fmt.Errorf("insert delivery: %w", err)
+	}
+	if disable != "" {
+		if _, err := tx.Exec(ctx, `UPDATE webhook_endpoints SET is_active = false, disabled_reason = $2, updated_at = now()
+			WHERE id = $1`, d.Endpoint, disable); err != nil {
+			return fmt.Errorf("disable endpoint: %w", err)
+		}
+	}
+	return nil
 }
 
 // EventKey is an event with its ordering key, for cursor pages.

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
@@ -92,15 +93,7 @@ func StartFromOutbox(ctx context.Context, c client.Client, e store.OutboxEntry) 
 		if err := json.Unmarshal(e.Input, &target); err != nil {
 			return fmt.Errorf("decode outbox %d: %w", e.ID, err)
 		}
-		_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-			ID: e.WorkflowID, TaskQueue: TaskQueue,
-			WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		}, WebhookDelivery, WebhookInput{Target: target, Schedule: WebhookSchedule})
-		var started *serviceerror.WorkflowExecutionAlreadyStarted
-		if err != nil && !errors.As(err, &started) && !temporal.IsWorkflowExecutionAlreadyStartedError(err) {
-			return fmt.Errorf("start %s: %w", e.WorkflowID, err)
-		}
-		return nil
+		return startWebhookDelivery(ctx, c, e.WorkflowID, WebhookInput{Target: target, Schedule: WebhookSchedule})
 	case CheckoutExpiryWorkflowType:
 		var in CheckoutExpiryInput
 		if err := json.Unmarshal(e.Input, &in); err != nil {
@@ -120,20 +113,41 @@ func StartFromOutbox(ctx context.Context, c client.Client, e store.OutboxEntry) 
 	return fmt.Errorf("outbox %d: unknown workflow type %q", e.ID, e.Type)
 }
 
-// SweepOutbox starts the workflows waiting in the outbox: webhook deliveries as soon as their
-// event commits (a Postgres notification wakes it), and payments or payouts whose start did not
-// happen (the API died in between, or Temporal was down): no record is ever left without its
-// workflow. It also sweeps every interval, and returns when ctx ends.
-func SweepOutbox(ctx context.Context, st *store.Store, c client.Client, interval time.Duration, logger *slog.Logger) {
-	wake := make(chan struct{}, 1)
-	go func() {
-		_ = st.ListenOutbox(ctx, interval, func() {
+// startWebhookDelivery starts a delivery's workflow; one already started under the id (a
+// sweep or a replica before) is the same delivery.
+func startWebhookDelivery(ctx context.Context, c client.Client, id string, in WebhookInput) error {
+	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID: id, TaskQueue: TaskQueue,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+	}, WebhookDelivery, in)
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if err != nil && !errors.As(err, &started) && !temporal.IsWorkflowExecutionAlreadyStartedError(err) {
+		return fmt.Errorf("start %s: %w", id, err)
+	}
+	return nil
+}
+
+// SweepOutbox empties the outbox until ctx ends. Webhook deliveries go to the webhook sender
+// (SendWebhooks, which makes their first attempt itself) as soon as their event commits: a
+// Postgres notification wakes it. Payments, payouts and checkout expiries whose start did not
+// happen (the API died in between, or Temporal was down) are started: no record is ever left
+// without its workflow. Both also look every interval, in case a notification was missed.
+func SweepOutbox(ctx context.Context, st *store.Store, c client.Client, a *activities.Activities, interval time.Duration, logger *slog.Logger) {
+	wake, send := make(chan struct{}, 1), make(chan struct{}, 1)
+	poke := func() {
+		for _, ch := range []chan struct{}{wake, send} {
 			select {
-			case wake <- struct{}{}:
+			case ch <- struct{}{}:
 			default:
 			}
-		})
-	}()
+		}
+	}
+	poke() // what a crash left behind, at once
+	go func() { _ = st.ListenOutbox(ctx, interval, poke) }()
+	sender := &webhookSender{st: st, c: c, a: a, logger: logger, wake: send, perEndpoint: map[uuid.UUID]int{}}
+	var sending sync.WaitGroup
+	sending.Go(func() { sender.run(ctx) })
+	defer sending.Wait()
 	for {
 		select {
 		case <-ctx.Done():

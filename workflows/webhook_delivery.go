@@ -24,6 +24,11 @@ var WebhookSchedule = DefaultWebhookSchedule
 type WebhookInput struct {
 	Target   store.DeliveryTarget
 	Schedule []time.Duration
+	// Tried is how many tries of the schedule were made before the workflow started: 1 when the
+	// webhook sender's first attempt failed (SendWebhooks), 0 when the workflow makes them all.
+	Tried int
+	// RetryAfter is the endpoint's Retry-After answered to the last of those tries.
+	RetryAfter time.Duration
 }
 
 // WebhookResult says how a delivery ended.
@@ -40,7 +45,9 @@ const maxRetryAfter = 24 * time.Hour
 // WebhookDelivery delivers one event to one endpoint (id webhook:<event>:<endpoint>): a try on
 // each step of the schedule until a 2xx, honouring the endpoint's Retry-After when it asks for
 // more time than the schedule gives, and stopping for good when the endpoint answers 410 or is
-// disabled or deleted. Every try is recorded by the activity.
+// disabled or deleted. Every try is recorded by the activity. It is started only for the
+// deliveries whose first try from the outbox failed (then it resumes the schedule after
+// in.Tried) or could not be made there (SendWebhooks).
 func WebhookDelivery(ctx workflow.Context, in WebhookInput) (WebhookResult, error) {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 30 * time.Second,
@@ -50,9 +57,10 @@ func WebhookDelivery(ctx workflow.Context, in WebhookInput) (WebhookResult, erro
 	if len(schedule) == 0 {
 		schedule = DefaultWebhookSchedule
 	}
-	var res WebhookResult
-	var retryAfter time.Duration
-	for i, delay := range schedule {
+	res := WebhookResult{Attempts: in.Tried}
+	retryAfter := in.RetryAfter
+	for i := in.Tried; i < len(schedule); i++ {
+		delay := schedule[i]
 		if delay > 0 || retryAfter > 0 {
 			var jitter float64
 			_ = workflow.SideEffect(ctx, func(workflow.Context) any { return rand.Float64() * 0.1 }).Get(&jitter)

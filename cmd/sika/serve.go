@@ -143,15 +143,16 @@ func runWorker(ctx context.Context, cfg Config, st *store.Store, tc client.Clien
 		return err
 	}
 	w := worker.New(tc, workflows.TaskQueue, worker.Options{})
-	workflows.Register(w, &activities.Activities{
+	acts := &activities.Activities{
 		Store: st, Gateways: gateways, CallbackBaseURL: cfg.PublicURL, PushLifetime: cfg.PushLifetime,
 		WebhookGuard: webhook.Guard{AllowPrivate: cfg.WebhookAllowPrivate},
-	})
+	}
+	workflows.Register(w, acts)
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
 	logger.Info("worker polling", "task_queue", workflows.TaskQueue)
-	workflows.SweepOutbox(ctx, st, tc, cfg.OutboxSweepInterval, logger)
+	workflows.SweepOutbox(ctx, st, tc, acts, cfg.OutboxSweepInterval, logger)
 	w.Stop()
 	return nil
 }

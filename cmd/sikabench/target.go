@@ -171,16 +171,17 @@ func startSelf(ctx context.Context, o options) (_ *target, err error) {
 	t.baseURL = publicURL + "/api/v1"
 
 	w := worker.New(rawTC, workflows.TaskQueue, worker.Options{})
-	workflows.Register(w, &activities.Activities{
+	acts := &activities.Activities{
 		Store: st, Gateways: router(), CallbackBaseURL: publicURL, PushLifetime: 5 * time.Minute,
 		WebhookGuard: webhook.Guard{AllowPrivate: true},
-	})
+	}
+	workflows.Register(w, acts)
 	if err := w.Start(); err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)
 	}
 	sweepCtx, cancelSweep := context.WithCancel(context.WithoutCancel(ctx))
 	var sweeping sync.WaitGroup
-	sweeping.Go(func() { workflows.SweepOutbox(sweepCtx, st, rawTC, 5*time.Second, logger) })
+	sweeping.Go(func() { workflows.SweepOutbox(sweepCtx, st, rawTC, acts, 5*time.Second, logger) })
 	t.closers = append(t.closers, func() { cancelSweep(); sweeping.Wait(); w.Stop() })
 
 	t.describe = fmt.Sprintf("self: ephemeral Postgres (fsync off) + Temporal dev server (in memory), sandbox tick %s, API/worker/sandbox in this process", o.tick)
