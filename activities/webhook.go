@@ -42,6 +42,9 @@ func (a *Activities) deliveryTimeout() time.Duration {
 	return defaultDeliveryTimeout
 }
 
+// DeliveryTimeout is how long an endpoint of these activities has to answer a delivery.
+func DeliveryTimeout(a *Activities) time.Duration { return a.deliveryTimeout() }
+
 // excerptLimit is how much of a response body a delivery record keeps.
 const excerptLimit = 1024
 

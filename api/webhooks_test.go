@@ -13,12 +13,15 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/serviceerror"
 
 	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/store"
 	"github.com/sikahq/sika/webhook"
+	"github.com/sikahq/sika/workflows"
 )
 
 // receiver is a merchant's webhook endpoint on loopback. It verifies each delivery's signature,
@@ -33,11 +36,15 @@ type receiver struct {
 	badSigs   int
 	sigCounts []int
 	answer    int // when set, every delivery is answered this status
-	srv       *httptest.Server
+	// refuse: each event's first refuse deliveries are answered 503 with Retry-After: retryAfter.
+	refuse     int
+	retryAfter string
+	arrivals   map[string][]time.Time // webhook-id → when each delivery arrived
+	srv        *httptest.Server
 }
 
 func newReceiver(t *testing.T, failShare float64) *receiver {
-	rc := &receiver{failShare: failShare, delivered: map[string]json.RawMessage{}, seen: map[string]int{}}
+	rc := &receiver{failShare: failShare, delivered: map[string]json.RawMessage{}, seen: map[string]int{}, arrivals: map[string][]time.Time{}}
 	rc.srv = httptest.NewServer(http.HandlerFunc(rc.serve))
 	t.Cleanup(rc.srv.Close)
 	return rc
@@ -48,6 +55,8 @@ func (rc *receiver) serve(w http.ResponseWriter, r *http.Request) {
 	id := r.Header.Get(webhook.HeaderID)
 	rc.mu.Lock()
 	rc.seen[id]++
+	rc.arrivals[id] = append(rc.arrivals[id], time.Now())
+	refused := rc.seen[id] <= rc.refuse
 	rc.sigCounts = append(rc.sigCounts, len(strings.Fields(r.Header.Get(webhook.HeaderSignature))))
 	if err := webhook.Verify(rc.secret, r.Header, body, 5*time.Minute); err != nil {
 		rc.badSigs++
@@ -55,6 +64,10 @@ func (rc *receiver) serve(w http.ResponseWriter, r *http.Request) {
 	answer, fail := rc.answer, rand.Float64() < rc.failShare
 	rc.mu.Unlock()
 	switch {
+	case refused:
+		w.Header().Set("Retry-After", rc.retryAfter)
+		w.WriteHeader(http.StatusServiceUnavailable)
+		return
 	case answer != 0:
 		w.WriteHeader(answer)
 		return
@@ -331,4 +344,64 @@ func TestWebhookURLsAreChecked(t *testing.T) {
 	assert.Equal(t, 400, r.Status, "LIVE endpoints need https")
 	r = ts.call(t, "POST", "/api/v1/merchant-webhooks/", map[string]string{"url": "https://93.184.216.34/hooks"}, acct.dashboard(sika.EnvironmentLive)...)
 	assert.Equal(t, 201, r.Status, "%s", r.Body)
+}
+
+// TestWebhookFirstAttemptFromTheOutbox: an endpoint that answers 2xx gets each event from the
+// worker's webhook sender at the first try, with no workflow; one that refuses gets its retries
+// from the WebhookDelivery workflow, which resumes the schedule after the sender's try and
+// waits as long as the endpoint's Retry-After asks when the schedule's step is shorter.
+func TestWebhookFirstAttemptFromTheOutbox(t *testing.T) {
+	ps := payments(t)
+	acct := ps.newAccount(t, true)
+	quick, refusing := newReceiver(t, 0), newReceiver(t, 0)
+	refusing.refuse, refusing.retryAfter = 2, "1"
+	quickEp := ps.register(t, acct, quick, nil)
+	refusingEp := ps.register(t, acct, refusing, nil)
+
+	p := ps.pay(t, acct, benin("97000123"))
+	ps.final(t, acct, p.ID, 10*time.Second)
+	ctx := t.Context()
+	rows, err := testStore.Pool().Query(ctx, `SELECT event_id FROM events WHERE transaction_id = $1 ORDER BY id`, p.ID)
+	require.NoError(t, err)
+	events, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	require.Len(t, events, 2, "transaction.pending and .succeeded")
+	require.Eventually(t, func() bool { return quick.deliveredCount() == 2 && refusing.deliveredCount() == 2 }, 20*time.Second, 20*time.Millisecond)
+
+	for _, ev := range events {
+		ds, err := testStore.EventDeliveries(ctx, ev)
+		require.NoError(t, err)
+		var quickTries, refusingTries []int
+		for _, d := range ds {
+			switch d.Endpoint {
+			case quickEp.ID:
+				quickTries = append(quickTries, d.Attempt)
+				assert.True(t, d.Succeeded)
+			case refusingEp.ID:
+				refusingTries = append(refusingTries, d.Attempt)
+				assert.Equal(t, d.Attempt == 3, d.Succeeded, "attempt %d", d.Attempt)
+			}
+		}
+		assert.Equal(t, []int{1}, quickTries, "%s: delivered at the first try", ev)
+		assert.Equal(t, []int{1, 2, 3}, refusingTries, "%s: two refusals, then delivered", ev)
+
+		_, err = ps.temporal.DescribeWorkflowExecution(ctx, store.WebhookDeliveryWorkflowID(ev, quickEp.ID), "")
+		var notFound *serviceerror.NotFound
+		assert.ErrorAs(t, err, &notFound, "%s: no workflow for a delivery settled at the first try", ev)
+		var res workflows.WebhookResult
+		require.NoError(t, ps.temporal.GetWorkflow(ctx, store.WebhookDeliveryWorkflowID(ev, refusingEp.ID), "").Get(ctx, &res))
+		assert.Equal(t, workflows.WebhookResult{Delivered: true, Attempts: 3}, res, "%s: the workflow made the retries", ev)
+
+		refusing.mu.Lock()
+		at := refusing.arrivals[ev]
+		refusing.mu.Unlock()
+		require.Len(t, at, 3)
+		// The schedule's steps are 20 and 50 ms here: the waits are the endpoint's Retry-After.
+		assert.GreaterOrEqual(t, at[1].Sub(at[0]), time.Second, "%s: Retry-After honoured after the sender's try", ev)
+		assert.GreaterOrEqual(t, at[2].Sub(at[1]), time.Second, "%s: and after the workflow's", ev)
+	}
+	var left int
+	require.NoError(t, testStore.Pool().QueryRow(ctx, `SELECT count(*) FROM workflow_outbox WHERE workflow_id LIKE 'webhook:' || $1 || ':%'
+		OR workflow_id LIKE 'webhook:' || $2 || ':%'`, events[0], events[1]).Scan(&left))
+	assert.Zero(t, left, "no outbox row left")
 }

@@ -42,9 +42,10 @@ const (
 	// already has this many first attempts in flight (a slow or hanging endpoint) goes straight
 	// to its workflow, so that other merchants' first attempts are not held behind it.
 	endpointSlots = 16
-	// firstAttemptLease keeps a claimed row from the other replicas: longer than an endpoint's
-	// 15 s to answer, the record of the try and the start of the workflow.
-	firstAttemptLease = time.Minute
+	// leaseMargin is how much longer than an endpoint's time to answer (15 s) a claimed row is
+	// kept from the other replicas: time to record the try and start the workflow. A worker
+	// that dies with rows claimed delays them by that lease (30 s), not more.
+	leaseMargin = 15 * time.Second
 	// claimBatch is the most rows one claim takes.
 	claimBatch = 32
 )
@@ -89,7 +90,7 @@ func (s *webhookSender) claimAndSend(ctx context.Context) {
 		if free == 0 {
 			return
 		}
-		entries, err := s.st.ClaimWebhookOutbox(ctx, free, firstAttemptLease)
+		entries, err := s.st.ClaimWebhookOutbox(ctx, free, activities.DeliveryTimeout(s.a)+leaseMargin)
 		if err != nil {
 			if ctx.Err() == nil {
 				s.logger.Warn("webhook sender: claim", "err", err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -13,11 +14,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -27,6 +31,7 @@ import (
 	"github.com/sikahq/sika/gateway/sandbox"
 	"github.com/sikahq/sika/internal/testenv"
 	"github.com/sikahq/sika/store"
+	"github.com/sikahq/sika/webhook"
 	"github.com/sikahq/sika/workflows"
 )
 
@@ -57,6 +62,7 @@ func TestWorkerKilledMidPayment(t *testing.T) {
 		"DATABASE_URL": env.DatabaseURL, "TEMPORAL_ADDRESS": addr, "SIKA_SANDBOX_URL": sbSrv.URL,
 		"SIKA_SANDBOX_SECRET": secret, "SIKA_TASK_QUEUE": workflows.TaskQueue, "SIKA_JWT_SECRET": "fault test jwt secret of 32 bytes or more",
 		"SIKA_PUBLIC_URL": "http://" + ln.Addr().String(), "SIKA_OUTBOX_SWEEP_INTERVAL": "300ms", "SIKA_LOG_LEVEL": "warn",
+		"SIKA_WEBHOOK_ALLOW_PRIVATE": "true",
 	}
 	cfg, err := loadConfig(func(k string) string { return vars[k] })
 	require.NoError(t, err)
@@ -88,6 +94,25 @@ func TestWorkerKilledMidPayment(t *testing.T) {
 	require.NoError(t, err)
 	key, err := st.CreateAPIKey(ctx, merchant.ID, sika.EnvironmentTest, sika.ScopeBoth, "fault", nil)
 	require.NoError(t, err)
+	hooks := newHookReceiver(t)
+	_, err = st.CreateWebhookEndpoint(ctx, sika.WebhookEndpoint{Merchant: merchant.ID, Environment: sika.EnvironmentTest,
+		URL: hooks.srv.URL, IsActive: true}, hooks.secret)
+	require.NoError(t, err)
+	pay := func(phone string) uuid.UUID {
+		body, _ := json.Marshal(map[string]string{"amount": "1000", "currency": "XOF", "country": "BJ", "network": "MTN_BJ",
+			"customer_phone": phone, "customer_name": "Fault test"})
+		req, _ := http.NewRequest("POST", vars["SIKA_PUBLIC_URL"]+"/api/v1/payments/softpay/", bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+key.Secret)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var out struct {
+			Data sika.Transaction `json:"data"`
+		}
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+		require.Equal(t, 201, resp.StatusCode)
+		return out.Data.ID
+	}
 
 	// Every suffix whose outcome does not depend on a human: success, declines, fallback,
 	// ambiguous, no callback, duplicated callbacks, slow.
@@ -96,19 +121,7 @@ func TestWorkerKilledMidPayment(t *testing.T) {
 	expected := map[uuid.UUID]sika.TransactionStatus{}
 	for round := range 3 {
 		for suffix, status := range want {
-			body, _ := json.Marshal(map[string]string{"amount": "1000", "currency": "XOF", "country": "BJ", "network": "MTN_BJ",
-				"customer_phone": "9700" + fmt.Sprint(round) + suffix, "customer_name": "Fault test"})
-			req, _ := http.NewRequest("POST", vars["SIKA_PUBLIC_URL"]+"/api/v1/payments/softpay/", bytes.NewReader(body))
-			req.Header.Set("Authorization", "Bearer "+key.Secret)
-			resp, err := http.DefaultClient.Do(req)
-			require.NoError(t, err)
-			var out struct {
-				Data sika.Transaction `json:"data"`
-			}
-			require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
-			resp.Body.Close()
-			require.Equal(t, 201, resp.StatusCode)
-			expected[out.Data.ID] = status
+			expected[pay("9700"+fmt.Sprint(round)+suffix)] = status
 		}
 	}
 	// Payouts in flight too, from a funded wallet, by an API key from a whitelisted address.
@@ -151,6 +164,9 @@ func TestWorkerKilledMidPayment(t *testing.T) {
 	}, 30*time.Second, 10*time.Millisecond)
 	require.NoError(t, first.Process.Signal(syscall.SIGKILL))
 	_ = first.Wait()
+	// A payment accepted while no worker runs: its transaction.pending event is committed with
+	// nobody to send it; the next worker's webhook sender finds it in the outbox.
+	expected[pay("97008123")] = sika.StatusSuccess
 	// Let callbacks arrive while no worker runs: they wait in Temporal for the next worker.
 	callbacks := func() int {
 		n := 0
@@ -200,9 +216,25 @@ func TestWorkerKilledMidPayment(t *testing.T) {
 	disc, err := st.CheckLedger(ctx)
 	require.NoError(t, err)
 	assert.Nil(t, disc)
+	// Every event reached the merchant's endpoint, signed, whatever was killed when.
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		rows, err := st.Pool().Query(ctx, `SELECT event_id || ' (' || type || ')' FROM events WHERE merchant_id = $1`, merchant.ID)
+		if !assert.NoError(c, err) {
+			return
+		}
+		events, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		assert.NoError(c, err)
+		assert.NotEmpty(c, events)
+		for _, ev := range events {
+			assert.True(c, hooks.received(strings.Fields(ev)[0]), "event %s delivered", ev)
+		}
+		// A delivery in flight when the worker was killed is claimed again once its lease (an
+		// endpoint's time to answer and a margin: 30 s) has run out.
+	}, 60*time.Second, 250*time.Millisecond)
+	assert.Zero(t, hooks.badSignatures())
 	var outbox int
 	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(*) FROM workflow_outbox`).Scan(&outbox))
-	assert.Zero(t, outbox, "the sweeper started the orphan and emptied the outbox")
+	assert.Zero(t, outbox, "the sweeper started the orphan, the sender sent every event: the outbox is empty")
 
 	// The operator's command agrees, and catches a wallet changed behind the ledger's back.
 	check := func() (string, error) {
@@ -266,4 +298,46 @@ func fundWallet(t *testing.T, st *store.Store, merchantID uuid.UUID, amount stri
 	_, changed, err := st.CompletePayment(ctx, store.Completion{TransactionID: id, Run: 1, Status: sika.StatusSuccess, Reason: "funding", TriggeredBy: sika.TriggerSystem})
 	require.NoError(t, err)
 	require.True(t, changed)
+}
+
+// hookReceiver is the merchant's webhook endpoint: it verifies each delivery and notes its id.
+type hookReceiver struct {
+	secret string
+	srv    *httptest.Server
+
+	mu     sync.Mutex
+	seen   map[string]bool
+	badSig int
+}
+
+func newHookReceiver(t *testing.T) *hookReceiver {
+	secret, err := webhook.NewSecret()
+	require.NoError(t, err)
+	h := &hookReceiver{secret: secret, seen: map[string]bool{}}
+	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if webhook.Verify(h.secret, r.Header, body, 5*time.Minute) != nil {
+			h.badSig++
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		h.seen[r.Header.Get(webhook.HeaderID)] = true
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(h.srv.Close)
+	return h
+}
+
+func (h *hookReceiver) received(id string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.seen[id]
+}
+
+func (h *hookReceiver) badSignatures() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.badSig
 }

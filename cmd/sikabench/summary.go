@@ -110,8 +110,10 @@ func (c *combined) printWebhooks(w io.Writer) {
 		rankPercentile(f.latency, f.undelivered, 50, f.waited, msUnit), rankPercentile(f.latency, f.undelivered, 95, f.waited, msUnit),
 		rankPercentile(f.latency, f.undelivered, 99, f.waited, msUnit), rankPercentile(f.latency, f.undelivered, 100, f.waited, msUnit), f.undelivered)
 	line(w, "deliveries/s", "%.1f /s   (events first arriving inside the window)", float64(f.windowArrivals)/win.Seconds())
-	line(w, "delivery starts queued at the end", "%d   (outbox rows: delivery workflows the sweeper had not started yet)", f.queuedAtEnd)
+	line(w, "deliveries queued at the end", "%d   (outbox rows not yet sent or handed to a workflow)", f.queuedAtEnd)
 	line(w, "deliveries received", "%d, retries included; %d with a signature that did not verify %s", f.posts, f.invalid, f.invalidSample)
+	line(w, "Temporal history per delivery", "%.1f events   (mean over %d of the window's deliveries; %d of them made without a workflow)",
+		f.historyPerDelivery(), len(f.history), f.noWorkflow)
 	line(w, "after the load", "%d of the %d events since the load began arrived (waited %.1f s for the last ones)",
 		f.total-f.missing, f.total, f.waited.Seconds())
 }
@@ -143,9 +145,9 @@ func (c *combined) printSummary(w io.Writer) {
 			ms(percentile(a.lat, 99)), a.rate(p.load), toSuccess(p.comp, 50), toSuccess(p.comp, 99), p.comp.rate(p.load.window()))
 	}
 	if f := c.webhooks; f != nil {
-		line(w, "webhooks", "event → arrival p50 %s, p99 %s; %.1f deliveries/s for %.1f events/s created",
+		line(w, "webhooks", "event → arrival p50 %s, p99 %s; %.1f deliveries/s for %.1f events/s created; %.1f history events per delivery",
 			rankPercentile(f.latency, f.undelivered, 50, f.waited, msUnit), rankPercentile(f.latency, f.undelivered, 99, f.waited, msUnit),
-			float64(f.windowArrivals)/f.load.window().Seconds(), float64(f.windowEvents)/f.load.window().Seconds())
+			float64(f.windowArrivals)/f.load.window().Seconds(), float64(f.windowEvents)/f.load.window().Seconds(), f.historyPerDelivery())
 	}
 	if len(c.exports) >= 2 {
 		e := c.exports[1]

@@ -2,15 +2,19 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"go.temporal.io/api/serviceerror"
 
 	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/store"
@@ -69,6 +73,10 @@ type webhookFigures struct {
 	waited         time.Duration // after the load, for the stragglers
 	total, missing int           // events since the endpoint exists, and those that never arrived
 	queuedAtEnd    int           // delivery workflows not yet started (outbox rows) when the window closed
+	// Temporal history events of the deliveries of a sample of the window's events (0 for a
+	// delivery made without a workflow), and how many of the sample had no workflow.
+	history    []int
+	noWorkflow int
 }
 
 // runWebhooks registers a loopback endpoint for the bench merchant, drives softpay at
@@ -86,8 +94,9 @@ func runWebhooks(ctx context.Context, t *target, o options) (*webhookFigures, er
 		return nil, fmt.Errorf("webhooks: listen: %w", err)
 	}
 	serve(t, &http.Server{Handler: rc, ReadHeaderTimeout: 10 * time.Second}, ln)
-	if _, err := t.store.CreateWebhookEndpoint(ctx, sika.WebhookEndpoint{Merchant: t.merchant, Environment: sika.EnvironmentTest,
-		URL: "http://" + ln.Addr().String() + "/sika-webhooks", Description: "sikabench receiver", IsActive: true}, secret); err != nil {
+	endpoint, err := t.store.CreateWebhookEndpoint(ctx, sika.WebhookEndpoint{Merchant: t.merchant, Environment: sika.EnvironmentTest,
+		URL: "http://" + ln.Addr().String() + "/sika-webhooks", Description: "sikabench receiver", IsActive: true}, secret)
+	if err != nil {
 		return nil, fmt.Errorf("webhooks: create the endpoint: %w", err)
 	}
 	f := &webhookFigures{plan: loadPlan{clients: o.clients, warmup: min(o.warmup, partWarmup), duration: o.webhookDuration, rate: o.webhookRate}}
@@ -127,6 +136,7 @@ func runWebhooks(ctx context.Context, t *target, o options) (*webhookFigures, er
 	}
 	slices.Sort(f.latency)
 	f.total = len(events)
+	f.countHistories(ctx, t, events, endpoint.ID, ws, we)
 	rc.mu.Lock()
 	f.posts, f.invalid, f.invalidSample = rc.posts, rc.invalid, rc.invalidSample
 	rc.mu.Unlock()
@@ -180,4 +190,44 @@ func waitDeliveries(ctx context.Context, t *target, rc *receiver, ld *loadResult
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
+}
+
+// historySample is how many of the window's deliveries have their Temporal history counted.
+const historySample = 50
+
+// countHistories counts the Temporal history events of the deliveries of a sample of the
+// window's events: a delivery with no workflow (made from the outbox) counts 0.
+func (f *webhookFigures) countHistories(ctx context.Context, t *target, events []createdEvent, endpoint uuid.UUID, ws, we time.Time) {
+	var window []createdEvent
+	for _, ev := range events {
+		if !ev.created.Before(ws) && ev.created.Before(we) {
+			window = append(window, ev)
+		}
+	}
+	step := max(1, len(window)/historySample)
+	for i := 0; i < len(window) && len(f.history) < historySample; i += step {
+		d, err := t.tc.DescribeWorkflowExecution(ctx, store.WebhookDeliveryWorkflowID(window[i].id, endpoint), "")
+		var notFound *serviceerror.NotFound
+		switch {
+		case errors.As(err, &notFound):
+			f.history = append(f.history, 0)
+			f.noWorkflow++
+		case err != nil:
+			fmt.Fprintf(os.Stderr, "sikabench: webhooks: describe the delivery of %s: %v\n", window[i].id, err)
+		default:
+			f.history = append(f.history, int(d.GetWorkflowExecutionInfo().GetHistoryLength()))
+		}
+	}
+}
+
+// historyPerDelivery is the mean of the sample's history events per delivery.
+func (f *webhookFigures) historyPerDelivery() float64 {
+	if len(f.history) == 0 {
+		return 0
+	}
+	sum := 0
+	for _, n := range f.history {
+		sum += n
+	}
+	return float64(sum) / float64(len(f.history))
 }
