@@ -136,13 +136,26 @@ func (a *Activities) tryDelivery(ctx context.Context, in DeliveryAttempt) (deliv
 	try.rec.StatusCode, try.rec.ResponseExcerpt = &resp.StatusCode, string(bytes.ToValidUTF8(excerpt, nil))
 	try.res.Delivered = resp.StatusCode >= 200 && resp.StatusCode < 300
 	try.rec.Succeeded = try.res.Delivered
-	if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs > 0 {
-		try.res.RetryAfter = time.Duration(secs) * time.Second
-	}
+	try.res.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), now)
 	if resp.StatusCode == http.StatusGone {
 		try.disable, try.res.Stop = "The endpoint answered 410 Gone.", true
 	}
 	return try, nil
+}
+
+// retryAfter reads a Retry-After header, in seconds or as an HTTP date (RFC 9110 §10.2.3);
+// 0 when absent, unreadable or not in the future.
+func retryAfter(v string, now time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.Atoi(v); err == nil {
+		return max(0, time.Duration(secs)*time.Second)
+	}
+	if at, err := http.ParseTime(v); err == nil {
+		return max(0, at.Sub(now))
+	}
+	return 0
 }
 
 // webhookClient posts deliveries through the SSRF guard and never follows redirects.

@@ -8,7 +8,8 @@
 // Each delivery carries `webhook-id` (the event id, the same on every retry: dedupe on it),
 // `webhook-timestamp` (unix seconds of the attempt) and `webhook-signature`: space-separated
 // `v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">` entries, two of them while a rotated
-// secret is still live.
+// secret is still live. Deliveries come at least once and in no promised order: order events by
+// their created_at.
 package webhook
 
 import (
