@@ -37,11 +37,13 @@ import (
 const (
 	// senderSlots bounds the first attempts one worker makes at once; past it, rows wait in the
 	// outbox for a free slot here or at another replica.
-	senderSlots = 64
+	senderSlots = 128
 	// endpointSlots bounds one endpoint's share of the slots: a delivery to an endpoint that
-	// already has this many first attempts in flight (a slow or hanging endpoint) goes straight
-	// to its workflow, so that other merchants' first attempts are not held behind it.
-	endpointSlots = 16
+	// already has this many first attempts in flight (a slow or hanging endpoint: one that
+	// answers at once has one or two) goes straight to its workflow, so that other merchants'
+	// first attempts are not held behind it. It is a whole claim batch, so that a burst of one
+	// merchant's events to a healthy endpoint is not handed to Temporal.
+	endpointSlots = claimBatch
 	// leaseMargin is how much longer than an endpoint's time to answer (15 s) a claimed row is
 	// kept from the other replicas: time to record the try and start the workflow. A worker
 	// that dies with rows claimed delays them by that lease (30 s), not more.
