@@ -49,15 +49,24 @@ chaos: deps build temporal-cli
 bench-history: deps
 	$(GO) run ./cmd/sikabench-history $(HISTORY_BENCH_FLAGS)
 
-## sdk-check: fails when the TypeScript client's generated types (sdk/typescript/src/generated) are not
-## those of api/openapi.yaml (regenerate with sdk/typescript/generate.sh; needs npm); make test checks it too
+## sdk-check: fails when the generated code of the client libraries is not that of api/openapi.yaml: the
+## TypeScript types (sdk/typescript/src/generated; regenerate with sdk/typescript/generate.sh, needs npm) and
+## the Go client (sdk/go/sika.gen.go; regenerate with sdk/go/generate.sh); make test checks both too
 .PHONY: sdk-check
 sdk-check:
 	sdk/typescript/generate.sh --check
+	sdk/go/generate.sh --check
+
+## sdk-go-test: the Go client (sdk/go, a module of its own that `go test ./...` does not reach) against the
+## service started as `sika dev` on a private stack: its tests and its example merchant backend (part of make test)
+.PHONY: sdk-go-test
+sdk-go-test: deps build temporal-cli
+	$(BIN)/sika stack -- $(GO) test -count=1 -timeout 10m -v -run 'TestGoClient' ./sdk/
 
 ## vet: static checks
 vet:
 	$(GO) vet ./...
+	cd sdk/go && $(GO) vet ./...
 	@test -z "$$(gofmt -l .)" || (echo "gofmt needed:"; gofmt -l .; exit 1)
 
 clean:

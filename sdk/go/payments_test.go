@@ -1,0 +1,245 @@
+package sika
+
+// Collections, a payout, idempotent replay, retries that keep the Idempotency-Key, and cursor
+// iteration, against the service (sandbox).
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestSoftpayReachesSuccess(t *testing.T) {
+	dev := service(t)
+	ctx := context.Background()
+	c := client(t, dev, Options{})
+	resp, err := c.SoftpayWithResponse(ctx, nil, softpayBody("123"))
+	require.NoError(t, err)
+	p := resp.JSON201.Data
+	assert.Equal(t, TransactionStatusPENDING, p.Status)
+	require.NotNil(t, p.NextAction)
+	assert.Equal(t, NextActionTypeUssdPush, p.NextAction.Type)
+	tx := final(t, ctx, c, p.Id)
+	assert.Equal(t, TransactionStatusSUCCESS, tx.Status)
+	assert.Len(t, tx.Attempts, 1)
+}
+
+func TestDeclinedPaymentRetriedSucceeds(t *testing.T) {
+	dev := service(t)
+	ctx := context.Background()
+	c := client(t, dev, Options{})
+	resp, err := c.SoftpayWithResponse(ctx, nil, softpayBody("001"))
+	require.NoError(t, err)
+	id := resp.JSON201.Data.Id
+	failed := final(t, ctx, c, id)
+	assert.Equal(t, TransactionStatusFAILED, failed.Status)
+	assert.Equal(t, "payer_declined", failed.FailureCode)
+
+	again, err := c.RetryPaymentWithResponse(ctx, id, nil, RetryPaymentJSONRequestBody{CustomerPhone: ptr("97000123")})
+	require.NoError(t, err)
+	assert.Equal(t, id, again.JSON200.Data.Id, "the same transaction")
+	assert.Equal(t, TransactionStatusPENDING, again.JSON200.Data.Status)
+	tx := final(t, ctx, c, id)
+	assert.Equal(t, TransactionStatusSUCCESS, tx.Status)
+	assert.Len(t, tx.Attempts, 2, "a new attempt")
+}
+
+func TestPayoutFromAFundedWallet(t *testing.T) {
+	dev := service(t)
+	ctx := context.Background()
+	c := client(t, dev, Options{})
+	body := softpayBody("123")
+	body.Amount = "10000"
+	funding, err := c.SoftpayWithResponse(ctx, nil, body)
+	require.NoError(t, err)
+	require.Equal(t, TransactionStatusSUCCESS, final(t, ctx, c, funding.JSON201.Data.Id).Status)
+
+	balances, err := c.ListMerchantBalancesWithResponse(ctx, nil)
+	require.NoError(t, err)
+	i := slices.IndexFunc(balances.JSON200.Data.Results, func(b MerchantBalance) bool { return b.Country == "BJ" })
+	require.GreaterOrEqual(t, i, 0, "a BJ wallet")
+	available := decimal.RequireFromString(balances.JSON200.Data.Results[i].AvailableAmount)
+	require.True(t, available.GreaterThanOrEqual(decimal.NewFromInt(2000)), "BJ wallet funded: %s", available)
+
+	payout, err := c.InitializePayoutWithResponse(ctx, nil, InitializePayoutJSONRequestBody{
+		Amount: "2000", Currency: "XOF", Country: "BJ", Method: "MTN_BJ", Recipient: "97000123", RecipientName: ptr("Ama"),
+	})
+	require.NoError(t, err)
+	tx := final(t, ctx, c, payout.JSON201.Data.Id)
+	assert.Equal(t, TransactionStatusSUCCESS, tx.Status)
+	assert.Equal(t, FlowDirectionOUTBOUND, tx.FlowDirection)
+}
+
+func TestIdempotentReplay(t *testing.T) {
+	dev := service(t)
+	ctx := context.Background()
+	c := client(t, dev, Options{})
+	key := uuid.NewString()
+	body := softpayBody("123")
+	first, err := c.SoftpayWithResponse(ctx, &SoftpayParams{IdempotencyKey: &key}, body)
+	require.NoError(t, err)
+	again, err := c.SoftpayWithResponse(ctx, &SoftpayParams{IdempotencyKey: &key}, body)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusCreated, first.StatusCode())
+	assert.Equal(t, http.StatusCreated, again.StatusCode())
+	assert.Empty(t, first.HTTPResponse.Header.Get("Idempotent-Replayed"))
+	assert.Equal(t, "true", again.HTTPResponse.Header.Get("Idempotent-Replayed"))
+	assert.Equal(t, first.JSON201.Data.Id, again.JSON201.Data.Id, "the same payment")
+
+	var found []UUID
+	for tx, err := range All[Transaction](ctx, c, "/transactions/", url.Values{"search": {body.CustomerPhone}}) {
+		require.NoError(t, err)
+		found = append(found, tx.Id)
+	}
+	assert.Equal(t, []UUID{first.JSON201.Data.Id}, found, "one transaction")
+}
+
+// TestRetriesKeepTheIdempotencyKey puts a loopback proxy between the client and the service.
+// The first time, it passes the softpay to the service and then cuts the connection instead of
+// answering (the payment is made, its answer lost); or it answers 503 with Retry-After itself.
+// The client retries with the same Idempotency-Key, and there is exactly one payment.
+func TestRetriesKeepTheIdempotencyKey(t *testing.T) {
+	dev := service(t)
+	ctx := context.Background()
+	target, err := url.Parse(dev.BaseURL)
+	require.NoError(t, err)
+	forward := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: target.Scheme, Host: target.Host})
+
+	for _, fault := range []string{"connection cut after the service answered", "503 with Retry-After"} {
+		t.Run(fault, func(t *testing.T) {
+			var mu sync.Mutex
+			var keys []string
+			var tries atomic.Int32
+			proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				keys = append(keys, r.Header.Get("Idempotency-Key"))
+				mu.Unlock()
+				if tries.Add(1) > 1 {
+					forward.ServeHTTP(w, r)
+					return
+				}
+				if fault == "503 with Retry-After" {
+					w.Header().Set("Retry-After", "1")
+					w.Header().Set("Content-Type", "application/json")
+					w.WriteHeader(http.StatusServiceUnavailable)
+					_, _ = w.Write([]byte(`{"success":false,"error":{"code":"service_unavailable","message":"Try again."}}`))
+					return
+				}
+				rec := httptest.NewRecorder()
+				forward.ServeHTTP(rec, r)
+				assert.Equal(t, http.StatusCreated, rec.Code, "the service made the payment: %s", rec.Body)
+				conn, _, err := http.NewResponseController(w).Hijack()
+				if assert.NoError(t, err) {
+					conn.Close()
+				}
+			}))
+			defer proxy.Close()
+
+			c := client(t, dev, Options{BaseURL: proxy.URL + target.Path})
+			body := softpayBody("123")
+			started := time.Now()
+			resp, err := c.SoftpayWithResponse(ctx, nil, body)
+			require.NoError(t, err)
+			assert.Equal(t, int32(2), tries.Load(), "one retry")
+			require.Len(t, keys, 2)
+			assert.NotEmpty(t, keys[0], "the client made a key")
+			assert.Equal(t, keys[0], keys[1], "the retry kept it")
+			if fault == "503 with Retry-After" {
+				assert.GreaterOrEqual(t, time.Since(started), time.Second, "Retry-After honoured")
+				assert.Empty(t, resp.HTTPResponse.Header.Get("Idempotent-Replayed"), "the first try reached nothing")
+			} else {
+				assert.Equal(t, "true", resp.HTTPResponse.Header.Get("Idempotent-Replayed"), "the answer of the payment made by the first try")
+			}
+			var found int
+			for tx, err := range All[Transaction](ctx, client(t, dev, Options{}), "/transactions/", url.Values{"search": {body.CustomerPhone}}) {
+				require.NoError(t, err)
+				assert.Equal(t, resp.JSON201.Data.Id, tx.Id)
+				found++
+			}
+			assert.Equal(t, 1, found, "one payment")
+		})
+	}
+}
+
+// TestCursorIteration makes 250 payments, 25 at a time. The service paces collections (50/s
+// here): a burst is answered 503 with Retry-After, which the client retries with the same key,
+// so there are exactly 250 transactions afterwards, none twice. Pages and All then walk them.
+// The numbers end in 003 (refused by the operator at initiation): the 250 workflows end at
+// once instead of each waiting for a callback, which keeps the worker's queue short.
+func TestCursorIteration(t *testing.T) {
+	dev := service(t)
+	ctx := context.Background()
+	c := client(t, dev, Options{MaxRetries: 10})
+	run := "Cursor " + uuid.NewString()[:8]
+	var mu sync.Mutex
+	var created []UUID
+	var next atomic.Int32
+	var wg sync.WaitGroup
+	started := time.Now()
+	for range 25 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= 250 {
+				body := softpayBody("003")
+				body.CustomerName = run
+				resp, err := c.SoftpayWithResponse(ctx, nil, body)
+				if !assert.NoError(t, err) {
+					return
+				}
+				mu.Lock()
+				created = append(created, resp.JSON201.Data.Id)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	require.Len(t, created, 250)
+	t.Logf("created 250 payments in %s", time.Since(started).Round(time.Millisecond))
+
+	var seen []UUID
+	pages := 0
+	for page, err := range Pages[Transaction](ctx, c, "/transactions/", url.Values{"search": {run}, "page_size": {"40"}}) {
+		require.NoError(t, err)
+		pages++
+		assert.LessOrEqual(t, len(page.Results), 40)
+		assert.Nil(t, page.Count, "a cursor list has no count")
+		for _, tx := range page.Results {
+			seen = append(seen, tx.Id)
+		}
+	}
+	assert.Equal(t, 7, pages, "250 / 40 → 7 pages")
+	assert.ElementsMatch(t, created, seen, "each transaction once")
+
+	count := 0
+	for tx, err := range All[Transaction](ctx, c, "/transactions/", url.Values{"search": {run}, "page_size": {"200"}}) {
+		require.NoError(t, err)
+		assert.Equal(t, run, tx.CustomerName)
+		count++
+		if count == 210 {
+			break // stopping early ends the iteration
+		}
+	}
+	assert.Equal(t, 210, count)
+
+	// The 250 payments end before the next test, so that it does not wait behind them in the
+	// worker's queue on a busy machine.
+	require.Eventually(t, func() bool {
+		for page, err := range Pages[Transaction](ctx, c, "/transactions/", url.Values{"search": {run}, "status": {"PENDING"}, "page_size": {"1"}}) {
+			return err == nil && len(page.Results) == 0
+		}
+		return false
+	}, 3*time.Minute, 500*time.Millisecond, "the 250 payments end")
+}
