@@ -147,7 +147,7 @@ describe("error codes from the service", () => {
 
 	test("409 outcome_unresolved: retrying a payment whose push expired unconfirmed (011)", async () => {
 		const p = await client.POST("/payments/softpay/", { body: softpayBody("011") });
-		const failed = await final(client, p.id, 60_000);
+		const failed = await final(client, p.id);
 		assert.equal(failed.failure_code, "expired");
 		await expectError(client.POST("/payments/{id}/retry/", { params: { path: { id: p.id } } }), ConflictError, "outcome_unresolved", 409);
 	});

@@ -42,8 +42,12 @@ export async function dashboard(email: string, password: string, options: Partia
 	return sika({ apiKey: session.access_token, environment: "TEST", ...options });
 }
 
-/** Polls fn until it answers something other than undefined, or fails after timeoutMs. */
-export async function eventually<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 60_000, everyMs = 250): Promise<T> {
+/**
+ * Polls fn until it answers something other than undefined, or fails after timeoutMs: two minutes
+ * by default, since a payment or a delivery that takes a second alone can wait a minute in the
+ * worker's queue when make test runs everything at once on a small machine.
+ */
+export async function eventually<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 120_000, everyMs = 250): Promise<T> {
 	const deadline = Date.now() + timeoutMs;
 	let last: unknown;
 	for (;;) {
@@ -59,7 +63,7 @@ export async function eventually<T>(what: string, fn: () => Promise<T | undefine
 }
 
 /** The transaction once it left PENDING. */
-export async function final(client: Sika, id: string, timeoutMs = 60_000) {
+export async function final(client: Sika, id: string, timeoutMs = 120_000) {
 	return eventually(`transaction ${id} final`, async () => {
 		const t = await client.GET("/transactions/{id}/", { params: { path: { id } } });
 		return t.status === "PENDING" ? undefined : t;
