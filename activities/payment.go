@@ -319,7 +319,7 @@ func (a *Activities) CancelCollection(ctx context.Context, attemptID uuid.UUID) 
 		return out, a.Store.NoteAttemptAnswer(ctx, attempt.ID, "CANCEL_UNCLEAR", "")
 	}
 	out.RecheckFor = gateway.WindowsOf(gw).LateSuccess
-	c, ok := gw.(gateway.Canceller)
+	c, ok := gateway.CancellerOf(gw)
 	answer := "CANCEL_UNSUPPORTED"
 	if ok {
 		st, err := c.CancelCollection(ctx, attempt.ID.String())

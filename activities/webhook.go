@@ -10,9 +10,13 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/store"
+	"github.com/sikahq/sika/telemetry"
 	"github.com/sikahq/sika/webhook"
 )
 
@@ -98,9 +102,13 @@ func (a *Activities) tryDelivery(ctx context.Context, in DeliveryAttempt) (deliv
 		return try, err
 	}
 	if job.Deleted || !job.Endpoint.IsActive {
+		telemetry.WebhookDeliveries.WithLabelValues(telemetry.DeliverySkipped).Inc()
 		try.res.Stop = true
 		return try, nil
 	}
+	ctx, span := telemetry.Tracer().Start(ctx, "webhook.deliver", trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(attribute.String("sika.webhook.event", in.Target.EventID), attribute.Int("sika.webhook.attempt", in.Attempt)))
+	defer span.End()
 	id, err := uuid.NewV7()
 	if err != nil {
 		return try, err
@@ -117,6 +125,7 @@ func (a *Activities) tryDelivery(ctx context.Context, in DeliveryAttempt) (deliv
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, job.Endpoint.URL, bytes.NewReader(job.Payload))
 	if err != nil {
 		try.rec.Error = "invalid endpoint URL"
+		telemetry.WebhookDeliveries.WithLabelValues(telemetry.DeliveryFailed).Inc()
 		return try, nil
 	}
 	req.Header = header
@@ -129,6 +138,8 @@ func (a *Activities) tryDelivery(ctx context.Context, in DeliveryAttempt) (deliv
 		if len(try.rec.Error) > 500 {
 			try.rec.Error = try.rec.Error[:500]
 		}
+		telemetry.WebhookDeliveries.WithLabelValues(telemetry.DeliveryFailed).Inc()
+		telemetry.RecordError(span, err)
 		return try, nil
 	}
 	defer resp.Body.Close()
@@ -140,7 +151,23 @@ func (a *Activities) tryDelivery(ctx context.Context, in DeliveryAttempt) (deliv
 	if resp.StatusCode == http.StatusGone {
 		try.disable, try.res.Stop = "The endpoint answered 410 Gone.", true
 	}
+	countDelivery(span, resp.StatusCode, try.res.Delivered, job.EventCreatedAt)
 	return try, nil
+}
+
+// countDelivery counts a try the endpoint answered, and the lag from the event to a 2xx.
+func countDelivery(span trace.Span, status int, delivered bool, eventCreatedAt time.Time) {
+	span.SetAttributes(attribute.Int("http.response.status_code", status))
+	switch {
+	case delivered:
+		telemetry.WebhookDeliveries.WithLabelValues(telemetry.DeliveryDelivered).Inc()
+		telemetry.WebhookDeliveryLag.Observe(time.Since(eventCreatedAt).Seconds())
+	case status == http.StatusGone:
+		telemetry.WebhookDeliveries.WithLabelValues(telemetry.DeliveryGone).Inc()
+	default:
+		telemetry.WebhookDeliveries.WithLabelValues(telemetry.DeliveryFailed).Inc()
+		span.SetStatus(codes.Error, http.StatusText(status))
+	}
 }
 
 // retryAfter reads a Retry-After header, in seconds or as an HTTP date (RFC 9110 §10.2.3);

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/store"
+	"github.com/sikahq/sika/telemetry"
 )
 
 // maxIdempotencyKeyLen is the longest Idempotency-Key accepted (spec: 255 characters).
@@ -74,8 +75,10 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, h handlerFun
 	}
 	switch outcome {
 	case store.ClaimMismatch:
+		telemetry.IdempotencyConflicts.WithLabelValues(telemetry.ConflictReused).Inc()
 		return sika.Errorf(sika.CodeIdempotencyKeyReused, "This Idempotency-Key was already used with another request body or route.")
 	case store.ClaimInUse:
+		telemetry.IdempotencyConflicts.WithLabelValues(telemetry.ConflictInUse).Inc()
 		return sika.Errorf(sika.CodeIdempotencyKeyInUse, "A request with this Idempotency-Key is still being processed; retry shortly.")
 	case store.ClaimReplay:
 		if stored.ContentType != "" {

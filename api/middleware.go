@@ -16,8 +16,14 @@ import (
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/sikahq/sika"
+	"github.com/sikahq/sika/telemetry"
 )
 
 // statusRecorder remembers what a handler wrote, for logs, metrics and the idempotency store.
@@ -67,8 +73,15 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		}
 		w.Header().Set("X-Request-Id", id)
 		info := &requestInfo{}
-		logger := s.cfg.Logger.With("request_id", id)
-		ctx := context.WithValue(r.Context(), ctxLogger, logger)
+		// The request's span continues the caller's trace (traceparent) and is the parent of
+		// the workflow's and, through it, of every gateway call the request leads to.
+		ctx := otel.GetTextMapPropagator().Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+		ctx, span := telemetry.Tracer().Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindServer),
+			trace.WithAttributes(attribute.String("http.request.method", r.Method), attribute.String("url.path", r.URL.Path),
+				attribute.String("sika.request_id", id)))
+		defer span.End()
+		logger := telemetry.WithTrace(ctx, s.cfg.Logger.With("request_id", id))
+		ctx = context.WithValue(ctx, ctxLogger, logger)
 		ctx = context.WithValue(ctx, ctxRequestInfo, info)
 		r = r.WithContext(ctx)
 		rec := &statusRecorder{ResponseWriter: w}
@@ -89,6 +102,11 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			}
 			s.metrics.requests.With(prometheus.Labels{"route": route, "method": r.Method, "status": strconv.Itoa(rec.status)}).Inc()
 			s.metrics.duration.With(prometheus.Labels{"route": route, "method": r.Method}).Observe(elapsed.Seconds())
+			span.SetName(r.Method + " " + route)
+			span.SetAttributes(attribute.String("http.route", route), attribute.Int("http.response.status_code", rec.status))
+			if rec.status >= 500 {
+				span.SetStatus(codes.Error, http.StatusText(rec.status))
+			}
 			attrs := []any{"method", r.Method, "path", r.URL.Path, "route", route, "status", rec.status,
 				"bytes", rec.bytes, "duration_ms", float64(elapsed.Microseconds()) / 1000, "remote_ip", s.clientIP(r).String()}
 			if info.merchant != uuid.Nil {
@@ -168,6 +186,7 @@ type metrics struct {
 	duration *prometheus.HistogramVec
 }
 
+// newMetrics registers the HTTP metrics and the service's own (telemetry.Register) on reg.
 func newMetrics(reg *prometheus.Registry) *metrics {
 	m := &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -178,7 +197,10 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
 		}, []string{"route", "method"}),
 	}
-	reg.MustRegister(m.requests, m.duration, prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	reg.MustRegister(m.requests, m.duration)
+	if err := telemetry.Register(reg); err != nil {
+		panic(fmt.Sprintf("register metrics: %v", err))
+	}
 	return m
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/sikahq/sika/activities"
@@ -18,6 +19,7 @@ import (
 	"github.com/sikahq/sika/gateway"
 	"github.com/sikahq/sika/gateway/sandbox"
 	"github.com/sikahq/sika/internal/testenv"
+	"github.com/sikahq/sika/telemetry"
 	"github.com/sikahq/sika/webhook"
 	"github.com/sikahq/sika/workflows"
 )
@@ -64,7 +66,11 @@ func startPaymentStack() (*paymentStack, error) {
 		return nil, err
 	}
 	workflows.TaskQueue = "test-" + env.DatabaseName
-	tc, err := client.Dial(client.Options{HostPort: addr, Logger: quietTemporal()})
+	tracing, err := telemetry.TemporalTracing()
+	if err != nil {
+		return nil, err
+	}
+	tc, err := client.Dial(client.Options{HostPort: addr, Logger: quietTemporal(), Interceptors: []interceptor.ClientInterceptor{tracing}})
 	if err != nil {
 		return nil, err
 	}

@@ -67,6 +67,9 @@ type Config struct {
 	WebhookGuard webhook.Guard
 	// Logger receives access and error logs.
 	Logger *slog.Logger
+	// Registry is what /metrics serves: the HTTP and domain metrics are registered on it, and
+	// the process may have put others there (its Temporal client's). A new one when nil.
+	Registry *prometheus.Registry
 	// Now is the clock (tests may replace it).
 	Now func() time.Time
 	// CheckoutMinExpiry lowers the 5-minute floor of a checkout session's expires_at (tests
@@ -127,7 +130,10 @@ func NewServer(cfg Config, st *store.Store) *Server {
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	key := sha256.Sum256(append([]byte("sika cursor key\x00"), cfg.JWTSecret...))
-	s := &Server{cfg: cfg, store: st, registry: prometheus.NewRegistry(), cursorKey: key[:], starts: make(chan struct{}, maxConcurrentStarts)}
+	if cfg.Registry == nil {
+		cfg.Registry = prometheus.NewRegistry()
+	}
+	s := &Server{cfg: cfg, store: st, registry: cfg.Registry, cursorKey: key[:], starts: make(chan struct{}, maxConcurrentStarts)}
 	s.metrics = newMetrics(s.registry)
 	s.router = s.routes()
 	return s

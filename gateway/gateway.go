@@ -134,7 +134,7 @@ type PayoutCapable interface {
 
 // SupportsPayouts reports whether g can disburse (true unless g says otherwise).
 func SupportsPayouts(g Gateway) bool {
-	if p, ok := g.(PayoutCapable); ok {
+	if p, ok := adapter(g).(PayoutCapable); ok {
 		return p.SupportsPayouts()
 	}
 	return true
@@ -148,7 +148,7 @@ type PageConfirmed interface {
 
 // ConfirmsOnOwnPage reports whether g's customers confirm on the operator's page.
 func ConfirmsOnOwnPage(g Gateway) bool {
-	p, ok := g.(PageConfirmed)
+	p, ok := adapter(g).(PageConfirmed)
 	return ok && p.ConfirmsOnOwnPage()
 }
 

@@ -47,12 +47,13 @@ func NewRouter(policy HealthPolicy, gateways ...Gateway) *Router {
 	}
 	r := &Router{gateways: map[string]Gateway{}, health: policy, state: map[string]*healthState{}, now: time.Now}
 	for _, g := range gateways {
-		r.gateways[g.Name()] = g
+		r.gateways[g.Name()] = observe(g)
 	}
 	return r
 }
 
-// Gateway returns a configured gateway by name (a nil Router has none).
+// Gateway returns a configured gateway by name (a nil Router has none), observed: its calls
+// are timed and traced (see observed).
 func (r *Router) Gateway(name string) (Gateway, error) {
 	if r == nil {
 		return nil, fmt.Errorf("gateway %q is not configured", name)

@@ -32,7 +32,7 @@ type Windowed interface {
 // WindowsOf returns g's windows, each zero field replaced by its conservative default.
 func WindowsOf(g Gateway) Windows {
 	var w Windows
-	if d, ok := g.(Windowed); ok {
+	if d, ok := adapter(g).(Windowed); ok {
 		w = d.Windows()
 	}
 	if w.NotFoundSettle <= 0 {

@@ -64,10 +64,11 @@ func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
 // InTx runs fn in one Postgres transaction, committed when fn returns nil and rolled back
 // otherwise (also when fn panics).
 func (s *Store) InTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	tx, err := s.pool.Begin(ctx)
+	begun, err := s.pool.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", err)
 	}
+	tx := &hookedTx{Tx: begun}
 	defer func() { _ = tx.Rollback(ctx) }()
 	if err := fn(tx); err != nil {
 		return err
@@ -75,7 +76,27 @@ func (s *Store) InTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("commit transaction: %w", err)
 	}
+	for _, f := range tx.committed {
+		f()
+	}
 	return nil
+}
+
+// hookedTx is the transaction InTx hands out: it keeps what must happen only once the
+// transaction has committed (afterCommit).
+type hookedTx struct {
+	pgx.Tx
+	committed []func()
+}
+
+// afterCommit runs f once tx has committed, and never when it rolls back: metrics count what
+// Postgres kept, not what a rolled-back attempt wrote. Outside InTx, f runs at once.
+func afterCommit(tx pgx.Tx, f func()) {
+	if h, ok := tx.(*hookedTx); ok {
+		h.committed = append(h.committed, f)
+		return
+	}
+	f()
 }
 
 // isUniqueViolation reports whether err is a unique-constraint violation (SQLSTATE 23505),

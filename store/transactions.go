@@ -11,6 +11,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/sikahq/sika"
+	"github.com/sikahq/sika/telemetry"
 )
 
 const transactionColumns = `t.id, t.reference, t.gateway_reference, t.merchant_id, t.environment, t.transaction_type,
@@ -79,12 +80,36 @@ func insertStatusLog(ctx context.Context, tx pgx.Tx, t sika.Transaction, from *s
 	if err != nil {
 		return err
 	}
-	_, err = tx.Exec(ctx, `INSERT INTO transaction_status_logs (id, transaction_id, merchant_id, environment, from_status, to_status, reason, triggered_by)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, id, t.ID, t.Merchant, t.Environment, from, to, reason, by)
+	// The gateway that decided the change (set on the row by the completion) is read back for
+	// the metric: the domain type does not carry it.
+	var gw string
+	err = tx.QueryRow(ctx, `INSERT INTO transaction_status_logs (id, transaction_id, merchant_id, environment, from_status, to_status, reason, triggered_by)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+		RETURNING (SELECT gateway FROM transactions WHERE id = $2)`, id, t.ID, t.Merchant, t.Environment, from, to, reason, by).Scan(&gw)
 	if err != nil {
 		return fmt.Errorf("insert status log: %w", err)
 	}
+	countStatusChange(tx, t, gw, from, to)
 	return nil
+}
+
+// countStatusChange counts, once the change commits, a transaction accepted (its first status,
+// PENDING) or ended (moved to SUCCESS or FAILED from another status: a completion, or a late
+// success reconciling a FAILED payment). Every status change is written by insertStatusLog,
+// so this is the one place money outcomes are counted.
+func countStatusChange(tx pgx.Tx, t sika.Transaction, gw string, from *sika.TransactionStatus, to sika.TransactionStatus) {
+	typ, network, env := string(t.Type), t.Network, string(t.Environment)
+	switch {
+	case from == nil:
+		afterCommit(tx, func() { telemetry.PaymentsAccepted.WithLabelValues(typ, network, env).Inc() })
+	case *from == to:
+	case to == sika.StatusSuccess || to == sika.StatusFailed:
+		status := telemetry.StatusSucceeded
+		if to == sika.StatusFailed {
+			status = telemetry.StatusFailed
+		}
+		afterCommit(tx, func() { telemetry.PaymentsCompleted.WithLabelValues(typ, network, gw, env, status).Inc() })
+	}
 }
 
 // NewTransaction is a transaction to create, with what only creation needs.
@@ -208,6 +233,7 @@ func (s *Store) transactionOfKey(ctx context.Context, nt NewTransaction) (sika.T
 // errKeyReused is the answer to an idempotency key that already created existing for another
 // request.
 func errKeyReused(existing sika.Transaction) error {
+	telemetry.IdempotencyConflicts.WithLabelValues(telemetry.ConflictReused).Inc()
 	return sika.Errorf(sika.CodeIdempotencyKeyReused,
 		"This Idempotency-Key already created transaction %s with another request body or route; use a new key for a new request.",
 		existing.Reference)

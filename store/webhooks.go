@@ -120,6 +120,8 @@ type DeliveryJob struct {
 	Payload     []byte
 	Merchant    uuid.UUID
 	Environment sika.Environment
+	// EventCreatedAt is when the event was recorded (the delivery lag metric starts there).
+	EventCreatedAt time.Time
 }
 
 // DeliveryJob loads an event and an endpoint for a delivery attempt.
@@ -141,8 +143,8 @@ func (s *Store) DeliveryJob(ctx context.Context, target DeliveryTarget) (Deliver
 	if previous != nil && previousUntil != nil && time.Now().Before(*previousUntil) {
 		j.Secrets = append(j.Secrets, *previous)
 	}
-	if err := s.pool.QueryRow(ctx, `SELECT payload, merchant_id, environment FROM events WHERE event_id = $1`, target.EventID).
-		Scan(&j.Payload, &j.Merchant, &j.Environment); err != nil {
+	if err := s.pool.QueryRow(ctx, `SELECT payload, merchant_id, environment, created_at FROM events WHERE event_id = $1`, target.EventID).
+		Scan(&j.Payload, &j.Merchant, &j.Environment, &j.EventCreatedAt); err != nil {
 		return j, fmt.Errorf("load event: %w", err)
 	}
 	return j, nil

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sikahq/sika/api"
+	"github.com/sikahq/sika/telemetry"
 )
 
 // Config is every setting of the service. It is read from environment variables here and
@@ -56,6 +57,10 @@ type Config struct {
 	RedisURL string
 	// HTTPAddr is where the API listens (SIKA_HTTP_ADDR, default 127.0.0.1:8080).
 	HTTPAddr string
+	// MetricsAddr is where `sika worker` serves its Prometheus /metrics (SIKA_METRICS_ADDR,
+	// default 127.0.0.1:9091); the API serves its own on its HTTP address, and `sika dev` serves
+	// the whole process's there.
+	MetricsAddr string
 	// PublicURL is how merchants and customers reach the API (SIKA_PUBLIC_URL, default
 	// http://<SIKA_HTTP_ADDR>).
 	PublicURL string
@@ -110,6 +115,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		SandboxSecret:     getenv("SIKA_SANDBOX_SECRET"),
 		SandboxAddr:       orDefault(getenv("SIKA_SANDBOX_ADDR"), "127.0.0.1:8090"),
 		HTTPAddr:          orDefault(getenv("SIKA_HTTP_ADDR"), "127.0.0.1:8080"),
+		MetricsAddr:       orDefault(getenv("SIKA_METRICS_ADDR"), "127.0.0.1:9091"),
 		PublicURL:         strings.TrimRight(getenv("SIKA_PUBLIC_URL"), "/"),
 		JWTSecret:         getenv("SIKA_JWT_SECRET"),
 		StateDir:          orDefault(getenv("SIKA_STATE_DIR"), ".sika"),
@@ -213,7 +219,7 @@ func (c Config) logger(defaultFormat string) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: c.LogLevel}
 	format := orDefault(c.LogFormat, defaultFormat)
 	if format == "json" {
-		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+		return slog.New(telemetry.LogHandler(slog.NewJSONHandler(os.Stderr, opts)))
 	}
-	return slog.New(slog.NewTextHandler(os.Stderr, opts))
+	return slog.New(telemetry.LogHandler(slog.NewTextHandler(os.Stderr, opts)))
 }

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/internal/devstack"
 	"github.com/sikahq/sika/store"
@@ -57,6 +59,11 @@ const (
 func runDev(ctx context.Context, cfg Config) (err error) {
 	logger := cfg.logger("text")
 	slog.SetDefault(logger)
+	stopTracing, err := startTracing(ctx, "sika", logger)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 	stateDir, err := filepath.Abs(cfg.StateDir)
 	if err != nil {
 		return err
@@ -124,7 +131,9 @@ func runDev(ctx context.Context, cfg Config) (err error) {
 		return err
 	}
 	stops = append(stops, func() error { st.Close(); return nil })
-	tc, err := dialTemporal(ctx, cfg, logger)
+	// One process, one registry: the API's /metrics serves the worker's metrics too.
+	reg := prometheus.NewRegistry()
+	tc, err := dialTemporal(ctx, cfg, logger, reg)
 	if err != nil {
 		return err
 	}
@@ -160,8 +169,8 @@ func runDev(ctx context.Context, cfg Config) (err error) {
 		return err
 	}
 	wg.Add(2)
-	go func() { defer wg.Done(); errc <- serveAPI(runCtx, cfg, st, tc, ln, logger) }()
-	go func() { defer wg.Done(); errc <- runWorker(runCtx, cfg, st, tc, logger) }()
+	go func() { defer wg.Done(); errc <- serveAPI(runCtx, cfg, st, tc, reg, ln, logger) }()
+	go func() { defer wg.Done(); errc <- runWorker(runCtx, cfg, st, tc, reg, logger) }()
 	printDevInfo(info, infoPath)
 
 	select {

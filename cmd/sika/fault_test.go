@@ -70,12 +70,12 @@ func TestWorkerKilledMidPayment(t *testing.T) {
 	st, err := openStore(ctx, cfg, logger)
 	require.NoError(t, err)
 	defer st.Close()
-	tc, err := dialTemporal(ctx, cfg, logger)
+	tc, err := dialTemporal(ctx, cfg, logger, nil)
 	require.NoError(t, err)
 	defer tc.Close()
 	apiCtx, stopAPI := context.WithCancel(context.Background())
 	apiDone := make(chan error, 1)
-	go func() { apiDone <- serveAPI(apiCtx, cfg, st, tc, ln, logger) }()
+	go func() { apiDone <- serveAPI(apiCtx, cfg, st, tc, nil, ln, logger) }()
 	defer func() { stopAPI(); <-apiDone }()
 
 	startWorker := func() *exec.Cmd {

@@ -131,13 +131,13 @@ func TestLiveEndToEnd(t *testing.T) {
 	st, err := openStore(ctx, cfg, logger)
 	require.NoError(t, err)
 	defer st.Close()
-	tc, err := dialTemporal(ctx, cfg, logger)
+	tc, err := dialTemporal(ctx, cfg, logger, nil)
 	require.NoError(t, err)
 	defer tc.Close()
 	run, stop := context.WithCancel(context.Background())
 	apiDone, workerDone := make(chan error, 1), make(chan error, 1)
-	go func() { apiDone <- serveAPI(run, cfg, st, tc, ln, logger) }()
-	go func() { workerDone <- runWorker(run, cfg, st, tc, logger) }()
+	go func() { apiDone <- serveAPI(run, cfg, st, tc, nil, ln, logger) }()
+	go func() { workerDone <- runWorker(run, cfg, st, tc, nil, logger) }()
 	defer func() { stop(); <-apiDone; <-workerDone }()
 
 	// A merchant whose KYC was approved, with a LIVE key, calling from a whitelisted address.

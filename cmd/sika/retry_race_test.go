@@ -1,13 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"log/slog"
-	"net"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -15,8 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sikahq/sika"
-	"github.com/sikahq/sika/gateway/sandbox"
-	"github.com/sikahq/sika/internal/testenv"
 	"github.com/sikahq/sika/store"
 	"github.com/sikahq/sika/workflows"
 )
@@ -27,48 +20,19 @@ import (
 // until run 1 has closed, and run 2 then happens.
 func TestRetryWhileOldRunOpen(t *testing.T) {
 	ctx := t.Context()
-	env := testenv.Current()
-	addr, err := env.TemporalAddress()
-	require.NoError(t, err)
-	secret := "retry race sandbox secret"
-	sb := sandbox.NewServer(sandbox.Config{Gateways: sandbox.DefaultGateways(secret), Tick: 100 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
-	defer sb.Close()
-	sbSrv := httptest.NewServer(sb)
-	defer sbSrv.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	vars := map[string]string{"DATABASE_URL": env.DatabaseURL, "TEMPORAL_ADDRESS": addr, "SIKA_SANDBOX_URL": sbSrv.URL,
-		"SIKA_SANDBOX_SECRET": secret, "SIKA_TASK_QUEUE": workflows.TaskQueue, "SIKA_JWT_SECRET": "retry race jwt secret of 32 bytes or more",
-		"SIKA_PUBLIC_URL": "http://" + ln.Addr().String(), "SIKA_OUTBOX_SWEEP_INTERVAL": "300ms"}
-	cfg, err := loadConfig(func(k string) string { return vars[k] })
-	require.NoError(t, err)
-	logger := slog.New(slog.DiscardHandler)
-	st, err := openStore(ctx, cfg, logger)
-	require.NoError(t, err)
-	defer st.Close()
-	tc, err := dialTemporal(ctx, cfg, logger)
+	pe := newProcessEnv(t, "retry race", 100*time.Millisecond, nil)
+	cfg, st, logger := pe.cfg, pe.st, slog.New(slog.DiscardHandler)
+	tc, err := dialTemporal(ctx, cfg, logger, nil)
 	require.NoError(t, err)
 	defer tc.Close()
 	apiCtx, stopAPI := context.WithCancel(context.Background())
 	apiDone := make(chan error, 1)
-	go func() { apiDone <- serveAPI(apiCtx, cfg, st, tc, ln, logger) }()
+	go func() { apiDone <- serveAPI(apiCtx, cfg, st, tc, nil, pe.ln, logger) }()
 	defer func() { stopAPI(); <-apiDone }()
 
-	_, merchant, err := st.RegisterMember(ctx, uuid.NewString()+"@example.com", "x", "Race", false, &store.NewMerchant{Name: "Race", Country: "BJ"})
-	require.NoError(t, err)
-	key, err := st.CreateAPIKey(ctx, merchant.ID, sika.EnvironmentTest, sika.ScopeBoth, "race", nil)
-	require.NoError(t, err)
+	_, key := pe.merchantKey(t, "Race")
 	post := func(path string, body any) (int, map[string]any) {
-		raw, _ := json.Marshal(body)
-		req, _ := http.NewRequest("POST", vars["SIKA_PUBLIC_URL"]+path, bytes.NewReader(raw))
-		req.Header.Set("Authorization", "Bearer "+key.Secret)
-		req.Header.Set("Idempotency-Key", uuid.NewString())
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		var out map[string]any
-		_ = json.NewDecoder(resp.Body).Decode(&out)
-		return resp.StatusCode, out
+		return pe.post(t, key, uuid.NewString(), path, body)
 	}
 	// Run 1, while no worker runs: its workflow is started and stays open.
 	code, out := post("/api/v1/payments/softpay/", map[string]string{"amount": "1000", "currency": "XOF", "country": "BJ",
@@ -93,7 +57,7 @@ func TestRetryWhileOldRunOpen(t *testing.T) {
 	// Now a worker comes: run 1's workflow ends at once (not its run); run 2 must still happen.
 	wctx, stopWorker := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- runWorker(wctx, cfg, st, tc, logger) }()
+	go func() { done <- runWorker(wctx, cfg, st, tc, nil, logger) }()
 	defer func() { stopWorker(); <-done }()
 	require.Eventually(t, func() bool {
 		tx, err := st.Transaction(ctx, id)

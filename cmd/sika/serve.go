@@ -7,9 +7,13 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 
@@ -18,6 +22,7 @@ import (
 	"github.com/sikahq/sika/api/ratelimit"
 	"github.com/sikahq/sika/filestore"
 	"github.com/sikahq/sika/store"
+	"github.com/sikahq/sika/telemetry"
 	"github.com/sikahq/sika/webhook"
 	"github.com/sikahq/sika/workflows"
 )
@@ -42,15 +47,28 @@ func openStore(ctx context.Context, cfg Config, logger *slog.Logger) (*store.Sto
 	return st, nil
 }
 
-// dialTemporal connects to the Temporal frontend.
-func dialTemporal(ctx context.Context, cfg Config, logger *slog.Logger) (client.Client, error) {
+// dialTemporal connects to the Temporal frontend. The client (and the workers built on it)
+// carries the trace through workflows and activities (telemetry.TemporalTracing), and reports
+// the SDK's metrics into reg when one is given.
+func dialTemporal(ctx context.Context, cfg Config, logger *slog.Logger, reg prometheus.Registerer) (client.Client, error) {
 	if cfg.TemporalAddress == "" {
 		return nil, errors.New("TEMPORAL_ADDRESS is not set")
 	}
-	c, err := client.DialContext(ctx, client.Options{
+	tracing, err := telemetry.TemporalTracing()
+	if err != nil {
+		return nil, err
+	}
+	opts := client.Options{
 		HostPort: cfg.TemporalAddress, Namespace: cfg.TemporalNamespace,
-		Logger: tlog.NewStructuredLogger(logger.With("component", "temporal")),
-	})
+		Logger:       tlog.NewStructuredLogger(logger.With("component", "temporal")),
+		Interceptors: []interceptor.ClientInterceptor{tracing},
+	}
+	if reg != nil {
+		if opts.MetricsHandler, err = telemetry.TemporalMetrics(reg, logger); err != nil {
+			return nil, err
+		}
+	}
+	c, err := client.DialContext(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("connect to temporal at %s: %w", cfg.TemporalAddress, err)
 	}
@@ -65,8 +83,8 @@ func newLimiter(cfg Config) (ratelimit.Limiter, error) {
 	return ratelimit.NewRedisFromURL(cfg.RedisURL)
 }
 
-// serveAPI serves HTTP until ctx ends, then shuts down gracefully.
-func serveAPI(ctx context.Context, cfg Config, st *store.Store, tc client.Client, ln net.Listener, logger *slog.Logger) error {
+// serveAPI serves HTTP until ctx ends, then shuts down gracefully. Its /metrics serves reg.
+func serveAPI(ctx context.Context, cfg Config, st *store.Store, tc client.Client, reg *prometheus.Registry, ln net.Listener, logger *slog.Logger) error {
 	limiter, err := newLimiter(cfg)
 	if err != nil {
 		return fmt.Errorf("rate limiter: %w", err)
@@ -101,6 +119,7 @@ func serveAPI(ctx context.Context, cfg Config, st *store.Store, tc client.Client
 		Gateways:                 gateways,
 		WebhookGuard:             webhook.Guard{AllowPrivate: cfg.WebhookAllowPrivate},
 		Logger:                   logger,
+		Registry:                 reg,
 		Files:                    files,
 		ReadinessChecks: map[string]func(context.Context) error{
 			"postgres": st.Ping,
@@ -132,11 +151,18 @@ func serveAPI(ctx context.Context, cfg Config, st *store.Store, tc client.Client
 	return nil
 }
 
-// runWorker polls the task queue and sweeps the outbox until ctx ends.
-func runWorker(ctx context.Context, cfg Config, st *store.Store, tc client.Client, logger *slog.Logger) error {
+// runWorker polls the task queue and sweeps the outbox until ctx ends. It reports the
+// database's state (outbox depth, wallet holds) on reg (when given), which the process's
+// /metrics serves.
+func runWorker(ctx context.Context, cfg Config, st *store.Store, tc client.Client, reg prometheus.Registerer, logger *slog.Logger) error {
 	gateways, err := newGatewayRouter(cfg, st.GatewayMemory())
 	if err != nil {
 		return err
+	}
+	if reg != nil {
+		if err := reg.Register(telemetry.NewStateCollector(st, 5*time.Second, logger)); err != nil {
+			return fmt.Errorf("register state metrics: %w", err)
+		}
 	}
 	logger.Info("live gateways", "configured", cfg.Live.names())
 	if err := workflows.EnsureSchedules(ctx, tc); err != nil {
@@ -157,17 +183,57 @@ func runWorker(ctx context.Context, cfg Config, st *store.Store, tc client.Clien
 	return nil
 }
 
+// serveMetrics serves reg at /metrics on ln until ctx ends (the worker's metrics listener).
+func serveMetrics(ctx context.Context, ln net.Listener, reg *prometheus.Registry, logger *slog.Logger) error {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	logger.Info("metrics listening", "addr", ln.Addr().String())
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve metrics: %w", err)
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	return srv.Shutdown(shutdownCtx)
+}
+
+// startTracing installs the OTLP exporter when OTEL_EXPORTER_OTLP_ENDPOINT is set (see
+// telemetry.SetupTracing) and returns what flushes it at exit.
+func startTracing(ctx context.Context, service string, logger *slog.Logger) (func(), error) {
+	shutdown, err := telemetry.SetupTracing(ctx, service, os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	return func() {
+		flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := shutdown(flushCtx); err != nil {
+			logger.Warn("flush traces", "err", err)
+		}
+	}, nil
+}
+
 func runAPICommand(ctx context.Context, cfg Config) error {
 	logger := cfg.logger("json")
 	if len(cfg.JWTSecret) < 32 {
 		return errors.New("SIKA_JWT_SECRET must be set to at least 32 bytes")
 	}
+	stopTracing, err := startTracing(ctx, "sika-api", logger)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 	st, err := openStore(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	tc, err := dialTemporal(ctx, cfg, logger)
+	reg := prometheus.NewRegistry()
+	tc, err := dialTemporal(ctx, cfg, logger, reg)
 	if err != nil {
 		return err
 	}
@@ -176,22 +242,41 @@ func runAPICommand(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
 	}
-	return serveAPI(ctx, cfg, st, tc, ln, logger)
+	return serveAPI(ctx, cfg, st, tc, reg, ln, logger)
 }
 
 func runWorkerCommand(ctx context.Context, cfg Config) error {
 	logger := cfg.logger("json")
+	stopTracing, err := startTracing(ctx, "sika-worker", logger)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 	st, err := openStore(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	tc, err := dialTemporal(ctx, cfg, logger)
+	reg := prometheus.NewRegistry()
+	if err := telemetry.Register(reg); err != nil {
+		return fmt.Errorf("register metrics: %w", err)
+	}
+	tc, err := dialTemporal(ctx, cfg, logger, reg)
 	if err != nil {
 		return err
 	}
 	defer tc.Close()
-	return runWorker(ctx, cfg, st, tc, logger)
+	ln, err := net.Listen("tcp", cfg.MetricsAddr)
+	if err != nil {
+		return fmt.Errorf("listen for metrics on %s: %w", cfg.MetricsAddr, err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	metricsDone := make(chan error, 1)
+	go func() { metricsDone <- serveMetrics(ctx, ln, reg, logger) }()
+	err = runWorker(ctx, cfg, st, tc, reg, logger)
+	cancel()
+	return errors.Join(err, <-metricsDone)
 }
 
 func runMigrate(ctx context.Context, cfg Config) error {

@@ -149,7 +149,7 @@ func runPaymentsCommand(ctx context.Context, cfg Config, args []string) error {
 		if err != nil {
 			return err
 		}
-		tc, err := dialTemporal(ctx, cfg, logger)
+		tc, err := dialTemporal(ctx, cfg, logger, nil)
 		if err != nil {
 			return err
 		}
@@ -258,7 +258,7 @@ func runResolve(ctx context.Context, cfg Config, args []string) error {
 	if err != nil || !member.IsStaff {
 		return errors.New("--as must be the email of a staff member (see sika admin bootstrap)")
 	}
-	tc, err := dialTemporal(ctx, cfg, logger)
+	tc, err := dialTemporal(ctx, cfg, logger, nil)
 	if err != nil {
 		return err
 	}

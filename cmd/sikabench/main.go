@@ -50,8 +50,9 @@
 // To explain the figures it also reports, for the collections window: CPU per process (/proc),
 // in -self mode timings taken inside the API (softpay handler, workflow start RPC, callback
 // signal) and the service's Postgres pool waits, and with -cpuprofile a CPU profile of this
-// process. Two experiment flags (-pool-max-conns, -temporal-no-gzip) change the in-process
-// service's settings to test a fix without editing it. The header gives the machine's load
+// process. Experiment flags (-pool-max-conns, -temporal-no-gzip) change the in-process
+// service's settings to test a fix without editing it; -tracing measures the service with its
+// traces exported (tracing on) against the default (off). The header gives the machine's load
 // average at the start and the end: other work on the machine disturbs the figures.
 //
 // It exits 0 whatever the figures (it is a measurement) and 1 when the harness itself fails
@@ -93,6 +94,7 @@ type options struct {
 	poolConns  int
 	acceptRate int
 	noGzip     bool
+	tracing    bool
 
 	pgbenchDuration time.Duration
 	payoutDuration  time.Duration
@@ -206,6 +208,7 @@ func parseFlags() (options, []string, error) {
 	flag.IntVar(&o.acceptRate, "accept-rate", 60, "(-self) the service's payment acceptance cap per second (SIKA_PAYMENT_ACCEPT_PER_SECOND; 0: none)")
 	flag.IntVar(&o.poolConns, "pool-max-conns", 0, "experiment (-self): pool_max_conns of the service's Postgres pool (0: the service's default)")
 	flag.BoolVar(&o.noGzip, "temporal-no-gzip", false, "experiment (-self): the service's Temporal client sends uncompressed gRPC (the SDK gzips by default)")
+	flag.BoolVar(&o.tracing, "tracing", false, "(-self) tracing on: every span exported over OTLP/HTTP, batched, to an in-process collector that discards them (as OTEL_EXPORTER_OTLP_ENDPOINT does); default off, as the service runs without it")
 	flag.DurationVar(&o.pgbenchDuration, "pgbench-d", 20*time.Second, "pgbench: duration (whole seconds)")
 	flag.DurationVar(&o.payoutDuration, "payout-d", 20*time.Second, "payouts: measured duration, after the warm-up")
 	flag.DurationVar(&o.webhookDuration, "webhook-d", 20*time.Second, "webhooks: measured duration, after the warm-up")

@@ -5,19 +5,23 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 
@@ -28,6 +32,7 @@ import (
 	"github.com/sikahq/sika/gateway/sandbox"
 	"github.com/sikahq/sika/internal/devstack"
 	"github.com/sikahq/sika/store"
+	"github.com/sikahq/sika/telemetry"
 	"github.com/sikahq/sika/webhook"
 	"github.com/sikahq/sika/workflows"
 )
@@ -110,9 +115,23 @@ func startSelf(ctx context.Context, o options) (_ *target, err error) {
 	}
 	t.closers = append(t.closers, t.db.Close)
 
+	// The service's client always carries the tracing interceptor (cmd/sika dialTemporal); with
+	// tracing off it has no exporter behind it.
+	tracing, err := telemetry.TemporalTracing()
+	if err != nil {
+		return nil, err
+	}
+	if o.tracing {
+		stopTracing, err := exportTraces(ctx)
+		if err != nil {
+			return nil, err
+		}
+		t.closers = append(t.closers, stopTracing)
+	}
 	copts := client.Options{
 		HostPort: stack.Temporal.Address(), Namespace: o.namespace,
-		Logger: tlog.NewStructuredLogger(logger.With("component", "temporal")),
+		Logger:       tlog.NewStructuredLogger(logger.With("component", "temporal")),
+		Interceptors: []interceptor.ClientInterceptor{tracing},
 	}
 	if o.noGzip {
 		copts.ConnectionOptions.GrpcCompression = &client.GrpcCompressionNone{}
@@ -209,6 +228,36 @@ func serve(t *target, srv *http.Server, ln net.Listener) {
 		defer cancel()
 		_ = srv.Shutdown(ctx)
 	})
+}
+
+// exportTraces turns tracing on as OTEL_EXPORTER_OTLP_ENDPOINT does (telemetry.SetupTracing),
+// towards an in-process OTLP/HTTP collector that reads and discards what it is sent: the cost
+// measured is the service's (spans, batching, encoding, the HTTP export), not a collector's.
+func exportTraces(ctx context.Context) (func(), error) {
+	var exported atomic.Int64
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := io.Copy(io.Discard, r.Body)
+		exported.Add(n)
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		w.WriteHeader(http.StatusOK)
+	}))
+	env := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": collector.URL}
+	for k, v := range env {
+		if err := os.Setenv(k, v); err != nil {
+			collector.Close()
+			return nil, err
+		}
+	}
+	shutdown, err := telemetry.SetupTracing(ctx, "sikabench", func(k string) string { return env[k] })
+	if err != nil {
+		collector.Close()
+		return nil, err
+	}
+	return func() {
+		_ = shutdown(context.WithoutCancel(ctx))
+		collector.Close()
+		fmt.Fprintf(os.Stderr, "sikabench: tracing on: %d bytes of OTLP spans exported\n", exported.Load())
+	}, nil
 }
 
 // serviceLogger sends the in-process service's logs (access logs included: they are part of
