@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -23,6 +24,7 @@ import (
 	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/internal/metricstest"
 	"github.com/sikahq/sika/telemetry"
+	"github.com/sikahq/sika/webhook"
 )
 
 // dashboardPath is the Grafana dashboard that docker-compose provisions.
@@ -35,8 +37,20 @@ const dashboardPath = "../../deploy/grafana/sika.json"
 // state, and every metric the dashboard queries is exported by one of them.
 func TestMetricsOfAPIAndWorkerCoverTheDashboard(t *testing.T) {
 	ctx := t.Context()
+	// The endpoint refuses each event's first delivery (made straight from the outbox), so that
+	// the retry runs as a workflow activity and its metrics exist too.
 	var delivered atomic.Int32
+	var mu sync.Mutex
+	seen := map[string]bool{}
 	hooks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		again := seen[r.Header.Get(webhook.HeaderID)]
+		seen[r.Header.Get(webhook.HeaderID)] = true
+		mu.Unlock()
+		if !again {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
 		delivered.Add(1)
 		w.WriteHeader(http.StatusNoContent)
 	}))
@@ -87,11 +101,12 @@ func TestMetricsOfAPIAndWorkerCoverTheDashboard(t *testing.T) {
 		return err == nil && tx.Status == sika.StatusSuccess
 	}, 30*time.Second, 100*time.Millisecond, "the payment never succeeded")
 	require.Eventually(t, func() bool { return delivered.Load() >= 2 }, 30*time.Second, 100*time.Millisecond,
-		"transaction.pending and transaction.succeeded were not delivered")
+		"transaction.pending and transaction.succeeded were not delivered on their retry")
 
 	apiNames := metricstest.Scrape(t, pe.vars["SIKA_PUBLIC_URL"]+"/metrics")
 	workerNames := metricstest.Scrape(t, "http://"+metricsLn.Addr().String()+"/metrics")
 	for _, name := range []string{"temporal_request_total", "temporal_workflow_completed_total", "temporal_activity_execution_latency_seconds_count",
+		"temporal_local_activity_execution_latency_seconds_count", "sika_webhook_delivery_lag_seconds_count",
 		"temporal_workflow_task_execution_latency_seconds_bucket", "sika_outbox_depth", "sika_wallet_holds", "sika_wallet_held_amount",
 		"sika_state_up", "sika_gateway_call_duration_seconds_count", "sika_payments_completed_total"} {
 		assert.NotNil(t, workerNames[name], "the worker's /metrics serves %s", name)
