@@ -266,14 +266,16 @@ func runWorkerCommand(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer tc.Close()
-	ln, err := net.Listen("tcp", cfg.MetricsAddr)
-	if err != nil {
-		return fmt.Errorf("listen for metrics on %s: %w", cfg.MetricsAddr, err)
-	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	metricsDone := make(chan error, 1)
-	go func() { metricsDone <- serveMetrics(ctx, ln, reg, logger) }()
+	// Payments come first: a worker whose metrics port is taken still works, and says so.
+	if ln, err := net.Listen("tcp", cfg.MetricsAddr); err != nil {
+		logger.Error("metrics not served: listen failed (SIKA_METRICS_ADDR)", "addr", cfg.MetricsAddr, "err", err)
+		metricsDone <- nil
+	} else {
+		go func() { metricsDone <- serveMetrics(ctx, ln, reg, logger) }()
+	}
 	err = runWorker(ctx, cfg, st, tc, reg, logger)
 	cancel()
 	return errors.Join(err, <-metricsDone)

@@ -164,6 +164,7 @@ func startHarness(ctx context.Context, o options) (_ *harness, err error) {
 		"SIKA_PUSH_LIFETIME=" + pushLifetime.String(), "SIKA_OUTBOX_SWEEP_INTERVAL=1s",
 		"SIKA_WEBHOOK_ALLOW_PRIVATE=true", "SIKA_WEBHOOK_SCHEDULE=" + webhookSchedule,
 		"SIKA_LOG_FORMAT=json", "SIKA_LOG_LEVEL=info", "SIKA_RECHECK_INTERVAL=" + recheckInterval.String(),
+		"SIKA_METRICS_ADDR=127.0.0.1:0", // a free port: other runs may share the machine
 	}
 	// The API reaches Postgres through the cutter; the worker directly.
 	apiEnv := append(append([]string(nil), env...), "DATABASE_URL="+pgCutterURL(h.cutter.port(), h.database))
