@@ -1,7 +1,10 @@
 package api
 
 import (
+	"context"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -13,9 +16,11 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/internal/metricstest"
+	"github.com/sikahq/sika/telemetry"
 )
 
 // TestMetricsFollowASandboxPayment: a real softpay through the sandbox moves the counters where
@@ -142,4 +147,40 @@ func TestOneTraceFromRequestToGatewayCall(t *testing.T) {
 			assert.Equal(t, "RunActivity:StartCollection", parent.Name())
 		}
 	}
+}
+
+// BenchmarkRequestTracing is the cost tracing adds to one request through the middleware chain
+// (GET /healthz, in process: no network, no database, so that only the instrumentation differs):
+// off is the service's default (no exporter); on exports every span, batched, over OTLP/HTTP to
+// an in-process collector that discards them, as OTEL_EXPORTER_OTLP_ENDPOINT does.
+//
+//	./bin/sika stack -- go test ./api -run '^$' -bench BenchmarkRequestTracing -benchmem
+func BenchmarkRequestTracing(b *testing.B) {
+	srv := NewServer(Config{JWTSecret: []byte("test secret of at least thirty-two bytes"), Logger: testLogger()}, testStore)
+	request := func(b *testing.B) {
+		for b.Loop() {
+			rec := httptest.NewRecorder()
+			srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+			if rec.Code != http.StatusOK {
+				b.Fatalf("healthz answered %d", rec.Code)
+			}
+		}
+	}
+	b.Run("off", request)
+	b.Run("on", func(b *testing.B) {
+		collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", "application/x-protobuf")
+		}))
+		defer collector.Close()
+		env := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": collector.URL}
+		b.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.URL)
+		shutdown, err := telemetry.SetupTracing(b.Context(), "sika-bench", func(k string) string { return env[k] })
+		require.NoError(b, err)
+		defer func() {
+			require.NoError(b, shutdown(context.Background()))
+			otel.SetTracerProvider(noop.NewTracerProvider())
+		}()
+		request(b)
+	})
 }
