@@ -243,3 +243,38 @@ func TestCursorIteration(t *testing.T) {
 		return false
 	}, 3*time.Minute, 500*time.Millisecond, "the 250 payments end")
 }
+
+// TestPageNumberIteration walks a page-numbered list (the network catalogue) with Pages and
+// All: every page but the last is full, each carries the total count, and the items add up to
+// it, each once.
+func TestPageNumberIteration(t *testing.T) {
+	dev := service(t)
+	ctx := context.Background()
+	c := client(t, dev, Options{})
+	var codes []string
+	total, pages := -1, 0
+	for page, err := range Pages[Network](ctx, c, "/networks/", url.Values{"page_size": {"10"}}) {
+		require.NoError(t, err)
+		pages++
+		require.NotNil(t, page.Count, "a page-numbered list has a count")
+		total = *page.Count
+		if page.Next != nil {
+			assert.Len(t, page.Results, 10)
+		}
+		for _, n := range page.Results {
+			codes = append(codes, n.Code)
+		}
+	}
+	require.Positive(t, total)
+	assert.Equal(t, (total+9)/10, pages)
+	assert.Len(t, codes, total)
+	slices.Sort(codes)
+	assert.Len(t, slices.Compact(codes), total, "each network once")
+
+	count := 0
+	for _, err := range All[Network](ctx, c, "/networks/", nil) {
+		require.NoError(t, err)
+		count++
+	}
+	assert.Equal(t, total, count)
+}
