@@ -118,6 +118,18 @@ type Transaction struct {
 	Run int `json:"-"`
 }
 
+// HasInvoice reports whether the transaction has a PDF invoice: only a successful inbound one
+// (GET /transactions/{id}/invoice/ answers invoice_unavailable otherwise).
+func (t Transaction) HasInvoice() bool {
+	return t.FlowDirection == DirectionInbound && t.Status == StatusSuccess
+}
+
+// Retryable reports whether the merchant may retry the payment (POST /payments/{id}/retry/):
+// an inbound payment that FAILED.
+func (t Transaction) Retryable() bool {
+	return t.FlowDirection == DirectionInbound && t.Status == StatusFailed
+}
+
 // AttemptStatus is the state of one gateway attempt.
 type AttemptStatus string
 

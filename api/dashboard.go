@@ -30,6 +30,7 @@ func (s *Server) dashboardRoutes(root *mux.Router) {
 			return s.streamTransactionsCSV(w, r, merchant, env)
 		},
 		API:          s.CallAsMember,
+		QuotePayout:  s.quotePayout,
 		ClientIP:     s.clientIP,
 		RouteMatched: routeName,
 		Logger:       s.cfg.Logger,

@@ -458,6 +458,29 @@ func TestDashboardTenancySweep(t *testing.T) {
 	for _, r := range []*historyRow{own, theirs, ownTest} {
 		insertHistoryRow(t, r)
 	}
+	// The money pages' objects of each merchant in LIVE: a payment link, a checkout session, a
+	// wallet (with its ledger).
+	createdIn := func(acct *account, path string, body map[string]any) string {
+		r := ts.call(t, "POST", "/api/v1"+path, body, acct.key(sika.EnvironmentLive, sika.ScopePayin)...)
+		require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+		var v struct {
+			ID string `json:"id"`
+		}
+		r.data(t, &v)
+		return v.ID
+	}
+	link := map[string]any{"name": "T-shirt", "amount": "5000", "currency": "XOF"}
+	session := map[string]any{"amount": "1000", "currency": "XOF", "customer_email": "ama@example.com", "customer_name": "Ama"}
+	ownLink, theirLink := createdIn(a, "/payment-links/", link), createdIn(b, "/payment-links/", link)
+	ownSession, theirSession := createdIn(a, "/checkout-sessions/", session), createdIn(b, "/checkout-sessions/", session)
+	walletOf := func(acct *account) string {
+		sweepFund(t, acct, sika.EnvironmentLive)
+		ws, _, err := testStore.ListWallets(t.Context(), acct.Merchant.ID, sika.EnvironmentLive, store.PageRequest{Page: 1, PageSize: 1})
+		require.NoError(t, err)
+		require.Len(t, ws, 1)
+		return ws[0].ID.String()
+	}
+	ownWallet, theirWallet := walletOf(a), walletOf(b)
 
 	type route struct {
 		method, tpl, path string
@@ -473,6 +496,28 @@ func TestDashboardTenancySweep(t *testing.T) {
 		{"POST", "/dashboard/merchants/", "/dashboard/merchants/", url.Values{"merchant": {a.Merchant.ID.String()}}},
 		{"POST", "/dashboard/environment/", "/dashboard/environment/", url.Values{"environment": {"LIVE"}}},
 		{"POST", "/dashboard/logout/", "/dashboard/logout/", url.Values{}},
+
+		{"GET", "/dashboard/transactions/{id}/invoice/", "/dashboard/transactions/" + own.ID.String() + "/invoice/", nil},
+		{"POST", "/dashboard/transactions/{id}/verify/", "/dashboard/transactions/" + own.ID.String() + "/verify/", url.Values{}},
+		{"POST", "/dashboard/transactions/{id}/retry/", "/dashboard/transactions/" + own.ID.String() + "/retry/", url.Values{"idempotency_key": {"k"}}},
+		{"GET", "/dashboard/payment-links/", "/dashboard/payment-links/", nil},
+		{"POST", "/dashboard/payment-links/", "/dashboard/payment-links/", url.Values{"name": {"x"}, "currency": {"XOF"}}},
+		{"GET", "/dashboard/payment-links/new/", "/dashboard/payment-links/new/", nil},
+		{"GET", "/dashboard/payment-links/{id}/", "/dashboard/payment-links/" + ownLink + "/", nil},
+		{"POST", "/dashboard/payment-links/{id}/", "/dashboard/payment-links/" + ownLink + "/", url.Values{"name": {"x"}, "currency": {"XOF"}}},
+		{"GET", "/dashboard/checkout-sessions/", "/dashboard/checkout-sessions/", nil},
+		{"POST", "/dashboard/checkout-sessions/", "/dashboard/checkout-sessions/", url.Values{"amount": {"1000"}, "currency": {"XOF"}}},
+		{"POST", "/dashboard/checkout-sessions/{id}/cancel/", "/dashboard/checkout-sessions/" + ownSession + "/cancel/", url.Values{}},
+		{"GET", "/dashboard/payouts/", "/dashboard/payouts/", nil},
+		{"POST", "/dashboard/payouts/", "/dashboard/payouts/", url.Values{"method": {"MTN_BJ"}, "amount": {"100"}, "recipient": {"97000123"}}},
+		{"POST", "/dashboard/payouts/preview/", "/dashboard/payouts/preview/", url.Values{"method": {"MTN_BJ"}, "amount": {"100"}}},
+		{"GET", "/dashboard/settlements/", "/dashboard/settlements/", nil},
+		{"POST", "/dashboard/settlements/", "/dashboard/settlements/", url.Values{"amount": {"100"}}},
+		{"GET", "/dashboard/wallet-transfers/", "/dashboard/wallet-transfers/", nil},
+		{"POST", "/dashboard/wallet-transfers/", "/dashboard/wallet-transfers/", url.Values{"from_country": {"BJ"}, "to_country": {"SN"}, "amount": {"100"}}},
+		{"GET", "/dashboard/payout-methods/", "/dashboard/payout-methods/", nil},
+		{"POST", "/dashboard/payout-methods/", "/dashboard/payout-methods/", url.Values{"type": {"MOBILE_MONEY"}}},
+		{"GET", "/dashboard/wallets/{id}/ledger/", "/dashboard/wallets/" + ownWallet + "/ledger/", nil},
 	}
 	devSweep := newDeveloperSweep(t, ts, a, b)
 	for _, r := range devSweep.routes {
@@ -521,11 +566,36 @@ func TestDashboardTenancySweep(t *testing.T) {
 			"/dashboard/transactions/" + uuid.NewString() + "/",
 			"/dashboard/transactions/not-a-uuid/",
 			"/dashboard/no-such-page/",
+			"/dashboard/transactions/" + theirs.ID.String() + "/invoice/",
+			"/dashboard/transactions/" + ownTest.ID.String() + "/invoice/",
+			"/dashboard/payment-links/" + theirLink + "/",
+			"/dashboard/payment-links/not-a-uuid/",
+			"/dashboard/wallets/" + theirWallet + "/ledger/",
+			"/dashboard/wallets/" + uuid.NewString() + "/ledger/",
 		} {
 			r := c.get(t, path)
 			assert.Equal(t, http.StatusNotFound, r.Status, path)
 			assert.NotContains(t, r.Body, theirs.Reference)
 		}
+		for path, form := range map[string]url.Values{
+			"/dashboard/transactions/" + theirs.ID.String() + "/verify/":    {},
+			"/dashboard/transactions/" + theirs.ID.String() + "/retry/":     {"idempotency_key": {uuid.NewString()}},
+			"/dashboard/transactions/" + ownTest.ID.String() + "/retry/":    {"idempotency_key": {uuid.NewString()}},
+			"/dashboard/payment-links/" + theirLink + "/":                   {"name": {"Mine now"}, "currency": {"XOF"}},
+			"/dashboard/checkout-sessions/" + theirSession + "/cancel/":     {},
+			"/dashboard/checkout-sessions/" + uuid.NewString() + "/cancel/": {},
+		} {
+			r := c.post(t, path, form)
+			assert.Equal(t, http.StatusNotFound, r.Status, path)
+		}
+		l, err := testStore.PaymentLinkByID(t.Context(), b.Merchant.ID, sika.EnvironmentLive, uuid.MustParse(theirLink))
+		require.NoError(t, err)
+		assert.Equal(t, "T-shirt", l.Name, "another merchant's link is untouched")
+		cs, err := testStore.CheckoutSessionByID(t.Context(), b.Merchant.ID, sika.EnvironmentLive, uuid.MustParse(theirSession))
+		require.NoError(t, err)
+		assert.Equal(t, sika.CheckoutPending, cs.Status, "another merchant's session is not cancelled")
+		assert.NotContains(t, c.get(t, "/dashboard/payment-links/").Body, theirLink)
+		assert.NotContains(t, c.get(t, "/dashboard/checkout-sessions/").Body, theirSession)
 		assert.Equal(t, http.StatusNotFound, c.post(t, "/dashboard/merchants/", url.Values{"merchant": {b.Merchant.ID.String()}}).Status)
 		list := c.get(t, "/dashboard/transactions/?merchant="+b.Merchant.ID.String())
 		assert.NotContains(t, list.Body, theirs.Reference, "the API's merchant filter cannot widen the tenancy")

@@ -28,7 +28,7 @@ func (s *Server) transactionInvoice(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	if t.FlowDirection != sika.DirectionInbound || t.Status != sika.StatusSuccess {
+	if !t.HasInvoice() {
 		return sika.Errorf(sika.CodeInvoiceUnavailable,
 			"An invoice exists only for a successful inbound transaction; this one is %s and %s.", t.FlowDirection, t.Status)
 	}

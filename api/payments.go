@@ -461,7 +461,7 @@ func (s *Server) retryPayment(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if t.Status != sika.StatusFailed {
+	if !t.Retryable() { // paymentFor found an inbound payment: one that is not FAILED
 		return sika.Errorf(sika.CodeNotFailed, "Payment is %s, not FAILED.", t.Status)
 	}
 	ctx := r.Context()

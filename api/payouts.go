@@ -11,6 +11,7 @@ import (
 	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/activities"
 	"github.com/sikahq/sika/store"
+	"github.com/sikahq/sika/web/dashboard"
 	"github.com/sikahq/sika/workflows"
 )
 
@@ -39,65 +40,11 @@ func (s *Server) initializePayout(w http.ResponseWriter, r *http.Request) error 
 	}
 	ctx := r.Context()
 	merchant, env := tenant(ctx)
-	var v sika.Validation
-	target, err := s.readMoneyTarget(ctx, &v, req.Amount, req.Currency, req.Country, req.Method, "method")
+	p, err := s.pricePayout(ctx, merchant, env, req)
 	if err != nil {
 		return err
 	}
-	amount, country, network := target.amount, target.country, target.network
-	req.Currency = target.currency
-	var recipient string
-	if country.ID != uuid.Nil {
-		if req.Recipient == "" {
-			v.Add("recipient", sika.MsgRequired)
-		} else if recipient, err = sika.NormalizePhone(country, req.Recipient); err != nil {
-			v.Add("recipient", err.Error())
-		}
-	}
-	if len([]rune(req.RecipientName)) > 200 {
-		v.Add("recipient_name", "Ensure this field has no more than 200 characters.")
-	}
-	if len([]rune(req.Description)) > 500 {
-		v.Add("description", "Ensure this field has no more than 500 characters.")
-	}
-	metadata, merr := normaliseMetadata(req.Metadata)
-	if merr != nil {
-		v.Add("metadata", merr.Error())
-	}
-	var mode sika.FeeChargeMode
-	if req.FeeChargeMode != nil && *req.FeeChargeMode != "" {
-		if mode = sika.FeeChargeMode(strings.ToUpper(*req.FeeChargeMode)); !mode.Valid() {
-			v.Add("fee_charge_mode", `Must be "ADD_ON" or "DEDUCTED".`)
-		}
-	}
-	if err := v.Err(); err != nil {
-		return err
-	}
-	if req.Currency != country.DefaultCurrency {
-		return sika.Errorf(sika.CodeCurrencyCountry, "Payouts in %s are made in %s, not %s; no conversion is made.", country.ISOCode, country.DefaultCurrency, req.Currency)
-	}
-	if network.Country != country.ID {
-		return sika.Errorf(sika.CodeNetworkCountry, "Network %s does not operate in %s.", network.Code, country.ISOCode)
-	}
-	if _, err := s.checkNetworkOpen(ctx, network, env, sika.DirectionOutbound); err != nil {
-		return err
-	}
-	settings, err := s.store.MerchantSettings(ctx, merchant, env)
-	if err != nil {
-		return err
-	}
-	pricing, err := s.store.EffectivePricing(ctx, merchant, env, network.ID, sika.DirectionOutbound)
-	if err != nil {
-		return err
-	}
-	fees, err := sika.ComputeFees(sika.DirectionOutbound, amount, country.DefaultCurrency, pricing, settings.EffectiveFeeChargeMode(mode))
-	if err != nil {
-		return err
-	}
-	if amount.LessThan(network.MinAmount) || fees.NetAmount.GreaterThan(network.MaxAmount) {
-		return sika.Errorf(sika.CodeAmountOutOfRange, "%s pays out from %s to %s %s.", network.Code,
-			sika.FormatAmount(network.MinAmount), sika.FormatAmount(network.MaxAmount), country.DefaultCurrency)
-	}
+	country, network, fees, recipient, metadata := p.country, p.network, p.fees, p.recipient, p.metadata
 	id, err := uuid.NewV7()
 	if err != nil {
 		return err
@@ -129,6 +76,93 @@ func (s *Server) initializePayout(w http.ResponseWriter, r *http.Request) error 
 	}
 	writeData(w, http.StatusCreated, t)
 	return nil
+}
+
+// payoutPlan is a validated, priced payout request.
+type payoutPlan struct {
+	country   sika.Country
+	network   sika.Network
+	recipient string
+	metadata  json.RawMessage
+	fees      sika.Fees
+}
+
+// pricePayout is the one rule of what a payout costs: it validates the request (amount,
+// currency, country, network, recipient), checks that the network pays out in the country and
+// is open, prices it with the merchant's effective pricing and fee mode (sika.ComputeFees) and
+// checks the network's limits. POST /payouts/initialize/ sends what it returns; the dashboard
+// shows it before the merchant confirms (QuotePayout), so the fee shown is the fee charged.
+func (s *Server) pricePayout(ctx context.Context, merchant uuid.UUID, env sika.Environment, req payoutRequest) (payoutPlan, error) {
+	var p payoutPlan
+	var v sika.Validation
+	target, err := s.readMoneyTarget(ctx, &v, req.Amount, req.Currency, req.Country, req.Method, "method")
+	if err != nil {
+		return p, err
+	}
+	amount, country, network := target.amount, target.country, target.network
+	req.Currency = target.currency
+	var recipient string
+	if country.ID != uuid.Nil {
+		if req.Recipient == "" {
+			v.Add("recipient", sika.MsgRequired)
+		} else if recipient, err = sika.NormalizePhone(country, req.Recipient); err != nil {
+			v.Add("recipient", err.Error())
+		}
+	}
+	if len([]rune(req.RecipientName)) > 200 {
+		v.Add("recipient_name", "Ensure this field has no more than 200 characters.")
+	}
+	if len([]rune(req.Description)) > 500 {
+		v.Add("description", "Ensure this field has no more than 500 characters.")
+	}
+	metadata, merr := normaliseMetadata(req.Metadata)
+	if merr != nil {
+		v.Add("metadata", merr.Error())
+	}
+	var mode sika.FeeChargeMode
+	if req.FeeChargeMode != nil && *req.FeeChargeMode != "" {
+		if mode = sika.FeeChargeMode(strings.ToUpper(*req.FeeChargeMode)); !mode.Valid() {
+			v.Add("fee_charge_mode", `Must be "ADD_ON" or "DEDUCTED".`)
+		}
+	}
+	if err := v.Err(); err != nil {
+		return p, err
+	}
+	if req.Currency != country.DefaultCurrency {
+		return p, sika.Errorf(sika.CodeCurrencyCountry, "Payouts in %s are made in %s, not %s; no conversion is made.", country.ISOCode, country.DefaultCurrency, req.Currency)
+	}
+	if network.Country != country.ID {
+		return p, sika.Errorf(sika.CodeNetworkCountry, "Network %s does not operate in %s.", network.Code, country.ISOCode)
+	}
+	if _, err := s.checkNetworkOpen(ctx, network, env, sika.DirectionOutbound); err != nil {
+		return p, err
+	}
+	settings, err := s.store.MerchantSettings(ctx, merchant, env)
+	if err != nil {
+		return p, err
+	}
+	pricing, err := s.store.EffectivePricing(ctx, merchant, env, network.ID, sika.DirectionOutbound)
+	if err != nil {
+		return p, err
+	}
+	fees, err := sika.ComputeFees(sika.DirectionOutbound, amount, country.DefaultCurrency, pricing, settings.EffectiveFeeChargeMode(mode))
+	if err != nil {
+		return p, err
+	}
+	if amount.LessThan(network.MinAmount) || fees.NetAmount.GreaterThan(network.MaxAmount) {
+		return p, sika.Errorf(sika.CodeAmountOutOfRange, "%s pays out from %s to %s %s.", network.Code,
+			sika.FormatAmount(network.MinAmount), sika.FormatAmount(network.MaxAmount), country.DefaultCurrency)
+	}
+	return payoutPlan{country: country, network: network, recipient: recipient, metadata: metadata, fees: fees}, nil
+}
+
+// quotePayout prices a payout the dashboard is about to send (dashboard.Config.QuotePayout),
+// by pricePayout, the rule POST /payouts/initialize/ applies.
+func (s *Server) quotePayout(ctx context.Context, merchant uuid.UUID, env sika.Environment, q dashboard.PayoutQuoteRequest) (sika.Fees, error) {
+	mode := q.FeeChargeMode
+	p, err := s.pricePayout(ctx, merchant, env, payoutRequest{Amount: q.Amount, Currency: q.Currency, Country: q.Country,
+		Method: q.Method, Recipient: q.Recipient, RecipientName: q.RecipientName, Description: q.Description, FeeChargeMode: &mode})
+	return p.fees, err
 }
 
 // startPayout starts the workflow of a committed payout (see startPayment).

@@ -14,6 +14,8 @@ set -euo pipefail
 # package@version  file in the package  name under vendor/
 LIBRARIES=(
 	"htmx.org@2.0.11 dist/htmx.min.js htmx.min.js"
+	"uplot@1.6.32 dist/uPlot.iife.min.js uPlot.iife.min.js"
+	"uplot@1.6.32 dist/uPlot.min.css uPlot.min.css"
 )
 
 root=$(cd "$(dirname "$0")/.." && pwd)

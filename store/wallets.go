@@ -135,6 +135,18 @@ func (s *Store) ListLedgerEntries(ctx context.Context, merchantID uuid.UUID, env
 	return items, more, nil
 }
 
+// ListWalletLedger returns a cursor page of one wallet's ledger entries, newest first; each
+// entry carries the wallet's balances before and after it. A wallet of another merchant or
+// environment has no entry.
+func (s *Store) ListWalletLedger(ctx context.Context, merchantID uuid.UUID, env sika.Environment, walletID uuid.UUID, req KeysetRequest) ([]sika.LedgerEntry, bool, error) {
+	items, more, err := queryKeyset(ctx, s, ledgerColumns, `FROM ledger_entries e WHERE e.wallet_id = $3 AND e.merchant_id = $1
+		AND e.environment = $2`, "e.", []any{merchantID, env, walletID}, req, scanLedgerEntry)
+	if err != nil {
+		return nil, false, fmt.Errorf("list wallet ledger: %w", err)
+	}
+	return items, more, nil
+}
+
 // LedgerEntryByID returns a ledger entry of the merchant and environment, or not_found.
 func (s *Store) LedgerEntryByID(ctx context.Context, merchantID uuid.UUID, env sika.Environment, id uuid.UUID) (sika.LedgerEntry, error) {
 	e, err := scanLedgerEntry(s.pool.QueryRow(ctx, `SELECT `+ledgerColumns+` FROM ledger_entries e

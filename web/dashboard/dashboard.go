@@ -69,6 +69,7 @@ type Store interface {
 	DeleteWebSession(ctx context.Context, app store.WebApp, tokenHash []byte) error
 
 	developerStore
+	moneyStore
 }
 
 // Config is what the dashboard is given by the process that serves it (api.NewServer).
@@ -92,6 +93,10 @@ type Config struct {
 	// a payout, an API key, a webhook endpoint, a KYC dossier, the settings) acts through it, so
 	// the API's validation, rules, idempotency and audit apply unchanged.
 	API webapp.CallAPI
+	// QuotePayout prices a payout by the rule POST /payouts/initialize/ applies (the API's
+	// pricePayout): the fee the payout form shows before the merchant confirms is the fee the
+	// API then charges. An invalid request answers the API's validation or business error.
+	QuotePayout func(ctx context.Context, merchant uuid.UUID, env sika.Environment, q PayoutQuoteRequest) (sika.Fees, error)
 	// ClientIP is the caller's address as the API sees it (behind trusted proxies), recorded
 	// with a new session.
 	ClientIP func(r *http.Request) netip.Addr

@@ -19,6 +19,9 @@ type formState struct {
 	Alert, Detail, Code string
 	// Status is the HTTP status the page is answered with.
 	Status int
+	// IdempotencyKey is made when a form that moves money is shown (newIdempotencyKey): the
+	// submit carries it, so a double submit is one operation.
+	IdempotencyKey string
 }
 
 func newForm(values map[string]string) *formState {
@@ -83,9 +86,14 @@ func (f *formState) refusal(lang string, err error) error {
 // fieldMessages maps the API's field messages (the contract's wording, English) to the
 // dashboard's keys; any other message is shown as the API wrote it, under a general one.
 var fieldMessages = map[string]string{
-	sika.MsgRequired:    "err_required",
-	sika.MsgNotBlank:    "err_required",
-	sika.MsgInvalidUUID: "err_choice",
+	sika.MsgRequired:          "err_required",
+	sika.MsgNotBlank:          "err_required",
+	sika.MsgInvalidUUID:       "err_choice",
+	sika.MsgInvalidEmail:      "err_email",
+	sika.MsgAmountNotPositive: "err_positive",
+	sika.MsgMinOne:            "err_min_one",
+	sika.MsgPositiveInt:       "err_min_one",
+	sika.MsgInteger:           "err_min_one",
 }
 
 func fieldMessage(lang string, msgs []string) string {
@@ -121,6 +129,9 @@ var formTranslations = map[string]map[string]string{
 		"err_required":                  "Ce champ est obligatoire.",
 		"err_choice":                    "Choix invalide.",
 		"err_invalid":                   "Valeur invalide",
+		"err_email":                     "Saisissez une adresse e-mail valide.",
+		"err_positive":                  "Saisissez un montant supérieur à 0.",
+		"err_min_one":                   "Saisissez un nombre entier, 1 au moins.",
 	},
 	"en": {
 		"apierr_validation":             "Correct the fields shown.",
@@ -134,5 +145,8 @@ var formTranslations = map[string]map[string]string{
 		"err_required":                  "This field is required.",
 		"err_choice":                    "Invalid choice.",
 		"err_invalid":                   "Invalid value",
+		"err_email":                     "Enter a valid email address.",
+		"err_positive":                  "Enter an amount greater than 0.",
+		"err_min_one":                   "Enter a whole number, at least 1.",
 	},
 }

@@ -15,6 +15,7 @@ type homeData struct {
 	Wallets   []walletRow
 	Latest    []sika.Transaction
 	Countries map[string]string
+	Volume    volumeData
 }
 
 // walletRow is a wallet with its country's name.
@@ -23,14 +24,11 @@ type walletRow struct {
 	CountryName string
 }
 
-// home shows the balances per country (available, and pending: held for payouts in flight)
-// and the latest transactions, read as GET /merchant-balances/ and GET /transactions/ read them.
+// home shows the balances per country (available, and pending: held for payouts in flight),
+// the volume of the last 30 days with the success rate of collections (money_home.go) and the
+// latest transactions, read as GET /merchant-balances/ and GET /transactions/ read them.
 func (a *App) home(w http.ResponseWriter, r *http.Request, v *visit) error {
 	ctx := r.Context()
-	wallets, _, err := a.cfg.Store.ListWallets(ctx, v.merchant.ID, v.env, store.PageRequest{Page: 1, PageSize: 100})
-	if err != nil {
-		return err
-	}
 	latest, _, err := a.cfg.Store.ListTransactions(ctx, v.merchant.ID, v.env, store.TransactionFilter{}, store.KeysetRequest{Limit: latestCount})
 	if err != nil {
 		return err
@@ -39,10 +37,15 @@ func (a *App) home(w http.ResponseWriter, r *http.Request, v *visit) error {
 	if err != nil {
 		return err
 	}
-	d := homeData{Latest: latest, Countries: names}
-	for _, wl := range wallets {
-		d.Wallets = append(d.Wallets, walletRow{Wallet: wl, CountryName: names[wl.Country]})
+	vol, err := a.volume(r, v)
+	if err != nil {
+		return err
 	}
+	wallets, err := a.walletRows(r, v, names)
+	if err != nil {
+		return err
+	}
+	d := homeData{Wallets: wallets, Latest: latest, Countries: names, Volume: vol}
 	return a.render(w, r, http.StatusOK, "home", &view{visit: v, Title: "home_title", Nav: "home", Data: d})
 }
 

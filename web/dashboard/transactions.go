@@ -104,10 +104,12 @@ func (a *App) exportTransactions(w http.ResponseWriter, r *http.Request, v *visi
 type transactionData struct {
 	sika.TransactionDetail
 	CountryName string
+	transactionActions
 }
 
-// transaction shows one transaction of the merchant and environment with its gateway attempts
-// and its status log as a timeline (GET /transactions/{id}/); any other id is not found.
+// transaction shows one transaction of the merchant and environment with its gateway attempts,
+// its status log as a timeline (GET /transactions/{id}/), the webhook deliveries of its events
+// and its actions (money_transaction.go); any other id is not found.
 func (a *App) transaction(w http.ResponseWriter, r *http.Request, v *visit) error {
 	id, err := parseID(mux.Vars(r)["id"], "Transaction")
 	if err != nil {
@@ -121,8 +123,11 @@ func (a *App) transaction(w http.ResponseWriter, r *http.Request, v *visit) erro
 	if err != nil {
 		return err
 	}
-	return a.render(w, r, http.StatusOK, "transaction", &view{visit: v, Title: "transaction_title", Nav: "transactions",
-		Data: transactionData{TransactionDetail: d, CountryName: names[d.Country]}})
+	data := transactionData{TransactionDetail: d, CountryName: names[d.Country]}
+	if err := a.transactionExtras(r, v, &data); err != nil {
+		return err
+	}
+	return a.render(w, r, http.StatusOK, "transaction", &view{visit: v, Title: "transaction_title", Nav: "transactions", Data: data})
 }
 
 // fillChoices lists the choices of the filter form, labelled in the page's language.
@@ -219,8 +224,11 @@ func parsePosition(raw string) (store.KeysetPosition, bool) {
 	return store.KeysetPosition{CreatedAt: time.UnixMicro(n).UTC(), ID: u}, true
 }
 
-func position(t sika.Transaction) string {
-	return strconv.FormatInt(t.CreatedAt.UnixMicro(), 10) + "." + t.ID.String()
+func position(t sika.Transaction) string { return keysetPosition(t.CreatedAt, t.ID) }
+
+// keysetPosition writes a row's position ("<created_at in microseconds>.<id>").
+func keysetPosition(createdAt time.Time, id uuid.UUID) string {
+	return strconv.FormatInt(createdAt.UnixMicro(), 10) + "." + id.String()
 }
 
 // pageLinks are the links to the next (older) and previous (newer) pages of a list read with
