@@ -238,6 +238,23 @@ func TestDashboardPayoutsAndLedger(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, rows, 1)
 
+	// Two submits at once (a double click): the second waits for the first and answers the
+	// same payout.
+	preview = c.post(t, "/dashboard/payouts/preview/", payout)
+	confirm = url.Values{"idempotency_key": {hiddenField(t, preview.Body, "idempotency_key")}, "csrf_token": {c.csrf(t)}}
+	for k, v := range payout {
+		confirm[k] = v
+	}
+	answers := make(chan dashAnswer, 2)
+	for range 2 {
+		go func() { answers <- c.do(t, http.MethodPost, "/dashboard/payouts/", confirm) }()
+	}
+	a1, a2 := <-answers, <-answers
+	assert.Equal(t, createdID(t, a1, "transactions"), createdID(t, a2, "transactions"), "one payout for two submits")
+	rows, _, err = testStore.ListTransactions(t.Context(), acct.Merchant.ID, sika.EnvironmentTest, store.TransactionFilter{Type: sika.TypePayout}, store.KeysetRequest{Limit: 10})
+	require.NoError(t, err)
+	assert.Len(t, rows, 2, "the first payout and this one")
+
 	change := c.post(t, "/dashboard/payouts/", url.Values{"change": {"1"}, "method": {"MTN_BJ"}, "amount": {"1000"}, "recipient": {"97000123"}})
 	assert.Equal(t, http.StatusOK, change.Status)
 	assert.Contains(t, change.Body, `id="payout-form"`)
