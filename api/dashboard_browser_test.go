@@ -77,9 +77,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	assert.Contains(t, innerText(t, ctx, "h1"), "Connexion")
 	screenshot(t, ctx, dir, "01-login")
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.SendKeys(chromedp.CSS(`#email`), acct.Member.Email),
-		chromedp.SendKeys(chromedp.CSS(`#password`), "correct horse battery"),
-		chromedp.Click(chromedp.CSS(`#login-button`)),
+		fillDashboardLogin(acct),
 		chromedp.WaitVisible(chromedp.CSS(`#env-badge`)),
 	))
 	assert.Equal(t, "LIVE", innerText(t, ctx, "#env-badge"), "an active merchant lands in LIVE")
@@ -203,6 +201,15 @@ func TestDashboardInBrowser(t *testing.T) {
 	screenshot(t, ctx, dir, "09-logged-out")
 
 	assert.Empty(t, problems.get(), "the browser reported no error (a CSP violation would be one)")
+}
+
+// fillDashboardLogin fills the login form on the page and sends it, as acct's member.
+func fillDashboardLogin(acct *account) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(
+		chromedp.SendKeys(chromedp.CSS(`#email`), acct.Member.Email),
+		chromedp.SendKeys(chromedp.CSS(`#password`), "correct horse battery"),
+		chromedp.Click(chromedp.CSS(`#login-button`)),
+	)
 }
 
 // innerText is the text a person sees in the element sel, read from the live DOM (after htmx
