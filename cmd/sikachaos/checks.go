@@ -13,6 +13,8 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/sikahq/sika/gateway"
+
+	"github.com/sikahq/sika/internal/devstack"
 )
 
 // checkResult is one invariant checked at the end.
@@ -481,11 +483,11 @@ func checkAnswers(b *book) *checkResult {
 // from every fault.
 func (h *harness) checkProcesses(rep *report) *checkResult {
 	c := &checkResult{name: "service recovered from every fault, no crash"}
-	for _, s := range []*service{h.api, h.worker} {
-		_, unplanned, _, exits := s.counts()
+	for _, s := range append(append([]*devstack.Replica(nil), h.apis...), h.workers...) {
+		_, unplanned, _, exits := s.Counts()
 		c.checked++
 		if unplanned > 0 {
-			c.addf("sika %s exited on its own %d time(s): %s", s.name, unplanned, strings.Join(exits, "; "))
+			c.addf("sika %s exited on its own %d time(s): %s", s.Name(), unplanned, strings.Join(exits, "; "))
 		}
 	}
 	for _, f := range rep.faults {
@@ -499,6 +501,9 @@ func (h *harness) checkProcesses(rep *report) *checkResult {
 
 // pgURL is the service's database URL on the current Postgres.
 func (h *harness) pgURL() string {
+	if h.cluster != nil {
+		return h.cluster.DatabaseURL
+	}
 	h.pgMu.Lock()
 	defer h.pgMu.Unlock()
 	return h.pg.URL(h.database)

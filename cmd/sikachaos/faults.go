@@ -7,6 +7,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/sikahq/sika/internal/devstack"
 )
 
 // faultKind is one way of hurting the service.
@@ -128,7 +130,7 @@ func (h *harness) injectFaults(ctx context.Context, p *faultPlan, rep *report) e
 		p.mu.Unlock()
 		rec := faultRecord{kind: kind, atOp: p.at[f], down: p.down[f], started: time.Now()}
 		h.log.Info("fault", "n", f+1, "kind", kind, "at_op", p.at[f], "down", p.down[f])
-		rec.err = h.inject(ctx, kind, p.down[f])
+		rec.err = h.inject(ctx, kind, f, p.down[f])
 		if rec.err == nil {
 			rec.err = h.awaitHealthy(ctx, rec.started, kind == faultWorkerKill, faultRecoveryTime)
 		}
@@ -144,26 +146,30 @@ func (h *harness) injectFaults(ctx context.Context, p *faultPlan, rep *report) e
 	return nil
 }
 
-// inject stops one component, keeps it down for down, and starts it again.
-func (h *harness) inject(ctx context.Context, kind faultKind, down time.Duration) error {
+// inject stops one component, keeps it down for down, and starts it again. With several
+// replicas of a kind, the n-th fault hits replica n modulo their number: one at a time.
+func (h *harness) inject(ctx context.Context, kind faultKind, n int, down time.Duration) error {
 	pause := func() {
 		select {
 		case <-ctx.Done():
 		case <-time.After(down):
 		}
 	}
+	if h.cluster != nil {
+		return h.injectCluster(ctx, kind, n, pause)
+	}
 	switch kind {
 	case faultWorkerKill, faultAPIKill, faultAPITerm:
-		svc, sig := h.worker, syscall.SIGKILL
+		svc, sig := h.workers[n%len(h.workers)], syscall.SIGKILL
 		if kind != faultWorkerKill {
-			svc = h.api
+			svc = h.apis[n%len(h.apis)]
 		}
 		if kind == faultAPITerm {
 			sig = syscall.SIGTERM
 		}
-		err := svc.stop(sig, 30*time.Second)
+		err := svc.Stop(sig, 30*time.Second)
 		pause()
-		svc.release()
+		svc.Release()
 		return err
 	case faultTemporal:
 		if err := h.stopTemporal(); err != nil {
@@ -179,6 +185,42 @@ func (h *harness) inject(ctx context.Context, kind faultKind, down time.Duration
 		return retryStart(ctx, "postgres", h.startPostgres)
 	}
 	return fmt.Errorf("unknown fault kind %q", kind)
+}
+
+// injectCluster is inject on the cluster: one API or worker replica killed (or an API
+// replica stopped gracefully), the Temporal server killed, or Postgres shut down fast or
+// immediately; each held down for a while and started again.
+func (h *harness) injectCluster(ctx context.Context, kind faultKind, n int, pause func()) error {
+	var target devstack.ReplicaKind
+	crash := true
+	switch kind {
+	case faultWorkerKill:
+		target = devstack.KindWorker
+	case faultAPIKill:
+		target = devstack.KindAPI
+	case faultAPITerm:
+		target, crash = devstack.KindAPI, false
+	case faultTemporal:
+		target = devstack.KindTemporal
+	case faultPGFast:
+		target, crash = devstack.KindPostgres, false
+	case faultPGImmediate:
+		target = devstack.KindPostgres
+	default:
+		return fmt.Errorf("unknown fault kind %q", kind)
+	}
+	i := n % clusterReplicas
+	var err error
+	if crash {
+		err = h.cluster.KillReplica(target, i)
+	} else {
+		err = h.cluster.StopReplica(target, i)
+	}
+	if err != nil {
+		h.log.Warn("stop", "kind", target, "replica", i, "err", err)
+	}
+	pause()
+	return retryStart(ctx, string(target), func(ctx context.Context) error { return h.cluster.StartReplica(ctx, target, i) })
 }
 
 // retryStart starts a stopped server again, a few times if it fails (its port may still be

@@ -66,6 +66,7 @@ type options struct {
 	sikaBin     string        // a built `sika` binary; "" builds one into the run's directory
 	tick        time.Duration // the sandbox's unit of delay (009 takes 20 ticks)
 	keep        bool          // keep the run's directory (Postgres data, logs) afterwards
+	cluster     bool          // run against a devstack cluster: the Temporal server, 2 API and 2 worker replicas
 	logger      *slog.Logger  // the harness's progress messages
 }
 
@@ -88,6 +89,7 @@ func main() {
 	flag.StringVar(&o.sikaBin, "sika-bin", "", "a built sika binary (default: go build ./cmd/sika into the run's directory)")
 	flag.DurationVar(&o.tick, "tick", o.tick, "the sandbox's unit of delay (009 succeeds after 20 ticks)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the run's directory (Postgres data, service logs)")
+	flag.BoolVar(&o.cluster, "cluster", false, "attack a cluster (the Temporal server on Postgres, 2 API replicas behind one address, 2 workers) instead of one API, one worker and the dev server")
 	verbose := flag.Bool("v", false, "log every fault and restart of the stack")
 	flag.Parse()
 	level := slog.LevelWarn

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/sikahq/sika/internal/devstack"
 )
 
 // report is what a run did and found.
@@ -140,9 +142,9 @@ func (r *report) printFaults(w io.Writer) {
 func (r *report) printService(w io.Writer) {
 	h := r.load.h
 	fmt.Fprintf(w, "\nWhat it saw\n")
-	for _, s := range []*service{h.api, h.worker} {
-		starts, unplanned, fails, _ := s.counts()
-		fmt.Fprintf(w, "  sika %-7s started %d times, exited on its own %d times, failed to start %d times\n", s.name, starts, unplanned, fails)
+	for _, s := range append(append([]*devstack.Replica(nil), h.apis...), h.workers...) {
+		starts, unplanned, fails, _ := s.Counts()
+		fmt.Fprintf(w, "  sika %-8s started %d times, exited on its own %d times, failed to start %d times\n", s.Name(), starts, unplanned, fails)
 	}
 	rs := h.receiver.stats()
 	fmt.Fprintf(w, "  webhooks: %d events in Postgres, %d deliveries received, %d refused on purpose (503), %d bad signatures\n",

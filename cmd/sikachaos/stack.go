@@ -39,16 +39,21 @@ type harness struct {
 	temporalDB   string
 	temporalPort int
 
-	sandbox    *sandbox.Server
-	sandboxURL string
+	sandbox     *sandbox.Server
+	sandboxURL  string
+	receiverURL string
 	// cutter is the API's way to Postgres, which can lose one commit's answer (key reuse).
 	cutter   *pgCutter
 	receiver *receiver
 	servers  []*http.Server // sandbox and receiver listeners
 
-	api, worker *service
-	apiURL      string // http://127.0.0.1:port, the API's public URL
-	sikaBin     string
+	// apis and workers are the `sika api` and `sika worker` processes: one of each, or the
+	// cluster's replicas with -cluster.
+	apis, workers []*devstack.Replica
+	apiURL        string // http://127.0.0.1:port, the API's public URL (the cluster's one address)
+	sikaBin       string
+	// cluster is the stack with -cluster: Postgres, the Temporal server and the replicas.
+	cluster *devstack.Cluster
 
 	st       *store.Store // the harness's own connections, for setup and the checks
 	setup    *merchantSetup
@@ -97,6 +102,15 @@ func startHarness(ctx context.Context, o options) (_ *harness, err error) {
 	}
 	binErr := make(chan error, 1)
 	go func() { binErr <- h.buildSika(ctx, root, o.sikaBin) }() // in parallel with the servers
+	if o.cluster {
+		if err := h.startCluster(ctx, o, binErr); err != nil {
+			return nil, err
+		}
+		if h.setup, err = setUpMerchant(ctx, h, h.receiverURL); err != nil {
+			return nil, fmt.Errorf("set up the merchant: %w", err)
+		}
+		return h, nil
+	}
 
 	h.pgDir = filepath.Join(dir, "postgres")
 	if err := h.startPostgres(ctx); err != nil {
@@ -112,23 +126,7 @@ func startHarness(ctx context.Context, o options) (_ *harness, err error) {
 	if err := h.startTemporal(ctx); err != nil {
 		return nil, err
 	}
-	secret, err := sika.RandomBase62(40)
-	if err != nil {
-		return nil, err
-	}
-	sandboxLog, err := os.Create(filepath.Join(dir, "sandbox.log"))
-	if err != nil {
-		return nil, fmt.Errorf("create the sandbox log: %w", err)
-	}
-	h.logFiles = append(h.logFiles, sandboxLog)
-	h.sandbox = sandbox.NewServer(sandbox.Config{Gateways: sandbox.DefaultGateways(secret), Tick: o.tick,
-		PushTTL: sandboxPushTTL, NotFoundFor: notFoundFor, LateAfter: lateAfter,
-		Logger: slog.New(slog.NewJSONHandler(sandboxLog, nil))})
-	if h.sandboxURL, err = h.serve(h.sandbox); err != nil {
-		return nil, err
-	}
-	h.receiver = newReceiver(o.seed)
-	receiverURL, err := h.serve(h.receiver)
+	common, err := h.startOperatorAndReceiver(o)
 	if err != nil {
 		return nil, err
 	}
@@ -150,36 +148,98 @@ func startHarness(ctx context.Context, o options) (_ *harness, err error) {
 		return nil, err
 	}
 	h.apiURL = "http://127.0.0.1:" + strconv.Itoa(apiPort)
-	jwt, err := sika.RandomBase62(48)
-	if err != nil {
-		return nil, err
-	}
-	env := []string{
-		"PATH=" + os.Getenv("PATH"), "HOME=" + dir,
+	env := append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir,
 		"DATABASE_URL=" + h.pg.URL(h.database), "TEMPORAL_ADDRESS=" + h.temporal.Address(),
-		"SIKA_SANDBOX_URL=" + h.sandboxURL, "SIKA_SANDBOX_SECRET=" + secret,
 		"SIKA_HTTP_ADDR=127.0.0.1:" + strconv.Itoa(apiPort), "SIKA_PUBLIC_URL=" + h.apiURL,
-		"SIKA_JWT_SECRET=" + jwt, "SIKA_STATE_DIR=" + dir, "SIKA_FILES_DIR=" + filepath.Join(dir, "files"),
-		"SIKA_RATE_LIMIT_PER_MINUTE=1000000", "SIKA_PUBLIC_RATE_LIMIT_PER_MINUTE=1000000",
-		"SIKA_PUSH_LIFETIME=" + pushLifetime.String(), "SIKA_OUTBOX_SWEEP_INTERVAL=1s",
-		"SIKA_WEBHOOK_ALLOW_PRIVATE=true", "SIKA_WEBHOOK_SCHEDULE=" + webhookSchedule,
-		"SIKA_LOG_FORMAT=json", "SIKA_LOG_LEVEL=info", "SIKA_RECHECK_INTERVAL=" + recheckInterval.String(),
+		"SIKA_STATE_DIR=" + dir, "SIKA_FILES_DIR=" + filepath.Join(dir, "files"),
 		"SIKA_METRICS_ADDR=127.0.0.1:0", // a free port: other runs may share the machine
-	}
+	}, common...)
 	// The API reaches Postgres through the cutter; the worker directly.
 	apiEnv := append(append([]string(nil), env...), "DATABASE_URL="+pgCutterURL(h.cutter.port(), h.database))
-	h.worker = newService("worker", h.sikaBin, env, filepath.Join(dir, "worker.log"), "worker polling", h.log)
-	h.api = newService("api", h.sikaBin, apiEnv, filepath.Join(dir, "api.log"), "api listening", h.log)
-	h.worker.run()
-	h.api.run()
+	h.workers = []*devstack.Replica{devstack.NewReplica(devstack.ReplicaOptions{Name: "worker", Path: h.sikaBin,
+		Args: []string{"worker"}, Env: env, LogPath: filepath.Join(dir, "worker.log"), ReadyLine: "worker polling", Logger: h.log})}
+	h.apis = []*devstack.Replica{devstack.NewReplica(devstack.ReplicaOptions{Name: "api", Path: h.sikaBin,
+		Args: []string{"api"}, Env: apiEnv, LogPath: filepath.Join(dir, "api.log"), ReadyLine: "api listening", Logger: h.log})}
+	h.workers[0].Run()
+	h.apis[0].Run()
 	if err := h.awaitHealthy(ctx, time.Now(), true, 2*time.Minute); err != nil {
 		return nil, err
 	}
-	if h.setup, err = setUpMerchant(ctx, h, receiverURL); err != nil {
+	if h.setup, err = setUpMerchant(ctx, h, h.receiverURL); err != nil {
 		return nil, fmt.Errorf("set up the merchant: %w", err)
 	}
 	return h, nil
 }
+
+// startOperatorAndReceiver starts the sandbox operator and the webhook receiver in this process
+// and returns the service's settings that do not depend on the stack's shape.
+func (h *harness) startOperatorAndReceiver(o options) ([]string, error) {
+	secret, err := sika.RandomBase62(40)
+	if err != nil {
+		return nil, err
+	}
+	sandboxLog, err := os.Create(filepath.Join(h.dir, "sandbox.log"))
+	if err != nil {
+		return nil, fmt.Errorf("create the sandbox log: %w", err)
+	}
+	h.logFiles = append(h.logFiles, sandboxLog)
+	h.sandbox = sandbox.NewServer(sandbox.Config{Gateways: sandbox.DefaultGateways(secret), Tick: o.tick,
+		PushTTL: sandboxPushTTL, NotFoundFor: notFoundFor, LateAfter: lateAfter,
+		Logger: slog.New(slog.NewJSONHandler(sandboxLog, nil))})
+	if h.sandboxURL, err = h.serve(h.sandbox); err != nil {
+		return nil, err
+	}
+	h.receiver = newReceiver(o.seed)
+	if h.receiverURL, err = h.serve(h.receiver); err != nil {
+		return nil, err
+	}
+	jwt, err := sika.RandomBase62(48)
+	if err != nil {
+		return nil, err
+	}
+	return []string{
+		"SIKA_SANDBOX_URL=" + h.sandboxURL, "SIKA_SANDBOX_SECRET=" + secret, "SIKA_JWT_SECRET=" + jwt,
+		"SIKA_RATE_LIMIT_PER_MINUTE=1000000", "SIKA_PUBLIC_RATE_LIMIT_PER_MINUTE=1000000",
+		"SIKA_PUSH_LIFETIME=" + pushLifetime.String(), "SIKA_OUTBOX_SWEEP_INTERVAL=1s",
+		"SIKA_WEBHOOK_ALLOW_PRIVATE=true", "SIKA_WEBHOOK_SCHEDULE=" + webhookSchedule,
+		"SIKA_LOG_FORMAT=json", "SIKA_LOG_LEVEL=info", "SIKA_RECHECK_INTERVAL=" + recheckInterval.String(),
+	}, nil
+}
+
+// startCluster starts the stack of -cluster: the sandbox and the receiver here, and a
+// devstack cluster of 2 API and 2 worker replicas on the Temporal server, whose APIs reach
+// Postgres through the cutter.
+func (h *harness) startCluster(ctx context.Context, o options, binErr <-chan error) error {
+	common, err := h.startOperatorAndReceiver(o)
+	if err != nil {
+		return err
+	}
+	if h.pgPort, err = freePort(); err != nil {
+		return err
+	}
+	if h.cutter, err = newPGCutter("127.0.0.1:"+strconv.Itoa(h.pgPort), h.log); err != nil {
+		return fmt.Errorf("start the Postgres proxy: %w", err)
+	}
+	if err := <-binErr; err != nil {
+		return err
+	}
+	h.cluster, err = devstack.StartCluster(ctx, devstack.ClusterOptions{
+		StateDir: filepath.Join(h.dir, "cluster"), PostgresPort: h.pgPort, Database: h.database,
+		APIs: clusterReplicas, Workers: clusterReplicas, SikaBin: h.sikaBin, Env: common,
+		APIEnv: []string{"DATABASE_URL=" + pgCutterURL(h.cutter.port(), h.database)}, Logger: h.log,
+	})
+	if err != nil {
+		return err
+	}
+	h.apis, h.workers, h.apiURL = h.cluster.APIs, h.cluster.Workers, h.cluster.BaseURL
+	if h.st, err = store.Open(ctx, h.cluster.DatabaseURL); err != nil {
+		return err
+	}
+	return nil
+}
+
+// clusterReplicas is the number of API and of worker replicas with -cluster.
+const clusterReplicas = 2
 
 // buildSika uses the given binary or builds ./cmd/sika into the run's directory.
 func (h *harness) buildSika(ctx context.Context, root, given string) error {
@@ -296,6 +356,9 @@ func freePort() (int, error) {
 // awaitHealthy waits until the API answers /readyz with 200 (Postgres and Temporal reachable
 // from it) and, when worker is set, the worker has said it polls since the given time.
 func (h *harness) awaitHealthy(ctx context.Context, since time.Time, worker bool, bound time.Duration) error {
+	if h.cluster != nil { // every replica: a killed one has started again
+		return h.cluster.AwaitHealthy(ctx, bound)
+	}
 	ctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
 	client := &http.Client{Timeout: 3 * time.Second}
@@ -305,13 +368,13 @@ func (h *harness) awaitHealthy(ctx context.Context, since time.Time, worker bool
 			resp.Body.Close()
 			ready = resp.StatusCode == http.StatusOK
 		}
-		if ready && (!worker || h.worker.readySince(since)) {
+		if ready && (!worker || h.workers[0].ReadySince(since)) {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("the service is not healthy after %s (api ready %v, worker %s): %w",
-				bound, ready, h.worker.state(), ctx.Err())
+				bound, ready, h.workers[0].State(), ctx.Err())
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
@@ -321,9 +384,12 @@ func (h *harness) awaitHealthy(ctx context.Context, since time.Time, worker bool
 // unless keep is set.
 func (h *harness) close(keep bool) {
 	var errs []error
-	for _, s := range []*service{h.api, h.worker} {
-		if s != nil {
-			errs = append(errs, s.close())
+	if h.cluster != nil {
+		errs = append(errs, h.cluster.Stop())
+	}
+	for _, s := range append(append([]*devstack.Replica(nil), h.apis...), h.workers...) {
+		if h.cluster == nil {
+			errs = append(errs, s.Close())
 		}
 	}
 	if h.cutter != nil {

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -58,30 +57,7 @@ func EnsureTemporalCLI(ctx context.Context, repoRoot string, logger *slog.Logger
 }
 
 func buildTemporalCLI(ctx context.Context, binDir, path string, logger *slog.Logger) error {
-	if err := os.MkdirAll(binDir, 0o755); err != nil {
-		return err
-	}
-	unlock, err := lockWait(ctx, filepath.Join(binDir, ".temporal-build.lock"))
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	if isExecutable(path) { // built by another process while we waited
-		return nil
-	}
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		return fmt.Errorf("the go command is needed: %w", err)
-	}
-	logger.Warn("building the Temporal CLI (the dev server); this may take several minutes", "version", TemporalCLIVersion, "into", path)
-	start := time.Now()
-	cmd := exec.CommandContext(ctx, goTool, "install", temporalCLIPackage+"@"+TemporalCLIVersion)
-	cmd.Env = append(os.Environ(), "GOBIN="+binDir)
-	if err := runLogged(cmd, logger); err != nil {
-		return err
-	}
-	logger.Info("built the Temporal CLI", "path", path, "took", time.Since(start).Round(time.Second))
-	return nil
+	return buildGoTool(ctx, binDir, temporalCLIPackage+"@"+TemporalCLIVersion, path, logger)
 }
 
 // lockWait takes an exclusive flock on path, waiting for it as long as ctx

@@ -1,4 +1,4 @@
-package main
+package devstack
 
 import (
 	"bytes"
@@ -14,12 +14,14 @@ import (
 	"time"
 )
 
-// service is one process of the service under attack (`sika api` or `sika worker`) with its
-// supervisor: it is started again whenever it exits, unless a fault holds it down. Its output is
-// appended to a log file, which also tells when it is ready (readyLine).
-type service struct {
+// Replica is one long-lived process of the service (`sika api` or `sika worker`) with its
+// supervisor: it is started again whenever it exits, unless Stop holds it down. Its output is
+// appended to a log file, which also tells when it is ready (its ready line). The cluster runs
+// its API and worker replicas this way, and the chaos harness its processes under attack.
+type Replica struct {
 	name      string
 	bin       string
+	args      []string
 	env       []string
 	logPath   string
 	readyLine string
@@ -30,7 +32,7 @@ type service struct {
 	exited     chan struct{} // closed when the current process has exited
 	startedAt  time.Time
 	logOffset  int64         // size of the log file when the current process started
-	hold       chan struct{} // non-nil while a fault holds the service down; closed on release
+	hold       chan struct{} // non-nil while Stop holds the replica down; closed on Release
 	closing    bool
 	starts     int
 	unplanned  []string // exits nobody asked for, with their status
@@ -38,13 +40,41 @@ type service struct {
 	loopDone   chan struct{}
 }
 
-func newService(name, bin string, env []string, logPath, readyLine string, log *slog.Logger) *service {
-	return &service{name: name, bin: bin, env: env, logPath: logPath, readyLine: readyLine,
-		log: log.With("service", name), loopDone: make(chan struct{})}
+// ReplicaOptions configures NewReplica.
+type ReplicaOptions struct {
+	// Name tells the replica apart in logs and reports ("api-1").
+	Name string
+	// Path and Args are the program and its arguments ("/repo/bin/sika", ["api"]).
+	Path string
+	Args []string
+	// Env is the process's whole environment.
+	Env []string
+	// LogPath is the file the process's output is appended to.
+	LogPath string
+	// ReadyLine is what the process writes once it is ready ("api listening").
+	ReadyLine string
+	// Logger receives the supervisor's messages; nil means slog.Default().
+	Logger *slog.Logger
 }
 
-// run starts the supervisor loop.
-func (s *service) run() {
+// NewReplica returns a replica that is not started yet: see Run.
+func NewReplica(o ReplicaOptions) *Replica {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return &Replica{name: o.Name, bin: o.Path, args: o.Args, env: o.Env, logPath: o.LogPath, readyLine: o.ReadyLine,
+		log: o.Logger.With("replica", o.Name), loopDone: make(chan struct{})}
+}
+
+// Name returns the replica's name.
+func (s *Replica) Name() string { return s.name }
+
+// LogPath returns the file the replica's output goes to.
+func (s *Replica) LogPath() string { return s.logPath }
+
+// Run starts the supervisor loop, which starts the process and starts it again whenever it exits
+// while not held down.
+func (s *Replica) Run() {
 	go func() {
 		defer close(s.loopDone)
 		for {
@@ -86,10 +116,10 @@ func (s *service) run() {
 	}()
 }
 
-// spawn starts one process unless the service is held or closing. The process is started and
+// spawn starts one process unless the replica is held or closing. The process is started and
 // waited for by one goroutine locked to its OS thread, so that its parent-death signal (sent when
-// the forking thread ends) means "the harness died" and nothing else.
-func (s *service) spawn() (<-chan struct{}, error) {
+// the forking thread ends) means "the supervising process died" and nothing else.
+func (s *Replica) spawn() (<-chan struct{}, error) {
 	type started struct {
 		exited chan struct{}
 		err    error
@@ -111,13 +141,13 @@ func (s *service) spawn() (<-chan struct{}, error) {
 		}
 		defer logFile.Close()
 		offset, _ := logFile.Seek(0, 2)
-		cmd := exec.Command(s.bin, s.name)
+		cmd := exec.Command(s.bin, s.args...)
 		cmd.Env = s.env
 		cmd.Stdout, cmd.Stderr = logFile, logFile
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 		if err := cmd.Start(); err != nil {
 			s.mu.Unlock()
-			ch <- started{err: fmt.Errorf("start sika %s: %w", s.name, err)}
+			ch <- started{err: fmt.Errorf("start %s: %w", s.name, err)}
 			return
 		}
 		exited := make(chan struct{})
@@ -135,9 +165,9 @@ func (s *service) spawn() (<-chan struct{}, error) {
 	return r.exited, nil
 }
 
-// stop holds the service down and ends its process with sig, killing it after grace. It returns
+// Stop holds the replica down and ends its process with sig, killing it after grace. It returns
 // once the process has exited; release lets the supervisor start it again.
-func (s *service) stop(sig syscall.Signal, grace time.Duration) error {
+func (s *Replica) Stop(sig syscall.Signal, grace time.Duration) error {
 	s.mu.Lock()
 	if s.hold == nil {
 		s.hold = make(chan struct{})
@@ -153,7 +183,7 @@ func (s *service) stop(sig syscall.Signal, grace time.Duration) error {
 	default:
 	}
 	if err := cmd.Process.Signal(sig); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return fmt.Errorf("signal sika %s: %w", s.name, err)
+		return fmt.Errorf("signal %s: %w", s.name, err)
 	}
 	select {
 	case <-exited:
@@ -162,11 +192,11 @@ func (s *service) stop(sig syscall.Signal, grace time.Duration) error {
 	}
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	<-exited
-	return fmt.Errorf("sika %s did not exit within %s of %s; killed it", s.name, grace, sig)
+	return fmt.Errorf("%s did not exit within %s of %s; killed it", s.name, grace, sig)
 }
 
-// release lets the supervisor start the service again.
-func (s *service) release() {
+// Release lets the supervisor start the replica again.
+func (s *Replica) Release() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.hold != nil {
@@ -175,8 +205,8 @@ func (s *service) release() {
 	}
 }
 
-// readySince reports whether a process started after t runs and has logged its ready line.
-func (s *service) readySince(t time.Time) bool {
+// ReadySince reports whether a process started after t runs and has logged its ready line.
+func (s *Replica) ReadySince(t time.Time) bool {
 	s.mu.Lock()
 	running := s.cmd != nil && s.hold == nil && !s.startedAt.Before(t) && !isClosed(s.exited)
 	offset := s.logOffset
@@ -194,8 +224,16 @@ func (s *service) readySince(t time.Time) bool {
 	return err == nil && bytes.Contains(b, []byte(s.readyLine))
 }
 
-// state describes the service for error messages.
-func (s *service) state() string {
+// Ready reports whether the current process runs and has logged its ready line.
+func (s *Replica) Ready() bool {
+	s.mu.Lock()
+	startedAt := s.startedAt
+	s.mu.Unlock()
+	return s.ReadySince(startedAt)
+}
+
+// State describes the replica for error messages.
+func (s *Replica) State() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
@@ -209,20 +247,20 @@ func (s *service) state() string {
 	return fmt.Sprintf("running since %s, log %s", s.startedAt.Format(time.TimeOnly), s.logPath)
 }
 
-// counts returns how often the service was started, exited on its own and failed to start.
-func (s *service) counts() (starts, unplanned, startFails int, exits []string) {
+// Counts returns how often the replica was started, exited on its own and failed to start.
+func (s *Replica) Counts() (starts, unplanned, startFails int, exits []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.starts, len(s.unplanned), s.startFails, append([]string(nil), s.unplanned...)
 }
 
-// close stops the service for good (SIGTERM, then SIGKILL after 20 s).
-func (s *service) close() error {
+// Close stops the replica for good (SIGTERM, then SIGKILL after 20 s).
+func (s *Replica) Close() error {
 	s.mu.Lock()
 	s.closing = true
 	s.mu.Unlock()
-	err := s.stop(syscall.SIGTERM, 20*time.Second)
-	s.release()
+	err := s.Stop(syscall.SIGTERM, 20*time.Second)
+	s.Release()
 	<-s.loopDone
 	return err
 }
