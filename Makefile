@@ -1,6 +1,8 @@
 # Sika: the two set-up commands are `make run` and `make test` (see README.md).
 
 TEMPORAL_CLI_VERSION := v1.5.1
+# the Temporal server the CLI above depends on (its go.mod), so that both builds share their downloads
+TEMPORAL_SERVER_VERSION := v1.29.1
 GO ?= go
 BIN := $(CURDIR)/bin
 
@@ -21,12 +23,32 @@ $(BIN)/temporal:
 	@echo "building the Temporal CLI $(TEMPORAL_CLI_VERSION) into ./bin (first time only; takes a few minutes)"
 	GOBIN=$(BIN) $(GO) install github.com/temporalio/cli/cmd/temporal@$(TEMPORAL_CLI_VERSION)
 
+## temporal-server: the Temporal server and its SQL schema tool (for `make cluster` and the cluster tests), built
+## from their Go module when missing
+.PHONY: temporal-server
+temporal-server: $(BIN)/temporal-server $(BIN)/temporal-sql-tool
+
+$(BIN)/temporal-server:
+	@echo "building the Temporal server $(TEMPORAL_SERVER_VERSION) into ./bin (first time only; takes a few minutes)"
+	rm -rf $(BIN)/.build-server && GOBIN=$(BIN)/.build-server $(GO) install go.temporal.io/server/cmd/server@$(TEMPORAL_SERVER_VERSION)
+	mv $(BIN)/.build-server/server $@ && rm -rf $(BIN)/.build-server
+
+$(BIN)/temporal-sql-tool:
+	rm -rf $(BIN)/.build-sql && GOBIN=$(BIN)/.build-sql $(GO) install go.temporal.io/server/cmd/tools/sql@$(TEMPORAL_SERVER_VERSION)
+	mv $(BIN)/.build-sql/sql $@ && rm -rf $(BIN)/.build-sql
+
+## cluster: Postgres, the Temporal server on it, API and worker replicas behind one address, the sandbox; prints the
+## address and credentials like `make run` (CLUSTER_FLAGS="-apis 3 -workers 2"; Ctrl-C stops everything)
+.PHONY: cluster
+cluster: deps build temporal-server
+	$(BIN)/sika cluster $(CLUSTER_FLAGS)
+
 ## deps: Debian packages the tests need (postgresql server, redis-server), when missing
 deps:
 	@bash scripts/install-deps.sh
 
 ## test: unit and integration tests against a private Postgres and Temporal dev server
-test: deps build temporal-cli
+test: deps build temporal-cli temporal-server
 	$(BIN)/sika stack -- $(GO) test -count=1 -p 2 -timeout 12m ./...
 
 ## bench: one report on an in-process stack, a few minutes: the Postgres ceiling (pgbench), collections, payouts,
@@ -39,9 +61,10 @@ bench: deps build temporal-cli
 ## chaos: the whole service (real `sika api` and `sika worker` processes, durable Postgres, Temporal
 ## with its state on disk) under a mixed load while the worker, the API, Temporal and Postgres are
 ## killed and restarted; checks that no money is lost and exits non-zero on any violation
-## (CHAOS_FLAGS="-ops 3000 -faults 30 -seed 7 -keep"; a short version runs in make test)
+## (CHAOS_FLAGS="-ops 3000 -faults 30 -seed 7 -keep"; "-cluster": the same against the Temporal server with 2 API and
+## 2 worker replicas, one replica killed at a time; a short version of the default mode runs in make test)
 .PHONY: chaos
-chaos: deps build temporal-cli
+chaos: deps build temporal-cli temporal-server
 	$(GO) run ./cmd/sikachaos -sika-bin $(BIN)/sika $(CHAOS_FLAGS)
 
 ## bench-history: transaction list, search and CSV export on 1,000,000 transactions in a throw-away Postgres (HISTORY_BENCH_FLAGS="-n 200 …")

@@ -1,6 +1,7 @@
 // Command sika is the one binary of the service:
 //
 //	sika dev                 the whole service on its embedded default (Postgres, Temporal, API, worker)
+//	sika cluster             the Temporal server and API and worker replicas behind one address
 //	sika api                 the HTTP API
 //	sika worker              the Temporal worker
 //	sika migrate             apply the database migrations
@@ -26,6 +27,7 @@ const usage = `usage: sika <command>
 
 commands:
   dev                 run the whole service on its embedded default (make run)
+  cluster             the Temporal server, API and worker replicas behind one address (make cluster): [-apis 2] [-workers 2]
   api                 serve the HTTP API
   worker              run the Temporal worker
   migrate             apply database migrations
@@ -75,6 +77,8 @@ func run(args []string) error {
 	switch args[0] {
 	case "dev":
 		return runDev(ctx, cfg)
+	case "cluster":
+		return runCluster(ctx, cfg, args[1:])
 	case "api":
 		return runAPICommand(ctx, cfg)
 	case "worker":

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sikahq/sika/internal/devstack"
+)
+
+// TestClusterSoftpay starts what `sika cluster` starts, with 2 API and 2 worker replicas on the
+// Temporal server (bin/temporal-server, a prerequisite of make test) and Postgres, and pushes a
+// sandbox softpay to SUCCESS through the one address; then it kills one API replica and the one
+// address keeps answering from the other.
+func TestClusterSoftpay(t *testing.T) {
+	start := time.Now()
+	bin := filepath.Join(t.TempDir(), "sika")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Stderr = os.Stderr
+	require.NoError(t, build.Run())
+
+	vars := map[string]string{"SIKA_LOG_LEVEL": "warn"}
+	cfg, err := loadConfig(func(k string) string { return vars[k] })
+	require.NoError(t, err)
+	level := slog.LevelWarn
+	if testing.Verbose() {
+		level = slog.LevelInfo
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	c, info, stop, err := startDemoCluster(t.Context(), cfg, bin, t.TempDir(), 2, 2, true, logger)
+	require.NoError(t, err)
+	defer stop()
+	t.Logf("cluster up in %s: %s, temporal %s", time.Since(start).Round(time.Millisecond), c.BaseURL, c.TemporalAddress)
+	key := info.Merchant.APIKeys.TestBoth
+
+	call := func(method, path string, body any) (int, map[string]any) {
+		var rd *bytes.Reader
+		if body != nil {
+			raw, err := json.Marshal(body)
+			require.NoError(t, err)
+			rd = bytes.NewReader(raw)
+		} else {
+			rd = bytes.NewReader(nil)
+		}
+		req, err := http.NewRequest(method, info.BaseURL+path, rd)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		if method == http.MethodPost {
+			req.Header.Set("Idempotency-Key", uuid.NewString())
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		return resp.StatusCode, out
+	}
+
+	status, created := call(http.MethodPost, "/payments/softpay/", map[string]any{
+		"amount": "1000", "currency": "XOF", "country": "BJ", "network": "MTN_BJ",
+		"customer_phone": "97000123", "customer_name": "Koffi Mensah",
+	})
+	require.Equal(t, http.StatusCreated, status, "softpay: %v", created)
+	id := created["data"].(map[string]any)["id"].(string)
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		_, got := call(http.MethodGet, "/transactions/"+id+"/", nil)
+		data, _ := got["data"].(map[string]any)
+		assert.Equal(ct, "SUCCESS", data["status"])
+	}, time.Minute, 250*time.Millisecond)
+	t.Logf("softpay %s SUCCESS through the one address after %s", id, time.Since(start).Round(time.Millisecond))
+
+	// One API replica down: the one address sends every request to the other.
+	require.NoError(t, c.KillReplica(devstack.KindAPI, 0))
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		for range 4 {
+			status, _ := call(http.MethodGet, "/networks/", nil)
+			assert.Equal(ct, http.StatusOK, status)
+		}
+	}, 10*time.Second, 100*time.Millisecond)
+	require.NoError(t, c.StartReplica(t.Context(), devstack.KindAPI, 0))
+	require.NoError(t, c.AwaitHealthy(t.Context(), time.Minute))
+}
