@@ -52,10 +52,11 @@ test: deps build temporal-cli temporal-server
 	$(BIN)/sika stack -- $(GO) test -count=1 -p 2 -timeout 12m ./...
 
 ## bench: one report on an in-process stack, a few minutes: the Postgres ceiling (pgbench), collections, payouts,
-## webhooks and the CSV export (BENCH_FLAGS="-short" for about a minute, "-parts …", "-d 60s -c 32", or
+## webhooks and the CSV export; then scaling on a Temporal cluster (1+1 and 2+2 replicas against the bare-workflow
+## ceiling of the same server) (BENCH_FLAGS="-short" for about two minutes, "-parts …", "-d 60s -c 32", or
 ## "-base-url … -key …" for collections against a running API)
 .PHONY: bench
-bench: deps build temporal-cli
+bench: deps build temporal-cli temporal-server
 	$(GO) run ./cmd/sikabench $(BENCH_FLAGS)
 
 ## chaos: the whole service (real `sika api` and `sika worker` processes, durable Postgres, Temporal

@@ -19,6 +19,15 @@
 //   - export: -export-rows transactions of one merchant seeded with cmd/sikabench-history's data
 //     set, then exported as CSV through the API: rows/s and the memory of the process.
 //
+//   - scaling: Sika on a real Temporal cluster (devstack.StartCluster: the Temporal server with
+//     its persistence on Postgres, `sika api` and `sika worker` processes of -sika-bin behind one
+//     address), with 1 API + 1 worker and with 2 + 2: completed payments/s and accept p99,
+//     each as a share of the ceiling of the same Temporal server measured first in the same run:
+//     a bare workflow of the same history shape as a sandbox softpay success (3 local
+//     activities that do nothing, a poll timer cancelled by a signal one tick after the start),
+//     -scaling-in-flight at a time, each replaced when it completes. Sika is offered the
+//     ceiling's rate plus a tenth. It also gives the Temporal server's CPU per workflow for both.
+//
 //     go run ./cmd/sikabench                        # make bench: every part, a few minutes
 //     go run ./cmd/sikabench -short                 # every part, shortened (about a minute of load)
 //     go run ./cmd/sikabench -parts collections -d 60s -c 32
@@ -66,10 +75,13 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/sikahq/sika/internal/devstack"
 )
 
 type options struct {
@@ -101,6 +113,9 @@ type options struct {
 	webhookDuration time.Duration
 	webhookRate     float64
 	exportRows      int
+	sikaBin         string
+	scalingDuration time.Duration
+	scalingInFlight int
 }
 
 // settleWait bounds the wait, before payouts, webhooks and export, for the transactions and
@@ -108,7 +123,7 @@ type options struct {
 const settleWait = 2 * time.Minute
 
 // allParts are the parts of a run, in the order they run.
-var allParts = []string{"pgbench", "collections", "payouts", "webhooks", "export"}
+var allParts = []string{"pgbench", "collections", "payouts", "webhooks", "export", "scaling"}
 
 func main() {
 	if err := run(); err != nil {
@@ -127,51 +142,19 @@ func run() error {
 	defer stop()
 
 	rep := &combined{o: o, parts: parts, loadStart: loadAverage(), settled: map[string]settled{}}
-	var t *target
-	if o.self {
-		t, err = startSelf(ctx, o)
-	} else {
-		t, err = connectRemote(ctx, o)
-	}
-	if err != nil {
-		return err
-	}
-	defer t.close()
-	rep.t = t
-
-	payment, err := preflight(ctx, t, newSoftpayClient(t, 1), "softpay")
-	if err != nil {
-		return err
-	}
-	offset, err := dbClockOffset(ctx, t.db)
-	if err != nil {
-		return err
-	}
-	steps := map[string]func() error{
-		"pgbench":     func() (err error) { rep.pg, err = runPgbench(ctx, t, o, payment); return err },
-		"collections": func() (err error) { rep.coll, err = runCollections(ctx, t, o, offset); return err },
-		"payouts":     func() (err error) { rep.payouts, err = runPayouts(ctx, t, o, offset); return err },
-		"webhooks":    func() (err error) { rep.webhooks, err = runWebhooks(ctx, t, o); return err },
-		"export":      func() (err error) { rep.exports, err = runExport(ctx, t, o); return err },
-	}
+	// The scaling part starts a cluster of its own; the in-process stack is started only for
+	// the other parts, and stopped before it.
+	onStack := slices.DeleteFunc(slices.Clone(parts), func(p string) bool { return p == "scaling" })
 	var failure error
-	for i, p := range parts {
-		if i > 0 && slices.Contains([]string{"payouts", "webhooks", "export"}, p) {
-			progress("%s: waiting for the work of the parts before to finish", p)
-			s, err := settle(ctx, t, settleWait)
-			if err != nil {
-				rep.failed, failure = p, err
-				break
-			}
-			rep.settled[p] = s
-		}
-		if err := steps[p](); err != nil {
-			rep.failed, failure = p, err
-			break
-		}
-		if ctx.Err() != nil {
-			rep.failed, failure = p, errors.New("interrupted")
-			break
+	if len(onStack) > 0 {
+		failure = rep.runOnStack(ctx, onStack)
+	} else {
+		rep.t = &target{describe: "a Temporal cluster (devstack.StartCluster), see SCALING"}
+	}
+	if failure == nil && slices.Contains(parts, "scaling") {
+		var err error
+		if rep.scaling, err = runScaling(ctx, o); err != nil {
+			rep.failed, failure = "scaling", err
 		}
 	}
 	rep.loadEnd, rep.elapsed = loadAverage(), time.Since(began)
@@ -181,6 +164,64 @@ func run() error {
 	}
 	if failure != nil {
 		return fmt.Errorf("%s: %w", rep.failed, failure)
+	}
+	return nil
+}
+
+// runOnStack runs parts on the in-process stack (or the running API of -base-url), which it
+// starts and stops; it returns the failure of a part, which it records in rep.failed.
+func (rep *combined) runOnStack(ctx context.Context, parts []string) error {
+	o := rep.o
+	var t *target
+	var err error
+	if o.self {
+		t, err = startSelf(ctx, o)
+	} else {
+		t, err = connectRemote(ctx, o)
+	}
+	if err != nil {
+		rep.t = &target{describe: "(not started)"}
+		rep.failed = "start"
+		return err
+	}
+	defer t.close()
+	rep.t = t
+
+	payment, err := preflight(ctx, t, newSoftpayClient(t, 1), "softpay")
+	if err != nil {
+		rep.failed = "preflight"
+		return err
+	}
+	offset, err := dbClockOffset(ctx, t.db)
+	if err != nil {
+		rep.failed = "preflight"
+		return err
+	}
+	steps := map[string]func() error{
+		"pgbench":     func() (err error) { rep.pg, err = runPgbench(ctx, t, o, payment); return err },
+		"collections": func() (err error) { rep.coll, err = runCollections(ctx, t, o, offset); return err },
+		"payouts":     func() (err error) { rep.payouts, err = runPayouts(ctx, t, o, offset); return err },
+		"webhooks":    func() (err error) { rep.webhooks, err = runWebhooks(ctx, t, o); return err },
+		"export":      func() (err error) { rep.exports, err = runExport(ctx, t, o); return err },
+	}
+	for i, p := range parts {
+		if i > 0 && slices.Contains([]string{"payouts", "webhooks", "export"}, p) {
+			progress("%s: waiting for the work of the parts before to finish", p)
+			s, err := settle(ctx, t, settleWait)
+			if err != nil {
+				rep.failed = p
+				return err
+			}
+			rep.settled[p] = s
+		}
+		if err := steps[p](); err != nil {
+			rep.failed = p
+			return err
+		}
+		if ctx.Err() != nil {
+			rep.failed = p
+			return errors.New("interrupted")
+		}
 	}
 	return nil
 }
@@ -195,7 +236,7 @@ func parseFlags() (options, []string, error) {
 	flag.StringVar(&o.namespace, "namespace", "default", "Temporal namespace")
 	flag.StringVar(&o.databaseURL, "database-url", "", "Postgres of the running API, read for completion times with -base-url (default $DATABASE_URL, then .sika/postgres.ports)")
 	flag.StringVar(&o.parts, "parts", strings.Join(allParts, ","), "the parts to run, comma-separated, among "+strings.Join(allParts, ", ")+" (with -base-url: collections)")
-	flag.BoolVar(&o.short, "short", false, "shorten every part whose length is not given: -d 10s -warmup 2s -pgbench-d 5s -payout-d 5s -webhook-d 5s -export-rows 20000")
+	flag.BoolVar(&o.short, "short", false, "shorten every part whose length is not given: -d 10s -warmup 2s -pgbench-d 5s -payout-d 5s -webhook-d 5s -export-rows 20000 -scaling-d 10s")
 	flag.IntVar(&o.clients, "c", 32, "concurrent clients of collections, payouts and webhooks, and pgbench's clients (never more requests in flight)")
 	flag.DurationVar(&o.duration, "d", 60*time.Second, "collections: measured duration, after the warm-up")
 	flag.DurationVar(&o.warmup, "warmup", 5*time.Second, "collections: warm-up before the measurement, excluded from the figures (other parts: at most 2 s)")
@@ -214,6 +255,9 @@ func parseFlags() (options, []string, error) {
 	flag.DurationVar(&o.webhookDuration, "webhook-d", 20*time.Second, "webhooks: measured duration, after the warm-up")
 	flag.Float64Var(&o.webhookRate, "webhook-rate", 30, "webhooks: softpay payments/s while deliveries are measured (the collections target: 30/s)")
 	flag.IntVar(&o.exportRows, "export-rows", 100_000, "export: transactions of the exported merchant")
+	flag.StringVar(&o.sikaBin, "sika-bin", "", "scaling: the sika binary the cluster's replicas run (default bin/sika at the module root; make bench builds it)")
+	flag.DurationVar(&o.scalingDuration, "scaling-d", 30*time.Second, "scaling: measured duration of the ceiling and of each configuration, after the warm-up")
+	flag.IntVar(&o.scalingInFlight, "scaling-in-flight", 256, "scaling: bare workflows in flight while the ceiling is measured")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		return o, nil, fmt.Errorf("unexpected arguments %q", flag.Args())
@@ -227,7 +271,7 @@ func parseFlags() (options, []string, error) {
 		o.self = false
 	}
 	if o.short {
-		for name, v := range map[string]string{"d": "10s", "warmup": "2s", "pgbench-d": "5s", "payout-d": "5s", "webhook-d": "5s", "export-rows": "20000"} {
+		for name, v := range map[string]string{"d": "10s", "warmup": "2s", "pgbench-d": "5s", "payout-d": "5s", "webhook-d": "5s", "export-rows": "20000", "scaling-d": "10s"} {
 			if !set[name] {
 				_ = flag.Set(name, v)
 			}
@@ -246,6 +290,15 @@ func parseFlags() (options, []string, error) {
 		return o, nil, errors.New("-max, -rate, -sample and -pool-max-conns must not be negative")
 	case o.webhookRate <= 0 || o.exportRows < 1:
 		return o, nil, errors.New("-webhook-rate and -export-rows must be positive")
+	case o.scalingDuration <= 0 || o.scalingInFlight < 1:
+		return o, nil, errors.New("-scaling-d and -scaling-in-flight must be positive")
+	}
+	if o.sikaBin == "" {
+		root, err := devstack.FindRepoRoot(".")
+		if err != nil {
+			return o, nil, fmt.Errorf("-sika-bin: %w", err)
+		}
+		o.sikaBin = filepath.Join(root, "bin", "sika")
 	}
 	var parts []string
 	for _, p := range strings.Split(o.parts, ",") {
@@ -258,10 +311,12 @@ func parseFlags() (options, []string, error) {
 	slices.SortFunc(parts, func(a, b string) int { return slices.Index(allParts, a) - slices.Index(allParts, b) })
 	parts = slices.Compact(parts)
 	if !o.self {
-		if set["parts"] && !slices.Equal(parts, []string{"collections"}) {
+		if set["parts"] && !slices.Equal(parts, []string{"collections"}) && !slices.Equal(parts, []string{"scaling"}) {
 			return o, nil, errors.New("with -base-url only the collections part runs (-parts collections): the others set up data in the service's store")
 		}
-		parts = []string{"collections"}
+		if !slices.Equal(parts, []string{"scaling"}) {
+			parts = []string{"collections"}
+		}
 	}
 	return o, parts, nil
 }

@@ -24,6 +24,7 @@ type combined struct {
 	payouts  *partLoad
 	webhooks *webhookFigures
 	exports  []historybench.ExportResult
+	scaling  *scalingFigures
 	failed   string             // the part that failed, if one did
 	settled  map[string]settled // how the parts after the first load began
 }
@@ -65,6 +66,9 @@ func (c *combined) print(w io.Writer) {
 	}
 	if len(c.exports) > 0 {
 		c.printExports(w)
+	}
+	if c.scaling != nil {
+		c.printScaling(w)
 	}
 	c.printSummary(w)
 }
@@ -152,6 +156,13 @@ func (c *combined) printSummary(w io.Writer) {
 	if len(c.exports) >= 2 {
 		e := c.exports[1]
 		line(w, "export", "%d rows at %s rows/s; peak RSS %s above the RSS before", e.Rows, thousands(e.RowsPerSecond()), historybench.MiB(e.PeakRSS-e.BaseRSS))
+	}
+	if f := c.scaling; f != nil {
+		for _, r := range f.runs {
+			rate := r.comp.rate(r.load.window())
+			line(w, fmt.Sprintf("scaling %d API + %d worker", r.apis, r.workers), "%.1f completed/s = %s × the bare-workflow ceiling (%.1f/s); accept p99 %s ms",
+				rate, f.ratio(rate), f.ceiling.rate(), ms(percentile(r.load.acceptStats().lat, 99)))
+		}
 	}
 	if c.pg != nil {
 		line(w, "Postgres ceiling (pgbench)", "%s softpay insert transactions/s at %d clients", thousands(c.pg.tps), c.pg.clients)

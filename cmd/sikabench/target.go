@@ -143,18 +143,10 @@ func startSelf(ctx context.Context, o options) (_ *target, err error) {
 	t.closers = append(t.closers, rawTC.Close)
 	t.tc = rawTC
 
-	secret, err := sika.RandomBase62(48)
+	sandboxURL, secret, err := startSandbox(t, o.tick, logger.With("component", "sandbox"))
 	if err != nil {
 		return nil, err
 	}
-	sbLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	sb := sandbox.NewServer(sandbox.Config{Gateways: sandbox.DefaultGateways(secret), Tick: o.tick, Logger: logger.With("component", "sandbox")})
-	sandboxURL := "http://" + sbLn.Addr().String()
-	t.closers = append(t.closers, sb.Close) // closers run in reverse: after the HTTP server's shutdown
-	serve(t, &http.Server{Handler: sb, ReadHeaderTimeout: 10 * time.Second}, sbLn)
 	router := func() *gateway.Router { // one per component, as in cmd/sika
 		var gws []gateway.Gateway
 		for _, g := range sandbox.DefaultGateways(secret) {
@@ -214,6 +206,23 @@ func startSelf(ctx context.Context, o options) (_ *target, err error) {
 		t.describe += ", EXPERIMENT Temporal gRPC without gzip"
 	}
 	return t, nil
+}
+
+// startSandbox serves the sandbox operator on loopback until the target closes, with a master
+// secret made up for the run; it returns its URL and the secret.
+func startSandbox(t *target, tick time.Duration, logger *slog.Logger) (string, string, error) {
+	secret, err := sika.RandomBase62(48)
+	if err != nil {
+		return "", "", err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", "", err
+	}
+	sb := sandbox.NewServer(sandbox.Config{Gateways: sandbox.DefaultGateways(secret), Tick: tick, Logger: logger})
+	t.closers = append(t.closers, sb.Close) // closers run in reverse: after the HTTP server's shutdown
+	serve(t, &http.Server{Handler: sb, ReadHeaderTimeout: 10 * time.Second}, ln)
+	return "http://" + ln.Addr().String(), secret, nil
 }
 
 // serve runs an HTTP server on ln until the target closes.

@@ -1,0 +1,279 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.temporal.io/sdk/client"
+	tlog "go.temporal.io/sdk/log"
+
+	"github.com/sikahq/sika/internal/devstack"
+	"github.com/sikahq/sika/store"
+)
+
+// scalingFigures are Sika on a real Temporal cluster (devstack.StartCluster: the Temporal
+// server on Postgres, `sika api` and `sika worker` processes behind one address) with 1 API + 1
+// worker and with 2 + 2, against the bare workflow's ceiling on the same server.
+type scalingFigures struct {
+	describe string
+	ceiling  *ceilingFigures
+	runs     []*scalingRun
+	hist     *histories // Sika's payments of the last configuration
+}
+
+// scalingRun is one configuration's load.
+type scalingRun struct {
+	apis, workers int
+	offered       float64 // softpay requests/s offered (the ceiling's rate, plus a tenth)
+	load          *loadResult
+	comp          *completions
+	cpu           cpuUse
+}
+
+// scalingReplicas is the largest configuration; the smaller one stops the replicas past the
+// first of each kind.
+const scalingReplicas = 2
+
+// runScaling starts a cluster of scalingReplicas API and worker replicas on an ephemeral
+// Postgres, with the sandbox operator in this process; measures the bare workflow's ceiling on
+// its Temporal server; then drives softpay with 1 + 1 and 2 + 2 replicas running, offered at the
+// ceiling's rate plus a tenth (so that the pace never caps Sika below the ceiling), and reads
+// the completions in Postgres.
+func runScaling(ctx context.Context, o options) (_ *scalingFigures, err error) {
+	f := &scalingFigures{}
+	operator := &target{} // holds the sandbox until the end
+	defer operator.close()
+	sandboxURL, secret, err := startSandbox(operator, o.tick, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	if err != nil {
+		return nil, err
+	}
+
+	progress("scaling: starting a cluster (Temporal server on Postgres, %d sika api + %d sika worker processes)", scalingReplicas, scalingReplicas)
+	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	cluster, err := devstack.StartCluster(ctx, devstack.ClusterOptions{
+		Ephemeral: true, APIs: scalingReplicas, Workers: scalingReplicas, SikaBin: o.sikaBin, Logger: quiet,
+		Env: []string{
+			"SIKA_SANDBOX_URL=" + sandboxURL, "SIKA_SANDBOX_SECRET=" + secret,
+			"SIKA_RATE_LIMIT_PER_MINUTE=100000000", "SIKA_PAYMENT_ACCEPT_PER_SECOND=0",
+			"SIKA_LOG_FORMAT=json", "SIKA_LOG_LEVEL=warn",
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("scaling: %w", err)
+	}
+	defer func() {
+		if err := cluster.Stop(); err != nil {
+			progress("scaling: stop the cluster: %v", err)
+		}
+	}()
+	f.describe = fmt.Sprintf("Temporal server %s (4 history shards, persistence and visibility on Postgres) and Sika's Postgres "+
+		"on one ephemeral Postgres server (fsync off); `sika api`/`sika worker` processes (%s); sandbox tick %s in the bench process",
+		devstack.TemporalServerVersion, o.sikaBin, o.tick)
+
+	t, err := clusterTarget(ctx, o, cluster)
+	if err != nil {
+		return nil, fmt.Errorf("scaling: %w", err)
+	}
+	defer t.close()
+
+	warmup := min(o.warmup, partWarmup)
+	progress("scaling: bare-workflow ceiling, %d in flight, %s warm-up + %s measured", o.scalingInFlight, warmup, o.scalingDuration)
+	if f.ceiling, err = runCeiling(ctx, cluster.TemporalAddress, cluster.Namespace, o.scalingInFlight, o.tick, warmup, o.scalingDuration); err != nil {
+		return nil, fmt.Errorf("scaling: %w", err)
+	}
+	offered := math.Ceil(f.ceiling.rate() * 1.1)
+	if offered < 1 {
+		return f, fmt.Errorf("scaling: the ceiling completed %d bare workflows (%s)", f.ceiling.completed, f.ceiling.errSample)
+	}
+
+	for n := 1; n <= scalingReplicas; n++ {
+		for i := 1; i < scalingReplicas; i++ { // replica i runs from configuration i+1 on
+			for _, kind := range []devstack.ReplicaKind{devstack.KindAPI, devstack.KindWorker} {
+				switch {
+				case n == 1:
+					err = cluster.StopReplica(kind, i)
+				case i == n-1:
+					err = cluster.StartReplica(ctx, kind, i)
+				}
+				if err != nil {
+					return f, fmt.Errorf("scaling: %s-%d: %w", kind, i+1, err)
+				}
+			}
+		}
+		if n > 1 {
+			if err := cluster.AwaitHealthy(ctx, 2*time.Minute); err != nil {
+				return f, fmt.Errorf("scaling: %w", err)
+			}
+			if s, err := settle(ctx, t, settleWait); err != nil {
+				return f, err
+			} else if s.pending > 0 {
+				progress("scaling: %s", s)
+			}
+		}
+		time.Sleep(time.Second) // the one address notices the replicas stopped (health checks every 250 ms)
+		if _, err := preflight(ctx, t, newSoftpayClient(t, 1), "softpay"); err != nil {
+			return f, fmt.Errorf("scaling %d+%d: %w", n, n, err)
+		}
+		r, err := runScalingLoad(ctx, t, o, n, offered, warmup)
+		if err != nil {
+			return f, err
+		}
+		f.runs = append(f.runs, r)
+	}
+	last := f.runs[len(f.runs)-1]
+	f.hist = countHistories(ctx, t, last.comp.successIDs, min(o.sample, 10))
+	return f, nil
+}
+
+// clusterTarget is the bench's view of the cluster: its one address, a merchant with a TEST key
+// made in its database, and clients of its Postgres and Temporal.
+func clusterTarget(ctx context.Context, o options, c *devstack.Cluster) (_ *target, err error) {
+	t := &target{baseURL: c.BaseURL + "/api/v1"}
+	defer func() {
+		if err != nil {
+			t.close()
+		}
+	}()
+	st, err := store.Open(ctx, c.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	t.closers = append(t.closers, st.Close)
+	if t.merchant, t.key, err = benchMerchant(ctx, st); err != nil {
+		return nil, err
+	}
+	if t.db, err = pgxpool.New(ctx, c.DatabaseURL); err != nil {
+		return nil, err
+	}
+	t.closers = append(t.closers, t.db.Close)
+	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	if t.tc, err = client.DialContext(ctx, client.Options{HostPort: c.TemporalAddress, Namespace: c.Namespace, Logger: tlog.NewStructuredLogger(quiet)}); err != nil {
+		return nil, err
+	}
+	t.closers = append(t.closers, t.tc.Close)
+	return t, nil
+}
+
+// runScalingLoad drives softpay through the one address, paced at offered requests/s, and
+// reads the completions.
+func runScalingLoad(ctx context.Context, t *target, o options, n int, offered float64, warmup time.Duration) (*scalingRun, error) {
+	r := &scalingRun{apis: n, workers: n, offered: offered}
+	offset, err := dbClockOffset(ctx, t.db)
+	if err != nil {
+		return nil, err
+	}
+	var track *cpuTracker
+	hooks := loadHooks{windowStart: func() { track = startCPUTracker() }, windowEnd: func() { r.cpu = track.finish() }}
+	progress("scaling %d API + %d worker: softpay paced at %.0f/s, %d clients, %s warm-up + %s measured", n, n, offered, o.clients, warmup, o.scalingDuration)
+	plan := loadPlan{clients: o.clients, warmup: warmup, duration: o.scalingDuration, rate: offered}
+	if r.load, err = runLoad(ctx, newSoftpayClient(t, o.clients), plan, hooks); err != nil {
+		return nil, fmt.Errorf("scaling %d+%d: %w", n, n, err)
+	}
+	if r.comp, err = collectCompletions(ctx, t.db, r.load.acceptedIDs(), offset, r.load, 2*o.tick+30*time.Second); err != nil {
+		return nil, fmt.Errorf("scaling %d+%d: %w", n, n, err)
+	}
+	return r, nil
+}
+
+// cpuOf is the CPU the processes named name (ours) spent in the window.
+func cpuOf(u cpuUse, name string) time.Duration {
+	var d time.Duration
+	for _, g := range u.groups {
+		if g.name == name+" (ours)" {
+			d += g.cpu
+		}
+	}
+	return d
+}
+
+// perUnit is d per n, in ms.
+func perUnit(d time.Duration, n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return ms(d / time.Duration(n))
+}
+
+func (c *combined) printScaling(w io.Writer) {
+	f := c.scaling
+	fmt.Fprintf(w, "\n== SCALING: Sika on a Temporal cluster against the bare-workflow ceiling of the same server\n")
+	fmt.Fprintf(w, "  target: %s\n", wrap(f.describe, 90, 10))
+	if cl := f.ceiling; cl != nil {
+		fmt.Fprintf(w, "\nCEILING (workflow \"Bare\": 3 local activities that do nothing, a %s poll timer cancelled by a signal sent one tick\n"+
+			"         after the start: the shape of a sandbox softpay success; worker in the bench process, SDK defaults)\n", barePoll)
+		line(w, "in flight", "%d workflows, each replaced when it completes", cl.inFlight)
+		line(w, "completed/s", "%.1f /s   (%d in %.1f s; %d failed starts/signals %s)", cl.rate(), cl.completed, cl.window.Seconds(), cl.failures, cl.errSample)
+		line(w, "history events per workflow", "%s", intList(cl.history))
+		line(w, "Temporal server CPU per workflow", "%s ms   (%.1f core-s)", perUnit(cpuOf(cl.cpu, "temporal-server"), cl.completed), cpuOf(cl.cpu, "temporal-server").Seconds())
+	}
+	for _, r := range f.runs {
+		a := r.load.acceptStats()
+		win := r.load.window()
+		fmt.Fprintf(w, "\nSIKA %d API + %d WORKER (softpay through the one address, paced at %.0f/s, %d clients, window %.1f s)\n",
+			r.apis, r.workers, r.offered, r.load.clients, win.Seconds())
+		printRequests(w, r.load, a)
+		printAccept(w, r.load, a)
+		printCompletion(w, r.comp, win)
+		line(w, "CPU in the window", "%s", cpuSummary(r.cpu, r.comp.windowSuccess))
+	}
+	if h := f.hist; h != nil && len(h.counts) > 0 {
+		line(w, "Sika history events per payment", "%s", intList(h.counts))
+	}
+	fmt.Fprintf(w, "\nSCALING TABLE (load average at the end of the run: %s)\n", c.loadEnd)
+	fmt.Fprintf(w, "  %-18s %14s %14s %12s %18s\n", "configuration", "completed/s", "accept p99", "÷ ceiling", "Temporal CPU/pay")
+	if cl := f.ceiling; cl != nil {
+		fmt.Fprintf(w, "  %-18s %14.1f %14s %12s %15s ms\n", "bare workflow", cl.rate(), "-", "1.00", perUnit(cpuOf(cl.cpu, "temporal-server"), cl.completed))
+	}
+	for _, r := range f.runs {
+		a := r.load.acceptStats()
+		rate := r.comp.rate(r.load.window())
+		fmt.Fprintf(w, "  %-18s %14.1f %11s ms %12s %15s ms\n", fmt.Sprintf("Sika %d API + %d wkr", r.apis, r.workers), rate,
+			ms(percentile(a.lat, 99)), f.ratio(rate), perUnit(cpuOf(r.cpu, "temporal-server"), r.comp.windowSuccess))
+	}
+}
+
+// ratio is rate as a share of the ceiling.
+func (f *scalingFigures) ratio(rate float64) string {
+	if f.ceiling == nil || f.ceiling.rate() == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", rate/f.ceiling.rate())
+}
+
+// cpuSummary is the CPU of the cluster's processes in a window, in all and per payment.
+func cpuSummary(u cpuUse, payments int) string {
+	var parts []string
+	for _, name := range []string{"temporal-server", "sika", "postgres"} {
+		d := cpuOf(u, name)
+		parts = append(parts, fmt.Sprintf("%s %.1f core-s (%s ms/payment)", name, d.Seconds(), perUnit(d, payments)))
+	}
+	parts = append(parts, fmt.Sprintf("bench process %.1f core-s", cpuSelf(u).Seconds()))
+	return wrap(strings.Join(parts, ", "), 80, 39)
+}
+
+func cpuSelf(u cpuUse) time.Duration {
+	for _, g := range u.groups {
+		if g.name == "sikabench (this process)" {
+			return g.cpu
+		}
+	}
+	return 0
+}
+
+func intList(xs []int) string {
+	if len(xs) == 0 {
+		return "-"
+	}
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, " ")
+}
