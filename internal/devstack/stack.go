@@ -6,6 +6,11 @@
 // `sika dev` uses it with long-lived state under .sika/, `make test` starts
 // one shared stack for a whole `go test ./...` run, and test packages use it
 // through internal/testenv.
+//
+// StartCluster starts the production shape instead: the Temporal server
+// (./bin/temporal-server) with its persistence and visibility on Postgres, and
+// API and worker replicas of sika behind one address (`sika cluster`,
+// `sikachaos -cluster`, the benchmarks' scaling runs).
 package devstack
 
 import (
