@@ -21,6 +21,10 @@ const (
 	checkoutDefaultExpiry = 24 * time.Hour
 	checkoutMinExpiry     = 5 * time.Minute
 	checkoutMaxExpiry     = 7 * 24 * time.Hour
+	// checkoutTestMinExpiry is the floor in TEST: a developer checking how an integration takes
+	// checkout_session.expired (`sika trigger checkout.expired`) waits seconds, not 5 minutes.
+	// LIVE keeps the contract's floor: a customer always has 5 minutes to pay.
+	checkoutTestMinExpiry = 10 * time.Second
 )
 
 // checkoutRoutes mounts checkout sessions, payment links, the public endpoints their hosted
@@ -145,6 +149,9 @@ func (s *Server) newCheckoutSession(ctx context.Context, req checkoutSessionRequ
 	expires := now.Add(checkoutDefaultExpiry)
 	if req.ExpiresAt != nil {
 		minExpiry := checkoutMinExpiry
+		if p := principalFrom(ctx); p != nil && p.Environment == sika.EnvironmentTest {
+			minExpiry = checkoutTestMinExpiry
+		}
 		if s.cfg.CheckoutMinExpiry > 0 {
 			minExpiry = s.cfg.CheckoutMinExpiry
 		}

@@ -24,6 +24,10 @@ const (
 type requestInfo struct {
 	route    string
 	merchant uuid.UUID
+	// principal is the authenticated caller, for the merchant's request log.
+	principal *Principal
+	// unlogged keeps a request out of the request log (the live streams themselves).
+	unlogged bool
 }
 
 func logFrom(ctx context.Context) *slog.Logger {

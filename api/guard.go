@@ -50,6 +50,7 @@ func (s *Server) guard(w http.ResponseWriter, r *http.Request, h handlerFunc, o 
 		}
 		if info, ok := r.Context().Value(ctxRequestInfo).(*requestInfo); ok && p.Merchant != nil {
 			info.merchant = p.Merchant.ID
+			info.principal = p
 		}
 		r = r.WithContext(context.WithValue(r.Context(), ctxPrincipal, p))
 	}

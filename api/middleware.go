@@ -96,6 +96,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 				}
 			}
 			elapsed := s.cfg.Now().Sub(start)
+			s.recordRequest(r, info, rec.status, start, elapsed, id)
 			route := info.route
 			if route == "" {
 				route = "unmatched"

@@ -87,6 +87,10 @@ func (s *Server) routes() *mux.Router {
 	s.handle(root, http.MethodDelete, "/merchant-webhooks/{id}/", s.deleteWebhook, dashboard)
 	s.handle(root, http.MethodPost, "/merchant-webhooks/{id}/rotate-secret/", s.rotateWebhookSecret, dashboard)
 	s.handle(root, http.MethodGet, "/events/", s.listEvents, merchant)
+	// The live streams of `sika listen` and `sika logs tail` (before /events/{id}/, which would
+	// take "stream" for an id).
+	s.handle(root, http.MethodGet, "/events/stream/", s.streamEvents, merchant)
+	s.handle(root, http.MethodGet, "/request-logs/stream/", s.streamRequestLogs, merchant)
 	s.handle(root, http.MethodGet, "/events/{id}/", s.getEvent, merchant)
 	s.handle(root, http.MethodGet, "/events/{id}/deliveries/", s.listEventDeliveries, merchant)
 	s.handle(root, http.MethodPost, "/events/{id}/redeliver/", s.redeliverEvent, merchant)

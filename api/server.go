@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"path"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -90,6 +91,11 @@ type Server struct {
 	cursorKey []byte
 	// starts bounds the workflow starts made after the answer (startPaymentAsync).
 	starts chan struct{}
+	// requestLog records merchant requests for `sika logs tail` (nil without a store).
+	requestLog *requestLog
+	// streamsDone ends the live streams (StopStreams).
+	streamsDone chan struct{}
+	stopStreams sync.Once
 }
 
 // DefaultIdempotencyLease outlasts the longest idempotent request (a confirm-otp waits at most
@@ -135,6 +141,10 @@ func NewServer(cfg Config, st *store.Store) *Server {
 	}
 	s := &Server{cfg: cfg, store: st, registry: cfg.Registry, cursorKey: key[:], starts: make(chan struct{}, maxConcurrentStarts)}
 	s.metrics = newMetrics(s.registry)
+	s.streamsDone = make(chan struct{})
+	if st != nil {
+		s.requestLog = newRequestLog(st, s.registry, cfg.Logger)
+	}
 	s.router = s.routes()
 	return s
 }
@@ -153,3 +163,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // basePath is the version segment every merchant route lives under.
 const basePath = "/api/v1"
+
+// StopStreams ends the live event and request-log streams (their clients reconnect, to another
+// replica, with Last-Event-ID). Register it with http.Server.RegisterOnShutdown: a stream
+// never ends by itself, so a graceful shutdown would otherwise wait for it.
+func (s *Server) StopStreams() { s.stopStreams.Do(func() { close(s.streamsDone) }) }
+
+// Close ends the streams and writes the request log's queued records; call it once the HTTP
+// server has shut down.
+func (s *Server) Close() {
+	s.StopStreams()
+	if s.requestLog != nil {
+		s.requestLog.close()
+	}
+}

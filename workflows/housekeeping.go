@@ -12,11 +12,14 @@ import (
 // PurgeIdempotencyKeysResult reports one purge run.
 type PurgeIdempotencyKeysResult struct {
 	Deleted int64
+	// RequestLogsDeleted counts the API request logs past their retention that the run deleted.
+	RequestLogsDeleted int64
 }
 
 // PurgeIdempotencyKeys deletes Idempotency-Keys past their 24-hour retention. It runs from the
 // IdempotencyPurgeScheduleID schedule, hourly; a key is also refused as expired by the claim
-// itself, so a late purge changes nothing a merchant can see, it only bounds the table.
+// itself, so a late purge changes nothing a merchant can see, it only bounds the table. The same
+// hourly run purges the API request logs past activities.RequestLogRetention.
 func PurgeIdempotencyKeys(ctx workflow.Context) (PurgeIdempotencyKeysResult, error) {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 5 * time.Minute,
@@ -27,7 +30,15 @@ func PurgeIdempotencyKeys(ctx workflow.Context) (PurgeIdempotencyKeysResult, err
 	if err := workflow.ExecuteActivity(ctx, a.PurgeExpiredIdempotencyKeys).Get(ctx, &deleted); err != nil {
 		return PurgeIdempotencyKeysResult{}, err
 	}
-	return PurgeIdempotencyKeysResult{Deleted: deleted}, nil
+	res := PurgeIdempotencyKeysResult{Deleted: deleted}
+	// Runs started before the request log existed replay without its purge.
+	if workflow.GetVersion(ctx, "purge-request-logs", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return res, nil
+	}
+	if err := workflow.ExecuteActivity(ctx, a.PurgeAPIRequestLogs).Get(ctx, &res.RequestLogsDeleted); err != nil {
+		return res, err
+	}
+	return res, nil
 }
 
 // RecheckEndedAttempts re-reads at their gateways the collection attempts that ended without

@@ -42,12 +42,14 @@ func TestPurgeIdempotencyKeysBranches(t *testing.T) {
 	t.Run("reports what the activity deleted", func(t *testing.T) {
 		env := s.NewTestWorkflowEnvironment()
 		env.OnActivity(a.PurgeExpiredIdempotencyKeys, mock.Anything).Return(int64(42), nil)
+		env.OnActivity(a.PurgeAPIRequestLogs, mock.Anything).Return(int64(5), nil)
 		env.ExecuteWorkflow(PurgeIdempotencyKeys)
 		require.True(t, env.IsWorkflowCompleted())
 		require.NoError(t, env.GetWorkflowError())
 		var res PurgeIdempotencyKeysResult
 		require.NoError(t, env.GetWorkflowResult(&res))
 		assert.EqualValues(t, 42, res.Deleted)
+		assert.EqualValues(t, 5, res.RequestLogsDeleted)
 	})
 	t.Run("retries a failing purge, then succeeds", func(t *testing.T) {
 		env := s.NewTestWorkflowEnvironment()
@@ -59,6 +61,7 @@ func TestPurgeIdempotencyKeysBranches(t *testing.T) {
 			}
 			return 7, nil
 		})
+		env.OnActivity(a.PurgeAPIRequestLogs, mock.Anything).Return(int64(0), nil)
 		env.ExecuteWorkflow(PurgeIdempotencyKeys)
 		require.NoError(t, env.GetWorkflowError())
 		assert.Equal(t, 3, calls)
@@ -107,6 +110,13 @@ func TestHousekeepingOnTheDevServer(t *testing.T) {
 	_, err = st.Pool().Exec(ctx, `UPDATE idempotency_keys SET expires_at = now() - interval '1 second'
 		WHERE merchant_id = $1 AND expires_at < now() + interval '1 minute'`, m.ID)
 	require.NoError(t, err)
+	// Two request logs: one past the retention, one recent.
+	logged := func(at time.Time) store.APIRequestLog {
+		return store.APIRequestLog{Merchant: m.ID, Environment: sika.EnvironmentTest, Method: "GET", Route: "/api/v1/networks/",
+			Path: "/api/v1/networks/", Status: 200, RequestID: uuid.NewString(), CreatedAt: at}
+	}
+	require.NoError(t, st.InsertAPIRequestLogs(ctx, []store.APIRequestLog{
+		logged(time.Now().Add(-activities.RequestLogRetention - time.Hour)), logged(time.Now())}))
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "test-purge-" + uuid.NewString(), TaskQueue: TaskQueue}, PurgeIdempotencyKeys)
 	require.NoError(t, err)
 	var res PurgeIdempotencyKeysResult
@@ -115,4 +125,7 @@ func TestHousekeepingOnTheDevServer(t *testing.T) {
 	var left int
 	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(*) FROM idempotency_keys WHERE merchant_id = $1`, m.ID).Scan(&left))
 	assert.Equal(t, 1, left, "the live key stays")
+	assert.GreaterOrEqual(t, res.RequestLogsDeleted, int64(1))
+	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(*) FROM api_request_logs WHERE merchant_id = $1`, m.ID).Scan(&left))
+	assert.Equal(t, 1, left, "the recent request log stays")
 }

@@ -8,6 +8,7 @@
 //	sika sandbox             the sandbox operator that TEST payments go to
 //	sika admin bootstrap     create (or reset) a staff member and print its credentials
 //	sika stack -- CMD ARGS   run CMD with a throw-away Postgres and Temporal (used by make test)
+//	sika listen|trigger|logs the developer CLI, against the API with an API key
 //
 // Configuration comes only from environment variables (see config.go and the README).
 package main
@@ -40,6 +41,14 @@ commands:
   admin resolve ID        end an unclear payout after a status read: --status FAILED|SUCCESS --reason TEXT --as STAFF_EMAIL
   admin money-flags       second successes (refund due) and payouts paid after release: [--all]
   stack -- CMD ...    run CMD with a private Postgres and Temporal (make test)
+
+developer commands (an API key in --api-key or SIKA_API_KEY; the API at --base-url or
+SIKA_BASE_URL, default http://127.0.0.1:8080/api/v1):
+  listen --forward-to URL [--events a,b]   forward the merchant's events, live and signed with a
+                      per-session whsec_ secret printed at start, to a local URL
+  trigger EVENT       TEST key only: make the sandbox produce EVENT for real: payment.succeeded,
+                      payment.failed, payout.succeeded, checkout.expired (or the contract's names)
+  logs tail           the merchant's API requests as they happen
 `
 
 func main() {
@@ -65,6 +74,15 @@ func run(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The developer commands talk to the API only: no server configuration.
+	switch args[0] {
+	case "listen":
+		return runListen(ctx, args[1:], os.Getenv, os.Stdout)
+	case "trigger":
+		return runTrigger(ctx, args[1:], os.Getenv, os.Stdout)
+	case "logs":
+		return runLogs(ctx, args[1:], os.Getenv, os.Stdout)
+	}
 	cfg, err := loadConfig(os.Getenv)
 	if err != nil {
 		return err

@@ -135,6 +135,10 @@ func serveAPI(ctx context.Context, cfg Config, st *store.Store, tc client.Client
 		ReadTimeout:       60 * time.Second,
 		IdleTimeout:       120 * time.Second,
 	}
+	// Live streams end when shutdown starts (their clients resume elsewhere); the request log's
+	// queued records are written once every request has ended.
+	httpSrv.RegisterOnShutdown(srv.StopStreams)
+	defer srv.Close()
 	errc := make(chan error, 1)
 	go func() { errc <- httpSrv.Serve(ln) }()
 	logger.Info("api listening", "addr", ln.Addr().String(), "public_url", cfg.PublicURL)

@@ -1,0 +1,213 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sikahq/sika"
+)
+
+// StreamPosition is where a live stream stands in a table read in commit-safe order: the
+// Postgres transaction that wrote the last row sent (XID) and that row's key (Key). See
+// migration 0019: rows are read by (stream_xid, key) and only below the oldest running
+// transaction, so no row can later appear behind a position already passed.
+type StreamPosition struct {
+	XID uint64
+	Key string
+}
+
+// streamHorizon is the SQL of the commit-safe horizon: every transaction below it has ended.
+const streamHorizon = `pg_snapshot_xmin(pg_current_snapshot())`
+
+// StreamNow is the position of "from now on": past every transaction that has ended.
+func (s *Store) StreamNow(ctx context.Context) (StreamPosition, error) {
+	var xid string
+	if err := s.pool.QueryRow(ctx, `SELECT `+streamHorizon+`::text`).Scan(&xid); err != nil {
+		return StreamPosition{}, fmt.Errorf("read stream horizon: %w", err)
+	}
+	n, err := strconv.ParseUint(xid, 10, 64)
+	if err != nil {
+		return StreamPosition{}, fmt.Errorf("parse stream horizon %q: %w", xid, err)
+	}
+	// The horizon's own transaction is still running: its rows (every key is above the empty
+	// one) are ahead of the position, every ended transaction's rows behind it.
+	return StreamPosition{XID: n}, nil
+}
+
+// StreamedEvent is an event as a stream sends it: its id, type and the payload webhook
+// deliveries carry, byte for byte.
+type StreamedEvent struct {
+	ID       string
+	Type     sika.EventType
+	Payload  []byte
+	Position StreamPosition
+}
+
+// EventStreamPosition is the position of one of the merchant's events (a stream resuming after
+// it), or not_found when the event is not the merchant's in that environment.
+func (s *Store) EventStreamPosition(ctx context.Context, merchantID uuid.UUID, env sika.Environment, eventID string) (StreamPosition, error) {
+	var pos StreamPosition
+	var xid string
+	var key uuid.UUID
+	err := s.pool.QueryRow(ctx, `SELECT stream_xid::text, id FROM events WHERE event_id = $1 AND merchant_id = $2 AND environment = $3`,
+		eventID, merchantID, env).Scan(&xid, &key)
+	if isNoRows(err) {
+		return pos, sika.NotFound("Event")
+	}
+	if err != nil {
+		return pos, fmt.Errorf("select event position: %w", err)
+	}
+	return parsePosition(xid, key.String())
+}
+
+// EventsAfter returns up to limit of the merchant's events committed after pos, in commit-safe
+// order.
+func (s *Store) EventsAfter(ctx context.Context, merchantID uuid.UUID, env sika.Environment, pos StreamPosition, limit int) ([]StreamedEvent, error) {
+	key := uuid.Nil
+	if pos.Key != "" {
+		var err error
+		if key, err = uuid.Parse(pos.Key); err != nil {
+			return nil, fmt.Errorf("event stream key %q: %w", pos.Key, err)
+		}
+	}
+	rows, err := s.pool.Query(ctx, `SELECT event_id, type, payload::text, stream_xid::text, id FROM events
+		WHERE merchant_id = $1 AND environment = $2 AND (stream_xid, id) > ($3::text::xid8, $4)
+		  AND stream_xid < `+streamHorizon+`
+		ORDER BY stream_xid, id LIMIT $5`, merchantID, env, strconv.FormatUint(pos.XID, 10), key, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read event stream: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (StreamedEvent, error) {
+		var e StreamedEvent
+		var payload, xid string
+		var id uuid.UUID
+		if err := r.Scan(&e.ID, &e.Type, &payload, &xid, &id); err != nil {
+			return e, err
+		}
+		e.Payload = []byte(payload)
+		e.Position, err = parsePosition(xid, id.String())
+		return e, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("scan event stream: %w", err)
+	}
+	return out, nil
+}
+
+// APIRequestLog is one API request of a merchant as `sika logs tail` shows it. It holds no body,
+// key, query string or phone number.
+type APIRequestLog struct {
+	Merchant       uuid.UUID
+	Environment    sika.Environment
+	APIKey         *uuid.UUID
+	Method         string
+	Route          string
+	Path           string
+	Status         int
+	LatencyMS      float64
+	IdempotencyKey string
+	RequestID      string
+	CreatedAt      time.Time
+	Position       StreamPosition
+}
+
+// InsertAPIRequestLogs writes a batch of request logs in one COPY.
+func (s *Store) InsertAPIRequestLogs(ctx context.Context, logs []APIRequestLog) error {
+	if len(logs) == 0 {
+		return nil
+	}
+	_, err := s.pool.CopyFrom(ctx, pgx.Identifier{"api_request_logs"},
+		[]string{"merchant_id", "environment", "api_key_id", "method", "route", "path", "status", "latency_ms", "idempotency_key", "request_id", "created_at"},
+		pgx.CopyFromSlice(len(logs), func(i int) ([]any, error) {
+			l := logs[i]
+			var idem *string
+			if l.IdempotencyKey != "" {
+				idem = &l.IdempotencyKey
+			}
+			return []any{l.Merchant, string(l.Environment), l.APIKey, l.Method, l.Route, l.Path, l.Status, l.LatencyMS, idem, l.RequestID, l.CreatedAt}, nil
+		}))
+	if err != nil {
+		return fmt.Errorf("insert api request logs: %w", err)
+	}
+	return nil
+}
+
+// APIRequestLogStreamPosition is the position of one of the merchant's request logs, by its
+// stream id (as APIRequestLogsAfter returns it), or not_found.
+func (s *Store) APIRequestLogStreamPosition(ctx context.Context, merchantID uuid.UUID, env sika.Environment, id int64) (StreamPosition, error) {
+	var xid string
+	err := s.pool.QueryRow(ctx, `SELECT stream_xid::text FROM api_request_logs WHERE id = $1 AND merchant_id = $2 AND environment = $3`,
+		id, merchantID, env).Scan(&xid)
+	if isNoRows(err) {
+		return StreamPosition{}, sika.NotFound("Request log")
+	}
+	if err != nil {
+		return StreamPosition{}, fmt.Errorf("select request log position: %w", err)
+	}
+	return parsePosition(xid, strconv.FormatInt(id, 10))
+}
+
+// APIRequestLogsAfter returns up to limit of the merchant's request logs committed after pos, in
+// commit-safe order.
+func (s *Store) APIRequestLogsAfter(ctx context.Context, merchantID uuid.UUID, env sika.Environment, pos StreamPosition, limit int) ([]APIRequestLog, error) {
+	var key int64
+	if pos.Key != "" {
+		var err error
+		if key, err = strconv.ParseInt(pos.Key, 10, 64); err != nil {
+			return nil, fmt.Errorf("request log stream key %q: %w", pos.Key, err)
+		}
+	}
+	rows, err := s.pool.Query(ctx, `SELECT merchant_id, environment, api_key_id, method, route, path, status, latency_ms,
+		       coalesce(idempotency_key, ''), request_id, created_at, stream_xid::text, id
+		FROM api_request_logs
+		WHERE merchant_id = $1 AND environment = $2 AND (stream_xid, id) > ($3::text::xid8, $4)
+		  AND stream_xid < `+streamHorizon+`
+		ORDER BY stream_xid, id LIMIT $5`, merchantID, env, strconv.FormatUint(pos.XID, 10), key, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read request log stream: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (APIRequestLog, error) {
+		var l APIRequestLog
+		var xid string
+		var id int64
+		if err := r.Scan(&l.Merchant, &l.Environment, &l.APIKey, &l.Method, &l.Route, &l.Path, &l.Status, &l.LatencyMS,
+			&l.IdempotencyKey, &l.RequestID, &l.CreatedAt, &xid, &id); err != nil {
+			return l, err
+		}
+		l.Position, err = parsePosition(xid, strconv.FormatInt(id, 10))
+		return l, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("scan request log stream: %w", err)
+	}
+	return out, nil
+}
+
+// PurgeAPIRequestLogs deletes request logs older than before, in batches, and returns how many.
+func (s *Store) PurgeAPIRequestLogs(ctx context.Context, before time.Time, batch int) (int64, error) {
+	var total int64
+	for {
+		tag, err := s.pool.Exec(ctx, `DELETE FROM api_request_logs WHERE id IN
+			(SELECT id FROM api_request_logs WHERE created_at < $1 ORDER BY created_at LIMIT $2)`, before, batch)
+		if err != nil {
+			return total, fmt.Errorf("purge api request logs: %w", err)
+		}
+		total += tag.RowsAffected()
+		if tag.RowsAffected() < int64(batch) {
+			return total, nil
+		}
+	}
+}
+
+func parsePosition(xid, key string) (StreamPosition, error) {
+	n, err := strconv.ParseUint(xid, 10, 64)
+	if err != nil {
+		return StreamPosition{}, fmt.Errorf("parse stream xid %q: %w", xid, err)
+	}
+	return StreamPosition{XID: n, Key: key}, nil
+}
