@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -35,6 +36,55 @@ type scalingRun struct {
 	load          *loadResult
 	comp          *completions
 	cpu           cpuUse
+	db            []dbUse // Sika's and Temporal's databases, in the window
+	walBytes      int64   // WAL the Postgres server wrote in the window (every database)
+}
+
+// dbUse is what one database did in a window (pg_stat_database).
+type dbUse struct {
+	name                  string
+	commits               int64
+	inserted, updated     int64
+	deleted, fetched      int64
+	returned, blocksDirty int64
+}
+
+// dbSnapshot reads pg_stat_database for the cluster's databases and the server's WAL bytes.
+func dbSnapshot(ctx context.Context, db *pgxpool.Pool) (map[string]dbUse, int64, error) {
+	rows, err := db.Query(ctx, `SELECT datname, xact_commit, tup_inserted, tup_updated, tup_deleted, tup_fetched, tup_returned
+		FROM pg_stat_database WHERE datname LIKE 'sika%'`)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	out := map[string]dbUse{}
+	for rows.Next() {
+		var u dbUse
+		if err := rows.Scan(&u.name, &u.commits, &u.inserted, &u.updated, &u.deleted, &u.fetched, &u.returned); err != nil {
+			return nil, 0, err
+		}
+		out[u.name] = u
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, err
+	}
+	var wal int64
+	if err := db.QueryRow(ctx, `SELECT wal_bytes::bigint FROM pg_stat_wal`).Scan(&wal); err != nil {
+		wal = -1 // before Postgres 14
+	}
+	return out, wal, nil
+}
+
+// dbDelta is end minus start, per database, sorted by name.
+func dbDelta(start, end map[string]dbUse) []dbUse {
+	var out []dbUse
+	for name, e := range end {
+		s := start[name]
+		out = append(out, dbUse{name: name, commits: e.commits - s.commits, inserted: e.inserted - s.inserted,
+			updated: e.updated - s.updated, deleted: e.deleted - s.deleted, fetched: e.fetched - s.fetched, returned: e.returned - s.returned})
+	}
+	slices.SortFunc(out, func(a, b dbUse) int { return strings.Compare(a.name, b.name) })
+	return out
 }
 
 // scalingReplicas is the largest configuration; the smaller one stops the replicas past the
@@ -170,7 +220,25 @@ func runScalingLoad(ctx context.Context, t *target, o options, n int, offered fl
 		return nil, err
 	}
 	var track *cpuTracker
-	hooks := loadHooks{windowStart: func() { track = startCPUTracker() }, windowEnd: func() { r.cpu = track.finish() }}
+	var dbStart map[string]dbUse
+	var walStart int64
+	hooks := loadHooks{
+		windowStart: func() {
+			track = startCPUTracker()
+			if dbStart, walStart, err = dbSnapshot(ctx, t.db); err != nil {
+				progress("scaling: pg_stat_database: %v", err)
+			}
+		},
+		windowEnd: func() {
+			r.cpu = track.finish()
+			if dbEnd, walEnd, err := dbSnapshot(ctx, t.db); err == nil && dbStart != nil {
+				r.db, r.walBytes = dbDelta(dbStart, dbEnd), walEnd-walStart
+				if walEnd < 0 || walStart < 0 {
+					r.walBytes = -1
+				}
+			}
+		},
+	}
 	progress("scaling %d API + %d worker: softpay paced at %.0f/s, %d clients, %s warm-up + %s measured", n, n, offered, o.clients, warmup, o.scalingDuration)
 	plan := loadPlan{clients: o.clients, warmup: warmup, duration: o.scalingDuration, rate: offered}
 	if r.load, err = runLoad(ctx, newSoftpayClient(t, o.clients), plan, hooks); err != nil {
@@ -222,6 +290,15 @@ func (c *combined) printScaling(w io.Writer) {
 		printAccept(w, r.load, a)
 		printCompletion(w, r.comp, win)
 		line(w, "CPU in the window", "%s", cpuSummary(r.cpu, r.comp.windowSuccess))
+		if n := float64(r.comp.windowSuccess); n > 0 {
+			for _, d := range r.db {
+				line(w, "Postgres "+d.name, "per completed payment: %.1f transactions, %.1f rows inserted, %.1f updated, %.1f deleted, %.0f fetched",
+					float64(d.commits)/n, float64(d.inserted)/n, float64(d.updated)/n, float64(d.deleted)/n, float64(d.fetched)/n)
+			}
+			if r.walBytes >= 0 {
+				line(w, "Postgres WAL", "%.1f KiB per completed payment (every database)", float64(r.walBytes)/1024/n)
+			}
+		}
 	}
 	if h := f.hist; h != nil && len(h.counts) > 0 {
 		line(w, "Sika history events per payment", "%s", intList(h.counts))

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/sikahq/sika/internal/devstack"
+)
+
+// TestScalingHarness runs the scaling part for a few seconds per measurement: a cluster starts,
+// the bare workflow and both configurations complete work, and the bare workflow's history has
+// the shape of Sika's payments (the ceiling is only a ceiling of the same work if it does).
+// It starts a whole cluster (over a minute on a loaded 2-core machine), so it runs only when
+// SIKA_BENCH_SCALING_TEST=1: `SIKA_BENCH_SCALING_TEST=1 go test -run TestScalingHarness ./cmd/sikabench/`
+// after `make build temporal-server`.
+func TestScalingHarness(t *testing.T) {
+	if os.Getenv("SIKA_BENCH_SCALING_TEST") != "1" {
+		t.Skip("starts a whole cluster: set SIKA_BENCH_SCALING_TEST=1")
+	}
+	root, err := devstack.FindRepoRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	o := options{clients: 4, warmup: time.Second, tick: time.Second, sample: 3, scalingDuration: 3 * time.Second,
+		scalingInFlight: 16, sikaBin: filepath.Join(root, "bin", "sika")}
+	f, err := runScaling(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.ceiling.completed == 0 {
+		t.Fatalf("the ceiling completed no bare workflow: %d failures, e.g. %s", f.ceiling.failures, f.ceiling.errSample)
+	}
+	if got, want := len(f.runs), scalingReplicas; got != want {
+		t.Fatalf("configurations measured: got %d, want %d", got, want)
+	}
+	for _, r := range f.runs {
+		if r.comp.windowSuccess == 0 {
+			t.Errorf("%d API + %d worker: no payment completed in the window (%d accepted)", r.apis, r.workers, r.comp.accepted)
+		}
+	}
+	if len(f.ceiling.history) == 0 || f.hist == nil || len(f.hist.counts) == 0 {
+		t.Fatalf("histories not counted: bare %v, Sika %+v", f.ceiling.history, f.hist)
+	}
+	if got, want := mode(f.ceiling.history), mode(f.hist.counts); got != want {
+		t.Errorf("bare workflow history: got %d events (%v), want %d, a Sika payment's (%v)", got, f.ceiling.history, want, f.hist.counts)
+	}
+}
+
+// mode is the most frequent of xs (the smallest of equals).
+func mode(xs []int) int {
+	seen := map[int]int{}
+	best := 0
+	for _, x := range xs {
+		seen[x]++
+		if seen[x] > seen[best] || seen[x] == seen[best] && x < best {
+			best = x
+		}
+	}
+	return best
+}
