@@ -5038,7 +5038,7 @@ type CreateCheckoutSessionJSONBody struct {
 	CustomerPhone *string `json:"customer_phone,omitempty"`
 	Description   *string `json:"description,omitempty"`
 
-	// ExpiresAt When the page stops accepting payments; default 24 hours after creation; at least 5 minutes and at most 7 days ahead (`400` otherwise).
+	// ExpiresAt When the page stops accepting payments; default 24 hours after creation; at least 5 minutes and at most 7 days ahead (`400` otherwise). In TEST the floor is 10 seconds, so that an integration's handling of `checkout_session.expired` can be tried without a 5-minute wait (`sika trigger checkout.expired`); LIVE keeps 5 minutes.
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 
 	// FeeChargeMode Who bears the fee of the payment; empty or null for the merchant's default.
@@ -5147,6 +5147,22 @@ type ListEventsParams struct {
 
 // ListEvents200JSONResponseBodySuccess defines parameters for ListEvents.
 type ListEvents200JSONResponseBodySuccess bool
+
+// StreamEventsParams defines parameters for StreamEvents.
+type StreamEventsParams struct {
+	// LastEventID The id of the last message received; one this stream did not send for this merchant and environment answers a validation error on `Last-Event-ID`.
+	LastEventID *string `json:"Last-Event-ID,omitempty"`
+
+	// XEnvironment Dashboard session only (ignored with an API key, whose environment is its own): the
+	// environment the call acts in; case-insensitive. Any other value answers a validation
+	// error on `X-Environment`.
+	XEnvironment *XEnvironment `json:"X-Environment,omitempty"`
+
+	// XMerchantId Dashboard session only (ignored with an API key): the merchant the call acts for, among
+	// the member's merchants; default the first. A merchant the member does not belong to
+	// answers `404 not_found`.
+	XMerchantId *XMerchantId `json:"X-Merchant-Id,omitempty"`
+}
 
 // GetEventParams defines parameters for GetEvent.
 type GetEventParams struct {
@@ -6326,6 +6342,22 @@ type Readyz200JSONResponseBodyDataStatus string
 // Readyz200JSONResponseBodySuccess defines parameters for Readyz.
 type Readyz200JSONResponseBodySuccess bool
 
+// StreamRequestLogsParams defines parameters for StreamRequestLogs.
+type StreamRequestLogsParams struct {
+	// LastEventID The id of the last message received; one this stream did not send for this merchant and environment answers a validation error on `Last-Event-ID`.
+	LastEventID *string `json:"Last-Event-ID,omitempty"`
+
+	// XEnvironment Dashboard session only (ignored with an API key, whose environment is its own): the
+	// environment the call acts in; case-insensitive. Any other value answers a validation
+	// error on `X-Environment`.
+	XEnvironment *XEnvironment `json:"X-Environment,omitempty"`
+
+	// XMerchantId Dashboard session only (ignored with an API key): the merchant the call acts for, among
+	// the member's merchants; default the first. A merchant the member does not belong to
+	// answers `404 not_found`.
+	XMerchantId *XMerchantId `json:"X-Merchant-Id,omitempty"`
+}
+
 // ListSettlementsParams defines parameters for ListSettlements.
 type ListSettlementsParams struct {
 	// Page The page number, from 1.
@@ -7222,7 +7254,7 @@ type ClientInterface interface {
 	// |---|---|---|
 	// | `PAID` | a payment made on the page succeeds; `paid_at` and `transaction` are set | `checkout_session.paid` |
 	// | `CANCELLED` | `POST /checkout-sessions/{id}/cancel/` | `checkout_session.cancelled` |
-	// | `EXPIRED` | `expires_at` passes (default 24 hours after creation; it must lie between 5 minutes and 7 days ahead) | `checkout_session.expired` |
+	// | `EXPIRED` | `expires_at` passes (default 24 hours after creation; it must lie between 5 minutes (10 seconds in TEST) and 7 days ahead) | `checkout_session.expired` |
 	//
 	// A session leaves `PENDING` exactly once and becomes `PAID` at most once. It has at most
 	// one payment in flight: while a payment started on the page is `PENDING`, another one
@@ -7259,7 +7291,7 @@ type ClientInterface interface {
 	// |---|---|---|
 	// | `PAID` | a payment made on the page succeeds; `paid_at` and `transaction` are set | `checkout_session.paid` |
 	// | `CANCELLED` | `POST /checkout-sessions/{id}/cancel/` | `checkout_session.cancelled` |
-	// | `EXPIRED` | `expires_at` passes (default 24 hours after creation; it must lie between 5 minutes and 7 days ahead) | `checkout_session.expired` |
+	// | `EXPIRED` | `expires_at` passes (default 24 hours after creation; it must lie between 5 minutes (10 seconds in TEST) and 7 days ahead) | `checkout_session.expired` |
 	//
 	// A session leaves `PENDING` exactly once and becomes `PAID` at most once. It has at most
 	// one payment in flight: while a payment started on the page is `PENDING`, another one
@@ -7392,6 +7424,26 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /events/ (the `ListEvents` operationId).
 	ListEvents(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// StreamEvents Stream events live
+	//
+	// The environment's events as they are recorded, as server-sent events
+	// (`text/event-stream`); this is what `sika listen` reads. Each message has `id:` the event
+	// id (`evt_…`), `event:` its type and `data:` the event on one line, the same JSON a
+	// webhook delivery carries as its body (`{id, type, created_at, environment, data}`).
+	// Comment lines (`: keep-alive`) come every 15 seconds when nothing happens. Only the
+	// caller's merchant and environment (a TEST key sees TEST events only).
+	//
+	// Without `Last-Event-ID` the stream starts with what is recorded from now on. After a
+	// drop, reconnect with the last `id:` received (an event id, or the `@…` start position)
+	// as `Last-Event-ID`: the stream goes on
+	// from the event after it, with none lost and none repeated, on whichever replica answers
+	// (events are read from Postgres in commit order). A stream may end at any time (a
+	// deploy): reconnect after the `retry:` delay it announces. Events arrive in the order
+	// they committed, not by `created_at`. Any key scope.
+	//
+	// Corresponds with GET /events/stream/ (the `StreamEvents` operationId).
+	StreamEvents(ctx context.Context, params *StreamEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetEvent Get an event
 	//
@@ -8394,6 +8446,24 @@ type ClientInterface interface {
 	// Corresponds with GET /readyz (the `Readyz` operationId).
 	Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// StreamRequestLogs Stream API request logs live
+	//
+	// The environment's API requests as the API records them, as server-sent events
+	// (`text/event-stream`); this is what `sika logs tail` reads. Every call of the
+	// merchant's API keys and dashboard sessions is recorded after its answer (the streams
+	// themselves excepted), with no body, no key, no query string and no header but the
+	// `Idempotency-Key`; records are kept 7 days. Under extreme load a record may be dropped
+	// rather than slow a request down. Each message has `id:` the record id, `event: request`
+	// and `data:` one JSON object: `id` (string), `environment`, `api_key_id` (uuid, null for
+	// a dashboard session), `method`, `route` (the path template), `path`, `status`,
+	// `latency_ms` (number), `idempotency_key` (null when absent), `request_id` (the
+	// `X-Request-Id` answered) and `created_at` (when the request arrived). Only the caller's
+	// merchant and environment. `Last-Event-ID` resumes after a drop as on
+	// `GET /events/stream/`. Any key scope.
+	//
+	// Corresponds with GET /request-logs/stream/ (the `StreamRequestLogs` operationId).
+	StreamRequestLogs(ctx context.Context, params *StreamRequestLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListSettlements List settlements
 	//
 	// The merchant's settlements in the environment, newest first, with the status of their transaction. Any key scope.
@@ -9203,7 +9273,7 @@ func (c *RawClient) ListCheckoutSessions(ctx context.Context, params *ListChecko
 // |---|---|---|
 // | `PAID` | a payment made on the page succeeds; `paid_at` and `transaction` are set | `checkout_session.paid` |
 // | `CANCELLED` | `POST /checkout-sessions/{id}/cancel/` | `checkout_session.cancelled` |
-// | `EXPIRED` | `expires_at` passes (default 24 hours after creation; it must lie between 5 minutes and 7 days ahead) | `checkout_session.expired` |
+// | `EXPIRED` | `expires_at` passes (default 24 hours after creation; it must lie between 5 minutes (10 seconds in TEST) and 7 days ahead) | `checkout_session.expired` |
 //
 // A session leaves `PENDING` exactly once and becomes `PAID` at most once. It has at most
 // one payment in flight: while a payment started on the page is `PENDING`, another one
@@ -9250,7 +9320,7 @@ func (c *RawClient) CreateCheckoutSessionWithBody(ctx context.Context, params *C
 // |---|---|---|
 // | `PAID` | a payment made on the page succeeds; `paid_at` and `transaction` are set | `checkout_session.paid` |
 // | `CANCELLED` | `POST /checkout-sessions/{id}/cancel/` | `checkout_session.cancelled` |
-// | `EXPIRED` | `expires_at` passes (default 24 hours after creation; it must lie between 5 minutes and 7 days ahead) | `checkout_session.expired` |
+// | `EXPIRED` | `expires_at` passes (default 24 hours after creation; it must lie between 5 minutes (10 seconds in TEST) and 7 days ahead) | `checkout_session.expired` |
 //
 // A session leaves `PENDING` exactly once and becomes `PAID` at most once. It has at most
 // one payment in flight: while a payment started on the page is `PENDING`, another one
@@ -9504,6 +9574,36 @@ func (c *RawClient) GetDocs(ctx context.Context, reqEditors ...RequestEditorFn) 
 // Corresponds with GET /events/ (the `ListEvents` operationId).
 func (c *RawClient) ListEvents(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListEventsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// StreamEvents Stream events live
+//
+// The environment's events as they are recorded, as server-sent events
+// (`text/event-stream`); this is what `sika listen` reads. Each message has `id:` the event
+// id (`evt_…`), `event:` its type and `data:` the event on one line, the same JSON a
+// webhook delivery carries as its body (`{id, type, created_at, environment, data}`).
+// Comment lines (`: keep-alive`) come every 15 seconds when nothing happens. Only the
+// caller's merchant and environment (a TEST key sees TEST events only).
+//
+// Without `Last-Event-ID` the stream starts with what is recorded from now on. After a
+// drop, reconnect with the last `id:` received (an event id, or the `@…` start position)
+// as `Last-Event-ID`: the stream goes on
+// from the event after it, with none lost and none repeated, on whichever replica answers
+// (events are read from Postgres in commit order). A stream may end at any time (a
+// deploy): reconnect after the `retry:` delay it announces. Events arrive in the order
+// they committed, not by `created_at`. Any key scope.
+//
+// Corresponds with GET /events/stream/ (the `StreamEvents` operationId).
+func (c *RawClient) StreamEvents(ctx context.Context, params *StreamEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStreamEventsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -11265,6 +11365,34 @@ func (c *RawClient) ListMyRates(ctx context.Context, params *ListMyRatesParams, 
 // Corresponds with GET /readyz (the `Readyz` operationId).
 func (c *RawClient) Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewReadyzRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// StreamRequestLogs Stream API request logs live
+//
+// The environment's API requests as the API records them, as server-sent events
+// (`text/event-stream`); this is what `sika logs tail` reads. Every call of the
+// merchant's API keys and dashboard sessions is recorded after its answer (the streams
+// themselves excepted), with no body, no key, no query string and no header but the
+// `Idempotency-Key`; records are kept 7 days. Under extreme load a record may be dropped
+// rather than slow a request down. Each message has `id:` the record id, `event: request`
+// and `data:` one JSON object: `id` (string), `environment`, `api_key_id` (uuid, null for
+// a dashboard session), `method`, `route` (the path template), `path`, `status`,
+// `latency_ms` (number), `idempotency_key` (null when absent), `request_id` (the
+// `X-Request-Id` answered) and `created_at` (when the request arrived). Only the caller's
+// merchant and environment. `Last-Event-ID` resumes after a drop as on
+// `GET /events/stream/`. Any key scope.
+//
+// Corresponds with GET /request-logs/stream/ (the `StreamRequestLogs` operationId).
+func (c *RawClient) StreamRequestLogs(ctx context.Context, params *StreamRequestLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStreamRequestLogsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -13242,6 +13370,70 @@ func NewListEventsRequest(server string, params *ListEventsParams) (*http.Reques
 			}
 
 			req.Header.Set("X-Merchant-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewStreamEventsRequest constructs an http.Request for the StreamEvents method
+func NewStreamEventsRequest(server string, params *StreamEventsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/events/stream/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.LastEventID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Last-Event-ID", headerParam0)
+		}
+
+		if params.XEnvironment != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Environment", *params.XEnvironment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Environment", headerParam1)
+		}
+
+		if params.XMerchantId != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "X-Merchant-Id", *params.XMerchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Merchant-Id", headerParam2)
 		}
 
 	}
@@ -16970,6 +17162,70 @@ func NewReadyzRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewStreamRequestLogsRequest constructs an http.Request for the StreamRequestLogs method
+func NewStreamRequestLogsRequest(server string, params *StreamRequestLogsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/request-logs/stream/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.LastEventID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Last-Event-ID", headerParam0)
+		}
+
+		if params.XEnvironment != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Environment", *params.XEnvironment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Environment", headerParam1)
+		}
+
+		if params.XMerchantId != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "X-Merchant-Id", *params.XMerchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Merchant-Id", headerParam2)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewListSettlementsRequest constructs an http.Request for the ListSettlements method
 func NewListSettlementsRequest(server string, params *ListSettlementsParams) (*http.Request, error) {
 	var err error
@@ -18659,7 +18915,7 @@ type ClientWithResponsesInterface interface {
 	// |---|---|---|
 	// | `PAID` | a payment made on the page succeeds; `paid_at` and `transaction` are set | `checkout_session.paid` |
 	// | `CANCELLED` | `POST /checkout-sessions/{id}/cancel/` | `checkout_session.cancelled` |
-	// | `EXPIRED` | `expires_at` passes (default 24 hours after creation; it must lie between 5 minutes and 7 days ahead) | `checkout_session.expired` |
+	// | `EXPIRED` | `expires_at` passes (default 24 hours after creation; it must lie between 5 minutes (10 seconds in TEST) and 7 days ahead) | `checkout_session.expired` |
 	//
 	// A session leaves `PENDING` exactly once and becomes `PAID` at most once. It has at most
 	// one payment in flight: while a payment started on the page is `PENDING`, another one
@@ -18696,7 +18952,7 @@ type ClientWithResponsesInterface interface {
 	// |---|---|---|
 	// | `PAID` | a payment made on the page succeeds; `paid_at` and `transaction` are set | `checkout_session.paid` |
 	// | `CANCELLED` | `POST /checkout-sessions/{id}/cancel/` | `checkout_session.cancelled` |
-	// | `EXPIRED` | `expires_at` passes (default 24 hours after creation; it must lie between 5 minutes and 7 days ahead) | `checkout_session.expired` |
+	// | `EXPIRED` | `expires_at` passes (default 24 hours after creation; it must lie between 5 minutes (10 seconds in TEST) and 7 days ahead) | `checkout_session.expired` |
 	//
 	// A session leaves `PENDING` exactly once and becomes `PAID` at most once. It has at most
 	// one payment in flight: while a payment started on the page is `PENDING`, another one
@@ -18845,6 +19101,28 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /events/ (the `ListEvents` operationId).
 	ListEventsWithResponse(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*ListEventsResponse, error)
+
+	// StreamEventsWithResponse Stream events live
+	//
+	// The environment's events as they are recorded, as server-sent events
+	// (`text/event-stream`); this is what `sika listen` reads. Each message has `id:` the event
+	// id (`evt_…`), `event:` its type and `data:` the event on one line, the same JSON a
+	// webhook delivery carries as its body (`{id, type, created_at, environment, data}`).
+	// Comment lines (`: keep-alive`) come every 15 seconds when nothing happens. Only the
+	// caller's merchant and environment (a TEST key sees TEST events only).
+	//
+	// Without `Last-Event-ID` the stream starts with what is recorded from now on. After a
+	// drop, reconnect with the last `id:` received (an event id, or the `@…` start position)
+	// as `Last-Event-ID`: the stream goes on
+	// from the event after it, with none lost and none repeated, on whichever replica answers
+	// (events are read from Postgres in commit order). A stream may end at any time (a
+	// deploy): reconnect after the `retry:` delay it announces. Events arrive in the order
+	// they committed, not by `created_at`. Any key scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /events/stream/ (the `StreamEvents` operationId).
+	StreamEventsWithResponse(ctx context.Context, params *StreamEventsParams, reqEditors ...RequestEditorFn) (*StreamEventsResponse, error)
 
 	// GetEventWithResponse Get an event
 	//
@@ -19920,6 +20198,26 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /readyz (the `Readyz` operationId).
 	ReadyzWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ReadyzResponse, error)
+
+	// StreamRequestLogsWithResponse Stream API request logs live
+	//
+	// The environment's API requests as the API records them, as server-sent events
+	// (`text/event-stream`); this is what `sika logs tail` reads. Every call of the
+	// merchant's API keys and dashboard sessions is recorded after its answer (the streams
+	// themselves excepted), with no body, no key, no query string and no header but the
+	// `Idempotency-Key`; records are kept 7 days. Under extreme load a record may be dropped
+	// rather than slow a request down. Each message has `id:` the record id, `event: request`
+	// and `data:` one JSON object: `id` (string), `environment`, `api_key_id` (uuid, null for
+	// a dashboard session), `method`, `route` (the path template), `path`, `status`,
+	// `latency_ms` (number), `idempotency_key` (null when absent), `request_id` (the
+	// `X-Request-Id` answered) and `created_at` (when the request arrived). Only the caller's
+	// merchant and environment. `Last-Event-ID` resumes after a drop as on
+	// `GET /events/stream/`. Any key scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /request-logs/stream/ (the `StreamRequestLogs` operationId).
+	StreamRequestLogsWithResponse(ctx context.Context, params *StreamRequestLogsParams, reqEditors ...RequestEditorFn) (*StreamRequestLogsResponse, error)
 
 	// ListSettlementsWithResponse List settlements
 	//
@@ -21887,6 +22185,50 @@ func (r ListEventsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// StreamEventsResponse200Headers the declared response headers of an HTTP 200 response for StreamEvents
+type StreamEventsResponse200Headers struct {
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+type StreamEventsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *StreamEventsResponse200Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r StreamEventsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r StreamEventsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r StreamEventsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r StreamEventsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -25184,6 +25526,50 @@ func (r ReadyzResponse) ContentType() string {
 	return ""
 }
 
+// StreamRequestLogsResponse200Headers the declared response headers of an HTTP 200 response for StreamRequestLogs
+type StreamRequestLogsResponse200Headers struct {
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+type StreamRequestLogsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *StreamRequestLogsResponse200Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r StreamRequestLogsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r StreamRequestLogsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r StreamRequestLogsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r StreamRequestLogsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListSettlementsResponse200Headers the declared response headers of an HTTP 200 response for ListSettlements
 type ListSettlementsResponse200Headers struct {
 	RateLimitLimit     int
@@ -26408,7 +26794,7 @@ func (c *ClientWithResponses) ListCheckoutSessionsWithResponse(ctx context.Conte
 // |---|---|---|
 // | `PAID` | a payment made on the page succeeds; `paid_at` and `transaction` are set | `checkout_session.paid` |
 // | `CANCELLED` | `POST /checkout-sessions/{id}/cancel/` | `checkout_session.cancelled` |
-// | `EXPIRED` | `expires_at` passes (default 24 hours after creation; it must lie between 5 minutes and 7 days ahead) | `checkout_session.expired` |
+// | `EXPIRED` | `expires_at` passes (default 24 hours after creation; it must lie between 5 minutes (10 seconds in TEST) and 7 days ahead) | `checkout_session.expired` |
 //
 // A session leaves `PENDING` exactly once and becomes `PAID` at most once. It has at most
 // one payment in flight: while a payment started on the page is `PENDING`, another one
@@ -26451,7 +26837,7 @@ func (c *ClientWithResponses) CreateCheckoutSessionWithBodyWithResponse(ctx cont
 // |---|---|---|
 // | `PAID` | a payment made on the page succeeds; `paid_at` and `transaction` are set | `checkout_session.paid` |
 // | `CANCELLED` | `POST /checkout-sessions/{id}/cancel/` | `checkout_session.cancelled` |
-// | `EXPIRED` | `expires_at` passes (default 24 hours after creation; it must lie between 5 minutes and 7 days ahead) | `checkout_session.expired` |
+// | `EXPIRED` | `expires_at` passes (default 24 hours after creation; it must lie between 5 minutes (10 seconds in TEST) and 7 days ahead) | `checkout_session.expired` |
 //
 // A session leaves `PENDING` exactly once and becomes `PAID` at most once. It has at most
 // one payment in flight: while a payment started on the page is `PENDING`, another one
@@ -26677,6 +27063,34 @@ func (c *ClientWithResponses) ListEventsWithResponse(ctx context.Context, params
 		return nil, err
 	}
 	return ParseListEventsResponse(rsp)
+}
+
+// StreamEventsWithResponse Stream events live
+//
+// The environment's events as they are recorded, as server-sent events
+// (`text/event-stream`); this is what `sika listen` reads. Each message has `id:` the event
+// id (`evt_…`), `event:` its type and `data:` the event on one line, the same JSON a
+// webhook delivery carries as its body (`{id, type, created_at, environment, data}`).
+// Comment lines (`: keep-alive`) come every 15 seconds when nothing happens. Only the
+// caller's merchant and environment (a TEST key sees TEST events only).
+//
+// Without `Last-Event-ID` the stream starts with what is recorded from now on. After a
+// drop, reconnect with the last `id:` received (an event id, or the `@…` start position)
+// as `Last-Event-ID`: the stream goes on
+// from the event after it, with none lost and none repeated, on whichever replica answers
+// (events are read from Postgres in commit order). A stream may end at any time (a
+// deploy): reconnect after the `retry:` delay it announces. Events arrive in the order
+// they committed, not by `created_at`. Any key scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /events/stream/ (the `StreamEvents` operationId).
+func (c *ClientWithResponses) StreamEventsWithResponse(ctx context.Context, params *StreamEventsParams, reqEditors ...RequestEditorFn) (*StreamEventsResponse, error) {
+	rsp, err := c.StreamEvents(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStreamEventsResponse(rsp)
 }
 
 // GetEventWithResponse Get an event
@@ -28208,6 +28622,32 @@ func (c *ClientWithResponses) ReadyzWithResponse(ctx context.Context, reqEditors
 		return nil, err
 	}
 	return ParseReadyzResponse(rsp)
+}
+
+// StreamRequestLogsWithResponse Stream API request logs live
+//
+// The environment's API requests as the API records them, as server-sent events
+// (`text/event-stream`); this is what `sika logs tail` reads. Every call of the
+// merchant's API keys and dashboard sessions is recorded after its answer (the streams
+// themselves excepted), with no body, no key, no query string and no header but the
+// `Idempotency-Key`; records are kept 7 days. Under extreme load a record may be dropped
+// rather than slow a request down. Each message has `id:` the record id, `event: request`
+// and `data:` one JSON object: `id` (string), `environment`, `api_key_id` (uuid, null for
+// a dashboard session), `method`, `route` (the path template), `path`, `status`,
+// `latency_ms` (number), `idempotency_key` (null when absent), `request_id` (the
+// `X-Request-Id` answered) and `created_at` (when the request arrived). Only the caller's
+// merchant and environment. `Last-Event-ID` resumes after a drop as on
+// `GET /events/stream/`. Any key scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /request-logs/stream/ (the `StreamRequestLogs` operationId).
+func (c *ClientWithResponses) StreamRequestLogsWithResponse(ctx context.Context, params *StreamRequestLogsParams, reqEditors ...RequestEditorFn) (*StreamRequestLogsResponse, error) {
+	rsp, err := c.StreamRequestLogs(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStreamRequestLogsResponse(rsp)
 }
 
 // ListSettlementsWithResponse List settlements
@@ -30340,6 +30780,56 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListEventsResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseStreamEventsResponse parses an HTTP response from a StreamEventsWithResponse call
+func ParseStreamEventsResponse(rsp *http.Response) (*StreamEventsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &StreamEventsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers StreamEventsResponse200Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -33827,6 +34317,56 @@ func ParseReadyzResponse(rsp *http.Response) (*ReadyzResponse, error) {
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ReadyzResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseStreamRequestLogsResponse parses an HTTP response from a StreamRequestLogsWithResponse call
+func ParseStreamRequestLogsResponse(rsp *http.Response) (*StreamRequestLogsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &StreamRequestLogsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers StreamRequestLogsResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

@@ -545,7 +545,7 @@ export interface paths {
          *     |---|---|---|
          *     | `PAID` | a payment made on the page succeeds; `paid_at` and `transaction` are set | `checkout_session.paid` |
          *     | `CANCELLED` | `POST /checkout-sessions/{id}/cancel/` | `checkout_session.cancelled` |
-         *     | `EXPIRED` | `expires_at` passes (default 24 hours after creation; it must lie between 5 minutes and 7 days ahead) | `checkout_session.expired` |
+         *     | `EXPIRED` | `expires_at` passes (default 24 hours after creation; it must lie between 5 minutes (10 seconds in TEST) and 7 days ahead) | `checkout_session.expired` |
          *
          *     A session leaves `PENDING` exactly once and becomes `PAID` at most once. It has at most
          *     one payment in flight: while a payment started on the page is `PENDING`, another one
@@ -1210,6 +1210,70 @@ export interface paths {
          * @description The event log of the environment, newest first (cursor pagination: `next`/`previous` URLs, no `count`). Types: `transaction.pending`, `transaction.succeeded`, `transaction.failed`, `payout.succeeded`, `payout.failed`, `settlement.succeeded`, `settlement.failed`, `checkout_session.paid`, `checkout_session.expired`, `checkout_session.cancelled`, `kyc.approved`, `kyc.rejected`. Any key scope.
          */
         get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events/stream/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stream events live
+         * @description The environment's events as they are recorded, as server-sent events
+         *     (`text/event-stream`); this is what `sika listen` reads. Each message has `id:` the event
+         *     id (`evt_…`), `event:` its type and `data:` the event on one line, the same JSON a
+         *     webhook delivery carries as its body (`{id, type, created_at, environment, data}`).
+         *     Comment lines (`: keep-alive`) come every 15 seconds when nothing happens. Only the
+         *     caller's merchant and environment (a TEST key sees TEST events only).
+         *
+         *     Without `Last-Event-ID` the stream starts with what is recorded from now on. After a
+         *     drop, reconnect with the last `id:` received (an event id, or the `@…` start position)
+         *     as `Last-Event-ID`: the stream goes on
+         *     from the event after it, with none lost and none repeated, on whichever replica answers
+         *     (events are read from Postgres in commit order). A stream may end at any time (a
+         *     deploy): reconnect after the `retry:` delay it announces. Events arrive in the order
+         *     they committed, not by `created_at`. Any key scope.
+         */
+        get: operations["streamEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/request-logs/stream/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stream API request logs live
+         * @description The environment's API requests as the API records them, as server-sent events
+         *     (`text/event-stream`); this is what `sika logs tail` reads. Every call of the
+         *     merchant's API keys and dashboard sessions is recorded after its answer (the streams
+         *     themselves excepted), with no body, no key, no query string and no header but the
+         *     `Idempotency-Key`; records are kept 7 days. Under extreme load a record may be dropped
+         *     rather than slow a request down. Each message has `id:` the record id, `event: request`
+         *     and `data:` one JSON object: `id` (string), `environment`, `api_key_id` (uuid, null for
+         *     a dashboard session), `method`, `route` (the path template), `path`, `status`,
+         *     `latency_ms` (number), `idempotency_key` (null when absent), `request_id` (the
+         *     `X-Request-Id` answered) and `created_at` (when the request arrived). Only the caller's
+         *     merchant and environment. `Last-Event-ID` resumes after a drop as on
+         *     `GET /events/stream/`. Any key scope.
+         */
+        get: operations["streamRequestLogs"];
         put?: never;
         post?: never;
         delete?: never;
@@ -5601,7 +5665,7 @@ export interface operations {
                     fee_charge_mode?: components["schemas"]["FeeChargeMode"] | null | "";
                     /**
                      * Format: date-time
-                     * @description When the page stops accepting payments; default 24 hours after creation; at least 5 minutes and at most 7 days ahead (`400` otherwise).
+                     * @description When the page stops accepting payments; default 24 hours after creation; at least 5 minutes and at most 7 days ahead (`400` otherwise). In TEST the floor is 10 seconds, so that an integration's handling of `checkout_session.expired` can be tried without a 5-minute wait (`sika trigger checkout.expired`); LIVE keeps 5 minutes.
                      */
                     expires_at?: string | null;
                 };
@@ -7499,6 +7563,116 @@ export interface operations {
                     "application/json": components["schemas"]["Success"] & {
                         data: components["schemas"]["EventCursorPage"];
                     };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["MerchantForbidden"];
+            404: components["responses"]["MerchantNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    streamEvents: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The id of the last message received; one this stream did not send for this merchant and environment answers a validation error on `Last-Event-ID`. */
+                "Last-Event-ID"?: string;
+                /**
+                 * @description Dashboard session only (ignored with an API key, whose environment is its own): the
+                 *     environment the call acts in; case-insensitive. Any other value answers a validation
+                 *     error on `X-Environment`.
+                 */
+                "X-Environment"?: components["parameters"]["X-Environment"];
+                /**
+                 * @description Dashboard session only (ignored with an API key): the merchant the call acts for, among
+                 *     the member's merchants; default the first. A merchant the member does not belong to
+                 *     answers `404 not_found`.
+                 */
+                "X-Merchant-Id"?: components["parameters"]["X-Merchant-Id"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream: `retry: 1000`, then (without `Last-Event-ID`) a message with only an `id:` (`@…`, the start position, so that a client dropped before any event resumes there), then one message per event, open until the client leaves. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example retry: 1000
+                     *
+                     *     id: @73851
+                     *
+                     *     id: evt_01JQ7ZK3S9X8D2V4W6Y8A0B2C4
+                     *     event: transaction.succeeded
+                     *     data: {"id":"evt_01JQ7ZK3S9X8D2V4W6Y8A0B2C4","type":"transaction.succeeded","created_at":"2025-03-27T10:00:01Z","environment":"TEST","data":{}}
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["MerchantForbidden"];
+            404: components["responses"]["MerchantNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    streamRequestLogs: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The id of the last message received; one this stream did not send for this merchant and environment answers a validation error on `Last-Event-ID`. */
+                "Last-Event-ID"?: string;
+                /**
+                 * @description Dashboard session only (ignored with an API key, whose environment is its own): the
+                 *     environment the call acts in; case-insensitive. Any other value answers a validation
+                 *     error on `X-Environment`.
+                 */
+                "X-Environment"?: components["parameters"]["X-Environment"];
+                /**
+                 * @description Dashboard session only (ignored with an API key): the merchant the call acts for, among
+                 *     the member's merchants; default the first. A merchant the member does not belong to
+                 *     answers `404 not_found`.
+                 */
+                "X-Merchant-Id"?: components["parameters"]["X-Merchant-Id"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream: `retry: 1000`, then one message per request, open until the client leaves. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example retry: 1000
+                     *
+                     *     id: @73851
+                     *
+                     *     id: 42
+                     *     event: request
+                     *     data: {"id":"42","environment":"TEST","api_key_id":"0195d3a2-7f00-7000-8000-000000000000","method":"POST","route":"/api/v1/payments/softpay/","path":"/api/v1/payments/softpay/","status":201,"latency_ms":12.5,"idempotency_key":"order-1001","request_id":"0195d3a2-7f00-7000-8000-000000000001","created_at":"2025-03-27T10:00:00Z"}
+                     */
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];
