@@ -184,26 +184,29 @@ func TestDeveloperCLI(t *testing.T) {
 		c := &devClient{baseURL: s.base, key: keyA, http: http.DefaultClient}
 		errDrop := errors.New("drop")
 		var seen []string
-		collect := func(n int) func(sseMessage) error {
-			return func(m sseMessage) error {
-				seen = append(seen, m.ID)
-				if len(seen) == n {
-					return errDrop
-				}
-				return nil
-			}
-		}
 		for range 2 {
 			s.pay(t, keyA, "0197000123")
 		}
-		// The stream is dropped after its first event; two more payments happen meanwhile.
-		resumeAt, _, err := c.stream(t.Context(), "/events/stream/", last, func() {}, collect(1))
+		// The stream is dropped as its second event comes, before it is handled; two more
+		// payments happen meanwhile.
+		resumeAt, _, err := c.stream(t.Context(), "/events/stream/", last, func() {}, func(m sseMessage) error {
+			if len(seen) == 1 {
+				return errDrop
+			}
+			seen = append(seen, m.ID)
+			return nil
+		})
 		require.ErrorIs(t, err, errDrop)
 		s.pay(t, keyA, "0197000123")
 		s.pay(t, keyA, "0197000001")
 		want := s.eventsOf(t, merchantA.ID, "")[len(before):]
 		require.Len(t, want, 8)
-		_, _, err = c.stream(t.Context(), "/events/stream/", resumeAt, func() {}, collect(len(want)))
+		_, _, err = c.stream(t.Context(), "/events/stream/", resumeAt, func() {}, func(m sseMessage) error {
+			if seen = append(seen, m.ID); len(seen) == len(want) {
+				return errDrop
+			}
+			return nil
+		})
 		require.ErrorIs(t, err, errDrop)
 		assert.Equal(t, want, seen, "every event once, in commit order")
 
