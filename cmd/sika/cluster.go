@@ -45,7 +45,13 @@ func runCluster(ctx context.Context, cfg Config, args []string) error {
 	if err != nil {
 		return err
 	}
-	c, info, stop, err := startDemoCluster(ctx, cfg, bin, stateDir, *apis, *workers, false, logger)
+	addr := "" // the one address: SIKA_HTTP_ADDR, else 8080 when free, else any free port
+	if cfg.httpAddrSet {
+		addr = cfg.HTTPAddr
+	} else if devstack.PortFree(8080) {
+		addr = "127.0.0.1:8080"
+	}
+	c, info, stop, err := startDemoCluster(ctx, cfg, bin, stateDir, addr, *apis, *workers, false, logger)
 	if err != nil {
 		return err
 	}
@@ -59,8 +65,9 @@ func runCluster(ctx context.Context, cfg Config, args []string) error {
 }
 
 // startDemoCluster starts a devstack cluster of the sika binary bin with the sandbox operator served
-// here, and the demo accounts of `sika dev` (written to <stateDir>/dev.json). stop stops it all.
-func startDemoCluster(ctx context.Context, cfg Config, bin, stateDir string, apis, workers int, ephemeral bool,
+// here, and the demo accounts of `sika dev` (written to <stateDir>/dev.json); its one address
+// listens on addr ("": a free loopback port). stop stops it all.
+func startDemoCluster(ctx context.Context, cfg Config, bin, stateDir, addr string, apis, workers int, ephemeral bool,
 	logger *slog.Logger) (_ *devstack.Cluster, _ devInfo, stop func(), err error) {
 	var info devInfo
 	var stops []func()
@@ -98,12 +105,6 @@ func startDemoCluster(ctx context.Context, cfg Config, bin, stateDir string, api
 	}()
 	stops = append(stops, func() { cancelSandbox(); wg.Wait() })
 	sandboxURL := "http://" + sbln.Addr().String()
-	addr := ""
-	if cfg.httpAddrSet {
-		addr = cfg.HTTPAddr
-	} else if devstack.PortFree(8080) {
-		addr = "127.0.0.1:8080"
-	}
 	c, err := devstack.StartCluster(ctx, devstack.ClusterOptions{
 		StateDir: stateDir, Ephemeral: ephemeral, APIs: apis, Workers: workers, SikaBin: bin, Addr: addr, Logger: logger,
 		Env: []string{"SIKA_SANDBOX_URL=" + sandboxURL, "SIKA_SANDBOX_SECRET=" + cfg.SandboxSecret, "SIKA_JWT_SECRET=" + jwt,

@@ -37,7 +37,7 @@ func TestClusterSoftpay(t *testing.T) {
 		level = slog.LevelInfo
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	c, info, stop, err := startDemoCluster(t.Context(), cfg, bin, t.TempDir(), 2, 2, true, logger)
+	c, info, stop, err := startDemoCluster(t.Context(), cfg, bin, t.TempDir(), "", 2, 2, true, logger)
 	require.NoError(t, err)
 	defer stop()
 	t.Logf("cluster up in %s: %s, temporal %s", time.Since(start).Round(time.Millisecond), c.BaseURL, c.TemporalAddress)

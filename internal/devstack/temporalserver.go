@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	mathrand "math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -190,12 +192,18 @@ type temporalPorts struct {
 	Worker, WorkerMembership                   int
 }
 
+// pickTemporalPorts picks free ports below 32768: the server records its services' ports in a
+// smallint column (cluster_membership.rpc_port), and Linux hands out ephemeral ports above that,
+// so these are also never taken by an outgoing connection while the server is down.
 func pickTemporalPorts() (temporalPorts, error) {
 	ps := make([]int, 0, 9)
-	for len(ps) < 9 {
-		p, err := choosePort(0, 0, ps...)
-		if err != nil {
-			return temporalPorts{}, err
+	for attempt := 0; len(ps) < 9; attempt++ {
+		if attempt > 1000 {
+			return temporalPorts{}, errors.New("no free ports for the temporal server between 20000 and 32767")
+		}
+		p := 20000 + mathrand.IntN(32768-20000)
+		if slices.Contains(ps, p) || !PortFree(p) {
+			continue
 		}
 		ps = append(ps, p)
 	}
