@@ -130,7 +130,7 @@ func (h *harness) injectFaults(ctx context.Context, p *faultPlan, rep *report) e
 		p.mu.Unlock()
 		rec := faultRecord{kind: kind, atOp: p.at[f], down: p.down[f], started: time.Now()}
 		h.log.Info("fault", "n", f+1, "kind", kind, "at_op", p.at[f], "down", p.down[f])
-		rec.err = h.inject(ctx, kind, f, p.down[f])
+		rec.err = h.inject(ctx, kind, p.down[f])
 		if rec.err == nil {
 			rec.err = h.awaitHealthy(ctx, rec.started, kind == faultWorkerKill, faultRecoveryTime)
 		}
@@ -146,9 +146,9 @@ func (h *harness) injectFaults(ctx context.Context, p *faultPlan, rep *report) e
 	return nil
 }
 
-// inject stops one component, keeps it down for down, and starts it again. With several
-// replicas of a kind, the n-th fault hits replica n modulo their number: one at a time.
-func (h *harness) inject(ctx context.Context, kind faultKind, n int, down time.Duration) error {
+// inject stops one component, keeps it down for down, and starts it again. With -cluster, the
+// faults of a kind hit its replicas in turn, one at a time.
+func (h *harness) inject(ctx context.Context, kind faultKind, down time.Duration) error {
 	pause := func() {
 		select {
 		case <-ctx.Done():
@@ -156,13 +156,13 @@ func (h *harness) inject(ctx context.Context, kind faultKind, n int, down time.D
 		}
 	}
 	if h.cluster != nil {
-		return h.injectCluster(ctx, kind, n, pause)
+		return h.injectCluster(ctx, kind, pause)
 	}
 	switch kind {
 	case faultWorkerKill, faultAPIKill, faultAPITerm:
-		svc, sig := h.workers[n%len(h.workers)], syscall.SIGKILL
+		svc, sig := h.workers[0], syscall.SIGKILL
 		if kind != faultWorkerKill {
-			svc = h.apis[n%len(h.apis)]
+			svc = h.apis[0]
 		}
 		if kind == faultAPITerm {
 			sig = syscall.SIGTERM
@@ -190,7 +190,7 @@ func (h *harness) inject(ctx context.Context, kind faultKind, n int, down time.D
 // injectCluster is inject on the cluster: one API or worker replica killed (or an API
 // replica stopped gracefully), the Temporal server killed, or Postgres shut down fast or
 // immediately; each held down for a while and started again.
-func (h *harness) injectCluster(ctx context.Context, kind faultKind, n int, pause func()) error {
+func (h *harness) injectCluster(ctx context.Context, kind faultKind, pause func()) error {
 	var target devstack.ReplicaKind
 	crash := true
 	switch kind {
@@ -209,7 +209,8 @@ func (h *harness) injectCluster(ctx context.Context, kind faultKind, n int, paus
 	default:
 		return fmt.Errorf("unknown fault kind %q", kind)
 	}
-	i := n % clusterReplicas
+	i := h.clusterHits[target] % clusterReplicas // each replica of the kind in turn
+	h.clusterHits[target]++
 	var err error
 	if crash {
 		err = h.cluster.KillReplica(target, i)

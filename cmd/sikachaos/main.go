@@ -14,8 +14,8 @@
 // With -cluster the service under attack is a devstack cluster instead (`make cluster`'s shape):
 // Postgres, the Temporal server with its persistence on that Postgres, 2 `sika api` replicas
 // behind one address and 2 `sika worker` replicas. A replica fault hits one replica at a time
-// (the n-th fault replica n mod 2), the Temporal fault kills the server (SIGKILL), and the
-// Postgres faults are those of the default mode.
+// (the faults of a kind hit its replicas in turn), the Temporal fault kills the server
+// (SIGKILL), and the Postgres faults are those of the default mode.
 //
 // It then funds the merchant's wallets through real collections and drives a mixed load with
 // bounded concurrency (-c): softpay on every sandbox suffix and on OTP and redirect networks,

@@ -54,6 +54,8 @@ type harness struct {
 	sikaBin       string
 	// cluster is the stack with -cluster: Postgres, the Temporal server and the replicas.
 	cluster *devstack.Cluster
+	// clusterHits counts the faults per kind of replica, so that they hit each replica in turn.
+	clusterHits map[devstack.ReplicaKind]int
 
 	st       *store.Store // the harness's own connections, for setup and the checks
 	setup    *merchantSetup
@@ -232,6 +234,7 @@ func (h *harness) startCluster(ctx context.Context, o options, binErr <-chan err
 		return err
 	}
 	h.apis, h.workers, h.apiURL = h.cluster.APIs, h.cluster.Workers, h.cluster.BaseURL
+	h.clusterHits = map[devstack.ReplicaKind]int{}
 	if h.st, err = store.Open(ctx, h.cluster.DatabaseURL); err != nil {
 		return err
 	}
