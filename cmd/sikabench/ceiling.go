@@ -30,12 +30,25 @@ const (
 
 // bareCompletions counts the bare workflows whose last activity ran, by when it ran.
 type bareCompletions struct {
-	mu   sync.Mutex
-	at   []time.Time
-	done map[string]chan struct{} // workflow id → closed when it completes
+	mu     sync.Mutex
+	at     []time.Time
+	pushed map[string]chan struct{} // workflow id → closed when its "push" ran
+	done   map[string]chan struct{} // workflow id → closed when it completes
 }
 
-func (b *bareCompletions) step(context.Context) error { return nil }
+func (b *bareCompletions) plan(context.Context) error { return nil }
+
+// push tells the driver that the workflow has made its "push": the operator's callback (the
+// signal) comes one tick later, as the sandbox's does.
+func (b *bareCompletions) push(ctx context.Context, id string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if ch, ok := b.pushed[id]; ok {
+		close(ch)
+		delete(b.pushed, id)
+	}
+	return nil
+}
 
 func (b *bareCompletions) finish(ctx context.Context, id string) error {
 	b.mu.Lock()
@@ -74,15 +87,17 @@ func bareWorkflow(ctx workflow.Context) error {
 		ch.Receive(ctx, nil)
 		signalled = true
 	})
-	for range 2 { // the plan, the push
-		if err := workflow.ExecuteLocalActivity(ctx, b.step).Get(ctx, nil); err != nil {
-			return err
-		}
+	id := workflow.GetInfo(ctx).WorkflowExecution.ID
+	if err := workflow.ExecuteLocalActivity(ctx, b.plan).Get(ctx, nil); err != nil {
+		return err
+	}
+	if err := workflow.ExecuteLocalActivity(ctx, b.push, id).Get(ctx, nil); err != nil {
+		return err
 	}
 	if _, err := workflow.AwaitWithTimeout(ctx, barePoll, func() bool { return signalled }); err != nil {
 		return err
 	}
-	return workflow.ExecuteLocalActivity(ctx, b.finish, workflow.GetInfo(ctx).WorkflowExecution.ID).Get(ctx, nil)
+	return workflow.ExecuteLocalActivity(ctx, b.finish, id).Get(ctx, nil)
 }
 
 // ceilingFigures are the bare workflow's throughput on the cluster's Temporal server.
@@ -99,9 +114,10 @@ type ceilingFigures struct {
 func (c *ceilingFigures) rate() float64 { return float64(c.completed) / c.window.Seconds() }
 
 // runCeiling runs the bare workflow on the Temporal server at address: inFlight workflows at a
-// time, each started, signalled one tick later (as the sandbox operator calls back after one
-// tick) and replaced as soon as it completes; warm-up then a measured window. The worker runs in
-// this process with the SDK's default options, as `sika worker`'s does.
+// time, each started, signalled one tick after its push (as the sandbox operator calls back one
+// tick after the push) and replaced as soon as it completes; warm-up then a measured window. The worker runs in
+// this process with the SDK's default options, as `sika worker`'s does. inFlight is a bound, not
+// a target: too many at once on a small machine only makes starts time out.
 func runCeiling(ctx context.Context, address, namespace string, inFlight int, tick, warmup, d time.Duration) (*ceilingFigures, error) {
 	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	c, err := client.DialContext(ctx, client.Options{HostPort: address, Namespace: namespace, Logger: tlog.NewStructuredLogger(quiet)})
@@ -109,7 +125,7 @@ func runCeiling(ctx context.Context, address, namespace string, inFlight int, ti
 		return nil, fmt.Errorf("ceiling: connect to temporal: %w", err)
 	}
 	defer c.Close()
-	b := &bareCompletions{done: map[string]chan struct{}{}}
+	b := &bareCompletions{pushed: map[string]chan struct{}{}, done: map[string]chan struct{}{}}
 	bare = b
 	w := worker.New(c, bareTaskQueue, worker.Options{})
 	w.RegisterWorkflowWithOptions(bareWorkflow, workflow.RegisterOptions{Name: "Bare"})
@@ -142,11 +158,11 @@ func runCeiling(ctx context.Context, address, namespace string, inFlight int, ti
 		wg.Go(func() {
 			for time.Now().Before(end) && ctx.Err() == nil {
 				id := fmt.Sprintf("%s%d", prefix, seq.Add(1))
-				done := make(chan struct{})
+				pushed, done := make(chan struct{}), make(chan struct{})
 				b.mu.Lock()
-				b.done[id] = done
+				b.pushed[id], b.done[id] = pushed, done
 				b.mu.Unlock()
-				err := runBare(ctx, c, b, id, done, tick)
+				err := runBare(ctx, c, b, id, pushed, done, tick)
 				if err != nil {
 					fails.Add(1)
 					errMu.Lock()
@@ -185,15 +201,24 @@ func runCeiling(ctx context.Context, address, namespace string, inFlight int, ti
 	return f, nil
 }
 
-// runBare starts one bare workflow, signals it one tick later and waits for its completion.
-func runBare(ctx context.Context, c client.Client, b *bareCompletions, id string, done chan struct{}, tick time.Duration) error {
+// runBare starts one bare workflow, signals it one tick after its push and waits for its
+// completion.
+func runBare(ctx context.Context, c client.Client, b *bareCompletions, id string, pushed, done chan struct{}, tick time.Duration) error {
 	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: bareTaskQueue,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE}, "Bare")
 	if err != nil {
 		b.mu.Lock()
+		delete(b.pushed, id)
 		delete(b.done, id)
 		b.mu.Unlock()
 		return fmt.Errorf("start: %w", err)
+	}
+	select {
+	case <-pushed:
+	case <-time.After(time.Minute):
+		return errors.New("no push within a minute")
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 	select {
 	case <-time.After(tick):

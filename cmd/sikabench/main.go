@@ -24,7 +24,7 @@
 //     address), with 1 API + 1 worker and with 2 + 2: completed payments/s and accept p99,
 //     each as a share of the ceiling of the same Temporal server measured first in the same run:
 //     a bare workflow of the same history shape as a sandbox softpay success (3 local
-//     activities that do nothing, a poll timer cancelled by a signal one tick after the start),
+//     activities that do nothing, a poll timer raced by a signal one tick after the "push"),
 //     -scaling-in-flight at a time, each replaced when it completes. Sika is offered the
 //     ceiling's rate plus a tenth. It also gives the Temporal server's CPU per workflow for both.
 //
@@ -257,7 +257,7 @@ func parseFlags() (options, []string, error) {
 	flag.IntVar(&o.exportRows, "export-rows", 100_000, "export: transactions of the exported merchant")
 	flag.StringVar(&o.sikaBin, "sika-bin", "", "scaling: the sika binary the cluster's replicas run (default bin/sika at the module root; make bench builds it)")
 	flag.DurationVar(&o.scalingDuration, "scaling-d", 30*time.Second, "scaling: measured duration of the ceiling and of each configuration, after the warm-up")
-	flag.IntVar(&o.scalingInFlight, "scaling-in-flight", 256, "scaling: bare workflows in flight while the ceiling is measured")
+	flag.IntVar(&o.scalingInFlight, "scaling-in-flight", 64, "scaling: bare workflows in flight while the ceiling is measured")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		return o, nil, fmt.Errorf("unexpected arguments %q", flag.Args())

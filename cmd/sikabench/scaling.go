@@ -111,8 +111,8 @@ func runScaling(ctx context.Context, o options) (_ *scalingFigures, err error) {
 		Ephemeral: true, APIs: scalingReplicas, Workers: scalingReplicas, SikaBin: o.sikaBin, Logger: quiet,
 		Env: []string{
 			"SIKA_SANDBOX_URL=" + sandboxURL, "SIKA_SANDBOX_SECRET=" + secret,
-			"SIKA_RATE_LIMIT_PER_MINUTE=100000000", "SIKA_PAYMENT_ACCEPT_PER_SECOND=0",
-			"SIKA_LOG_FORMAT=json", "SIKA_LOG_LEVEL=warn",
+			"SIKA_RATE_LIMIT_PER_MINUTE=100000000", // no acceptance cap: SIKA_PAYMENT_ACCEPT_PER_SECOND unset
+			"SIKA_LOG_FORMAT=json",                 // at info: the cluster waits for the replicas' ready lines
 		},
 	})
 	if err != nil {
@@ -274,8 +274,8 @@ func (c *combined) printScaling(w io.Writer) {
 	fmt.Fprintf(w, "\n== SCALING: Sika on a Temporal cluster against the bare-workflow ceiling of the same server\n")
 	fmt.Fprintf(w, "  target: %s\n", wrap(f.describe, 90, 10))
 	if cl := f.ceiling; cl != nil {
-		fmt.Fprintf(w, "\nCEILING (workflow \"Bare\": 3 local activities that do nothing, a %s poll timer cancelled by a signal sent one tick\n"+
-			"         after the start: the shape of a sandbox softpay success; worker in the bench process, SDK defaults)\n", barePoll)
+		fmt.Fprintf(w, "\nCEILING (workflow \"Bare\": 3 local activities that do nothing, a %s poll timer raced by a signal sent one tick\n"+
+			"         after the second: the shape of a sandbox softpay success; worker in the bench process, SDK defaults)\n", barePoll)
 		line(w, "in flight", "%d workflows, each replaced when it completes", cl.inFlight)
 		line(w, "completed/s", "%.1f /s   (%d in %.1f s; %d failed starts/signals %s)", cl.rate(), cl.completed, cl.window.Seconds(), cl.failures, cl.errSample)
 		line(w, "history events per workflow", "%s", intList(cl.history))
