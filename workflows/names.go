@@ -22,6 +22,12 @@ import (
 // packages sharing one Temporal server never run each other's workflows.
 var TaskQueue = "sika"
 
+// WebhookTaskQueue is the task queue of the webhook retries (WebhookDelivery and its
+// activities), polled by a worker of its own beside the outbox sweeper (SweepOutbox). Apart from
+// TaskQueue, a storm of failing merchant endpoints (hundreds of retry workflows with their timers)
+// queues behind its own pollers and never delays a payment's or a payout's workflow tasks.
+func WebhookTaskQueue() string { return TaskQueue + "-webhooks" }
+
 // IdempotencyPurgeScheduleID is the Temporal schedule that purges expired Idempotency-Keys.
 const IdempotencyPurgeScheduleID = "housekeeping:idempotency-keys"
 

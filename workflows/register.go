@@ -15,7 +15,8 @@ import (
 	"github.com/sikahq/sika/activities"
 )
 
-// Register puts every workflow and the activities on a worker.
+// Register puts every workflow and the activities on the worker of TaskQueue. WebhookDelivery
+// stays on it for the retries started on TaskQueue before they had a queue of their own.
 func Register(w worker.Registry, a *activities.Activities) {
 	w.RegisterWorkflow(PurgeIdempotencyKeys)
 	w.RegisterWorkflow(Payment)
@@ -23,6 +24,13 @@ func Register(w worker.Registry, a *activities.Activities) {
 	w.RegisterWorkflow(WebhookDelivery)
 	w.RegisterWorkflow(CheckoutExpiry)
 	w.RegisterWorkflow(RecheckEndedAttempts)
+	w.RegisterActivity(a)
+}
+
+// RegisterWebhookRetries puts WebhookDelivery and the activities on the worker of
+// WebhookTaskQueue (SweepOutbox runs it).
+func RegisterWebhookRetries(w worker.Registry, a *activities.Activities) {
+	w.RegisterWorkflow(WebhookDelivery)
 	w.RegisterActivity(a)
 }
 

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
 
 	"github.com/sikahq/sika/activities"
 	"github.com/sikahq/sika/store"
@@ -123,7 +124,7 @@ func StartFromOutbox(ctx context.Context, c client.Client, e store.OutboxEntry) 
 // sweep or a replica before) is the same delivery.
 func startWebhookDelivery(ctx context.Context, c client.Client, id string, in WebhookInput) error {
 	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID: id, TaskQueue: TaskQueue,
+		ID: id, TaskQueue: WebhookTaskQueue(),
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 	}, WebhookDelivery, in)
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
@@ -150,6 +151,16 @@ func SweepOutbox(ctx context.Context, st *store.Store, c client.Client, a *activ
 	}
 	poke() // what a crash left behind, at once
 	go func() { _ = st.ListenOutbox(ctx, interval, poke) }()
+	// The retries of what the sender could not deliver run on their own task queue and worker;
+	// stopped after the sender, which may still start some.
+	retries := worker.New(c, WebhookTaskQueue(), worker.Options{})
+	RegisterWebhookRetries(retries, a)
+	if err := retries.Start(); err != nil {
+		// The retry workflows wait, durable, in Temporal until a worker polls their queue.
+		logger.Error("webhook retries: start worker", "task_queue", WebhookTaskQueue(), "err", err)
+	} else {
+		defer retries.Stop()
+	}
 	sender := &webhookSender{st: st, c: c, a: a, logger: logger, wake: send, perEndpoint: map[uuid.UUID]int{}}
 	var sending sync.WaitGroup
 	sending.Go(func() { sender.run(ctx) })
