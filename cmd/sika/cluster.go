@@ -56,9 +56,10 @@ func runCluster(ctx context.Context, cfg Config, args []string) error {
 		return err
 	}
 	defer stop()
-	printDevInfo(info, filepath.Join(stateDir, "dev.json"))
-	fmt.Printf("  Cluster        %d API replicas behind %s, %d workers; Temporal server at %s (no UI: see `temporal` CLI)\n  Logs           %s\n\n",
+	fmt.Printf("\nSika cluster: %d API replica(s) behind %s (the API below), %d worker(s), the Temporal server at %s\n"+
+		"(no UI: bin/temporal --address %[4]s workflow list); logs in %s\n",
 		len(c.APIs), c.BaseURL, len(c.Workers), c.TemporalAddress, stateDir)
+	printDevInfo(info, filepath.Join(stateDir, "dev.json"))
 	<-ctx.Done()
 	logger.Info("stopping")
 	return nil
@@ -105,8 +106,12 @@ func startDemoCluster(ctx context.Context, cfg Config, bin, stateDir, addr strin
 	}()
 	stops = append(stops, func() { cancelSandbox(); wg.Wait() })
 	sandboxURL := "http://" + sbln.Addr().String()
+	root, err := devstack.FindRepoRoot(".")
+	if err != nil {
+		root = filepath.Dir(filepath.Dir(bin)) // <checkout>/bin/sika, run from elsewhere
+	}
 	c, err := devstack.StartCluster(ctx, devstack.ClusterOptions{
-		StateDir: stateDir, Ephemeral: ephemeral, APIs: apis, Workers: workers, SikaBin: bin, Addr: addr, Logger: logger,
+		RepoRoot: root, StateDir: stateDir, Ephemeral: ephemeral, APIs: apis, Workers: workers, SikaBin: bin, Addr: addr, Logger: logger,
 		Env: []string{"SIKA_SANDBOX_URL=" + sandboxURL, "SIKA_SANDBOX_SECRET=" + cfg.SandboxSecret, "SIKA_JWT_SECRET=" + jwt,
 			"SIKA_WEBHOOK_ALLOW_PRIVATE=" + strconv.FormatBool(cfg.WebhookAllowPrivate || !cfg.webhookAllowPrivateSet)},
 	})

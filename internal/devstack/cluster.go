@@ -58,7 +58,9 @@ type ClusterOptions struct {
 	Addr string
 	// Env is added to the environment of every replica, after what the cluster sets
 	// (DATABASE_URL, TEMPORAL_ADDRESS, SIKA_PUBLIC_URL, SIKA_STATE_DIR, SIKA_FILES_DIR, a
-	// SIKA_JWT_SECRET made up for the run, …): the sandbox's URL and secret, for instance.
+	// SIKA_JWT_SECRET made up for the run, SIKA_LOG_LEVEL=info, …): the sandbox's URL and
+	// secret, for instance. The replicas must log at info level or below: a worker is ready when
+	// it has logged "worker polling".
 	Env []string
 	// APIEnv is added to the environment of the API replicas after Env.
 	APIEnv []string
@@ -224,6 +226,7 @@ func (c *Cluster) environ() ([]string, error) {
 		"SIKA_PUBLIC_URL="+c.BaseURL, "SIKA_STATE_DIR="+c.StateDir, "SIKA_FILES_DIR="+filepath.Join(c.StateDir, "files"),
 		"SIKA_JWT_SECRET="+hex.EncodeToString(secret), "SIKA_TRUSTED_PROXIES=127.0.0.1/32",
 		"SIKA_METRICS_ADDR=127.0.0.1:0", // several workers on one machine: each takes a free port
+		"SIKA_LOG_LEVEL=info",           // a worker is ready when it logs "worker polling" (info)
 	)
 	return append(env, c.opts.Env...), nil
 }
