@@ -151,7 +151,7 @@ func newMoneyStack(t *testing.T) *moneyStack {
 		RateLimitPerMinute: 100000, Logger: testLogger(), Temporal: tc, Gateways: router,
 		WebhookGuard: webhook.Guard{AllowPrivate: true}, TemporalUIURL: "http://temporal-ui.test", TemporalNamespace: "default",
 	}, testStore)
-	hs.Config.Handler = srv
+	hs.Config.Handler = validatedHandler(srv, serverReport(t))
 	hs.Start()
 	t.Cleanup(hs.Close)
 

@@ -138,6 +138,14 @@ func (v *openAPIValidator) validate(req *http.Request, status int, header http.H
 // findRoute finds the operation of a request; a 404 or 405 for a path or a method that no
 // operation has is the router's response.
 func (v *openAPIValidator) findRoute(r *http.Request, status int) (*routers.Route, map[string]string, error) {
+	if strings.Contains(r.URL.Path, "//") {
+		// An empty segment (an empty id) is no path of the document, whatever its router makes
+		// of it: the service answers it as an unknown path.
+		if status == http.StatusNotFound {
+			return v.routerResponse(r, status, "NotFound"), nil, nil
+		}
+		return nil, nil, fmt.Errorf("no operation of the document matches a path with an empty segment")
+	}
 	route, params, err := v.router.FindRoute(r)
 	if errors.Is(err, routers.ErrPathNotFound) && strings.HasPrefix(r.URL.Path, basePath+"/") {
 		// A path under /api/v1 the document writes without its trailing slash (/openapi.json).

@@ -12,6 +12,9 @@ import (
 // document; a test walks this router and the document and fails when either lacks the other.
 func (s *Server) routes() *mux.Router {
 	root := mux.NewRouter()
+	// No redirect to a cleaned path: an empty id (`/networks//`) or a dot segment is a 404 like
+	// any unknown path, not a 301 that many clients follow as a GET (contract §1).
+	root.SkipClean(true)
 	root.NotFoundHandler = s.observe(http.HandlerFunc(s.notFound))
 	root.MethodNotAllowedHandler = s.observe(http.HandlerFunc(s.methodNotAllowed))
 	root.Use(s.observe)

@@ -24478,7 +24478,9 @@ type GetOpenAPIDocumentResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *struct {
+		Info    map[string]interface{}                       `json:"info"`
 		Openapi GetOpenAPIDocument200JSONResponseBodyOpenapi `json:"openapi"`
+		Paths   map[string]interface{}                       `json:"paths"`
 	}
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetOpenAPIDocumentResponse200Headers
@@ -24486,7 +24488,9 @@ type GetOpenAPIDocumentResponse struct {
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetOpenAPIDocumentResponse) GetJSON200() *struct {
+	Info    map[string]interface{}                       `json:"info"`
 	Openapi GetOpenAPIDocument200JSONResponseBodyOpenapi `json:"openapi"`
+	Paths   map[string]interface{}                       `json:"paths"`
 } {
 	return r.JSON200
 }
@@ -33222,7 +33226,9 @@ func ParseGetOpenAPIDocumentResponse(rsp *http.Response) (*GetOpenAPIDocumentRes
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest struct {
+			Info    map[string]interface{}                       `json:"info"`
 			Openapi GetOpenAPIDocument200JSONResponseBodyOpenapi `json:"openapi"`
+			Paths   map[string]interface{}                       `json:"paths"`
 		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err

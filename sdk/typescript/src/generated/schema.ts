@@ -9556,6 +9556,8 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         openapi: "3.1.0";
+                        info: Record<string, unknown>;
+                        paths: Record<string, unknown>;
                     };
                 };
             };
