@@ -48,6 +48,8 @@ func TestTypeScriptSDK(t *testing.T) {
 
 	sikadev.Run(t, ctx, dir, nil, "npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund")
 	sikadev.Run(t, ctx, dir, nil, "./generate.sh", "--check")
+	// The example imports the built client (dist/, not committed): a clean clone has none yet.
+	sikadev.Run(t, ctx, dir, nil, "npm", "run", "build")
 
 	svc := sikadev.Start(t, ctx, root, "sdk-ts")
 	// The example first, on the fresh service: a merchant backend that sells an order through a
