@@ -16,6 +16,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -53,6 +54,9 @@ SIKA_BASE_URL, default http://127.0.0.1:8080/api/v1):
 
 func main() {
 	if err := run(os.Args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0) // -h: the flag set has printed its usage
+		}
 		var exit exitCode
 		if errors.As(err, &exit) {
 			os.Exit(int(exit))
