@@ -11,8 +11,8 @@ import (
 // outboxChannel is the Postgres notification channel raised when an outbox row commits.
 const outboxChannel = "sika_outbox"
 
-// ListenOutbox calls wake whenever an outbox row is committed (and every fallback interval,
-// in case a notification was missed while reconnecting), until ctx ends.
+// ListenOutbox calls wake whenever a webhook delivery is committed to the outbox (and every
+// fallback interval, in case a notification was missed while reconnecting), until ctx ends.
 func (s *Store) ListenOutbox(ctx context.Context, fallback time.Duration, wake func()) error {
 	for ctx.Err() == nil {
 		if err := s.listenOnce(ctx, fallback, wake); err != nil && ctx.Err() == nil {

@@ -67,9 +67,15 @@ func insertOutbox(ctx context.Context, tx pgx.Tx, w WorkflowStart) (int64, error
 		w.ID, w.Type, input).Scan(&id); err != nil {
 		return 0, fmt.Errorf("insert outbox: %w", err)
 	}
-	// Wakes the worker's sweeper when the transaction commits (see ListenOutbox).
-	if _, err := tx.Exec(ctx, `SELECT pg_notify('`+outboxChannel+`', '')`); err != nil {
-		return 0, fmt.Errorf("notify outbox: %w", err)
+	// A webhook delivery wakes the workers' senders when the transaction commits (see
+	// ListenOutbox): its first try is made at once. Other starts are made by the API right after
+	// the commit; the sweeper takes them only once they are old enough that that start has
+	// clearly failed, so a notification would wake every worker replica for nothing at every
+	// payment (it looks every interval instead).
+	if w.Type == WebhookDeliveryWorkflowType {
+		if _, err := tx.Exec(ctx, `SELECT pg_notify('`+outboxChannel+`', '')`); err != nil {
+			return 0, fmt.Errorf("notify outbox: %w", err)
+		}
 	}
 	return id, nil
 }

@@ -136,21 +136,35 @@ func startWebhookDelivery(ctx context.Context, c client.Client, id string, in We
 
 // SweepOutbox empties the outbox until ctx ends. Webhook deliveries go to the webhook sender
 // (SendWebhooks, which makes their first attempt itself) as soon as their event commits: a
-// Postgres notification wakes it. Payments, payouts and checkout expiries whose start did not
-// happen (the API died in between, or Temporal was down) are started: no record is ever left
-// without its workflow. Both also look every interval, in case a notification was missed.
+// Postgres notification wakes it (and it looks every interval, in case one was missed).
+// Payments, payouts and checkout expiries whose start did not happen (the API died in between,
+// or Temporal was down) are started: no record is ever left without its workflow. Those are
+// looked for every interval, not at each commit: only rows older than two intervals are taken
+// (the API starts the others), so a commit never makes one due, and waking every worker
+// replica at every payment would cost each replica queries that grow with the payment rate.
 func SweepOutbox(ctx context.Context, st *store.Store, c client.Client, a *activities.Activities, interval time.Duration, logger *slog.Logger) {
 	wake, send := make(chan struct{}, 1), make(chan struct{}, 1)
-	poke := func() {
-		for _, ch := range []chan struct{}{wake, send} {
-			select {
-			case ch <- struct{}{}:
-			default:
-			}
+	signal := func(ch chan struct{}) {
+		select {
+		case ch <- struct{}{}:
+		default:
 		}
 	}
-	poke() // what a crash left behind, at once
-	go func() { _ = st.ListenOutbox(ctx, interval, poke) }()
+	signal(wake) // what a crash left behind, at once
+	signal(send)
+	go func() { _ = st.ListenOutbox(ctx, interval, func() { signal(send) }) }()
+	go func() {
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				signal(wake)
+			}
+		}
+	}()
 	// The retries of what the sender could not deliver run on their own task queue and worker;
 	// stopped after the sender, which may still start some.
 	retries := worker.New(c, WebhookTaskQueue(), worker.Options{})

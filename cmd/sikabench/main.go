@@ -2,8 +2,8 @@
 //
 //   - pgbench: the raw Postgres ceiling of the softpay write path. pgbench (next to the Postgres
 //     server binaries) runs pgbench_softpay.sql, one softpay acceptance as the service writes it
-//     (the Idempotency-Key claim; the record, its status log, its event, the outbox row and
-//     pg_notify in one transaction; the stored response), with -c clients for -pgbench-d, in a
+//     (the Idempotency-Key claim; the record, its status log, its event and the outbox row in
+//     one transaction; the stored response), with -c clients for -pgbench-d, in a
 //     database of its own on the same throw-away server. The summary gives the accept
 //     throughput of collections as a share of that ceiling.
 //

@@ -1,7 +1,8 @@
 -- One softpay acceptance as the service writes it to Postgres, for pgbench (cmd/sikabench):
 -- the Idempotency-Key claim (api.idempotent, store.ClaimIdempotencyKey), then one transaction
 -- with the record, its first status log, the transaction.pending event and its webhook-endpoint
--- match, the outbox row and pg_notify (store.createTransaction, recordEvent, insertOutbox),
+-- match, the outbox row (store.createTransaction, recordEvent, insertOutbox: a payment's row
+-- raises no notification, only webhook deliveries do),
 -- then the response stored on the key (store.CompleteIdempotencyKey). Same tables, columns,
 -- indexes and conflict clauses; ids are time-ordered like the service's UUIDv7. Not included:
 -- the reads of the request (API key, catalogue, routes, settings, pricing) and the outbox row's
@@ -49,7 +50,6 @@ WHERE merchant_id = :merchant AND environment = 'TEST' AND is_active AND deleted
   AND (payment_link_id IS NULL OR payment_link_id = NULL::uuid);
 INSERT INTO workflow_outbox (workflow_id, workflow_type, input)
 VALUES ('payment:' || :tid::text, 'Payment', ('{"TransactionID":"' || :tid::text || '","Run":1}')::jsonb) RETURNING id;
-SELECT pg_notify('sika_outbox', '');
 COMMIT;
 UPDATE idempotency_keys
 SET response_status = 201, response_type = 'application/json', response_body = convert_to(:payload, 'UTF8'),

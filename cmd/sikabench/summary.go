@@ -79,7 +79,7 @@ func (c *combined) printPgbench(w io.Writer) {
 	line(w, "pgbench", "%s; %d clients, %d threads, %s, prepared statements, database %s on the same server",
 		p.version, p.clients, p.threads, p.duration, pgbenchDatabase)
 	line(w, "script (pgbench_softpay.sql)", "%s", wrap("claim the Idempotency-Key, BEGIN, INSERT the transaction (RETURNING the record), "+
-		"its status log, the transaction.pending event, match the webhook endpoints, INSERT the outbox row, pg_notify, COMMIT, "+
+		"its status log, the transaction.pending event, match the webhook endpoints, INSERT the outbox row, COMMIT, "+
 		"store the response on the key; no reads of the request (key, catalogue, pricing)", 80, 39))
 	line(w, "ceiling", "%s transactions/s   (%d processed, %d failed, %d payments written; latency avg %.1f ms)",
 		thousands(p.tps), p.processed, p.failed, p.inserted, p.latencyAvg)
