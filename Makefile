@@ -47,9 +47,11 @@ cluster: deps build temporal-server
 deps:
 	@bash scripts/install-deps.sh
 
-## test: unit and integration tests against a private Postgres and Temporal dev server
+## test: unit and integration tests against a private Postgres and Temporal dev server; the browser
+## tests' screenshots (a PNG per step) are kept in $(SIKA_TEST_ARTIFACTS)
+SIKA_TEST_ARTIFACTS ?= $(CURDIR)/.sika/test-artifacts
 test: deps build temporal-cli temporal-server
-	$(BIN)/sika stack -- $(GO) test -count=1 -p 2 -timeout 12m ./...
+	SIKA_TEST_ARTIFACTS=$(SIKA_TEST_ARTIFACTS) $(BIN)/sika stack -- $(GO) test -count=1 -p 2 -timeout 12m ./...
 
 ## bench: one report on an in-process stack, a few minutes: the Postgres ceiling (pgbench), collections, payouts,
 ## webhooks and the CSV export; then scaling on a Temporal cluster (1+1 and 2+2 replicas against the bare-workflow
