@@ -25,7 +25,7 @@ CREATE TABLE api_request_logs (
     route           text NOT NULL,
     path            text NOT NULL,
     status          int NOT NULL,
-    latency_ms      double precision NOT NULL,
+    latency_ms      numeric(12, 3) NOT NULL, -- milliseconds to the microsecond (no float in the schema)
     idempotency_key text,
     request_id      text NOT NULL,
     created_at      timestamptz NOT NULL
