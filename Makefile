@@ -3,6 +3,8 @@
 TEMPORAL_CLI_VERSION := v1.5.1
 # the Temporal server the CLI above depends on (its go.mod), so that both builds share their downloads
 TEMPORAL_SERVER_VERSION := v1.29.1
+# the Temporal Web UI server the CLI above depends on (its go.mod; it embeds the UI's assets)
+TEMPORAL_UI_VERSION := v2.42.1
 GO ?= go
 BIN := $(CURDIR)/bin
 
@@ -37,10 +39,19 @@ $(BIN)/temporal-sql-tool:
 	rm -rf $(BIN)/.build-sql && GOBIN=$(BIN)/.build-sql $(GO) install go.temporal.io/server/cmd/tools/sql@$(TEMPORAL_SERVER_VERSION)
 	mv $(BIN)/.build-sql/sql $@ && rm -rf $(BIN)/.build-sql
 
-## cluster: Postgres, the Temporal server on it, API and worker replicas behind one address, the sandbox; prints the
+## temporal-ui: the Temporal Web UI server (for `make cluster` and its tests), built from its Go module when missing
+## (about a minute)
+.PHONY: temporal-ui
+temporal-ui: $(BIN)/temporal-ui-server
+
+$(BIN)/temporal-ui-server:
+	rm -rf $(BIN)/.build-ui && GOBIN=$(BIN)/.build-ui $(GO) install github.com/temporalio/ui-server/v2/cmd/server@$(TEMPORAL_UI_VERSION)
+	mv $(BIN)/.build-ui/server $@ && rm -rf $(BIN)/.build-ui
+
+## cluster: Postgres, the Temporal server on it, the Temporal UI, API and worker replicas behind one address, the sandbox; prints the
 ## address and credentials like `make run` (CLUSTER_FLAGS="-apis 3 -workers 2"; Ctrl-C stops everything)
 .PHONY: cluster
-cluster: deps build temporal-server
+cluster: deps build temporal-server temporal-ui
 	$(BIN)/sika cluster $(CLUSTER_FLAGS)
 
 ## deps: Debian packages the tests need (postgresql server, redis-server), when missing
@@ -50,7 +61,7 @@ deps:
 ## test: unit and integration tests against a private Postgres and Temporal dev server; the browser
 ## tests' screenshots (a PNG per step) are kept in $(SIKA_TEST_ARTIFACTS)
 SIKA_TEST_ARTIFACTS ?= $(CURDIR)/.sika/test-artifacts
-test: deps build temporal-cli temporal-server
+test: deps build temporal-cli temporal-server temporal-ui
 	SIKA_TEST_ARTIFACTS=$(SIKA_TEST_ARTIFACTS) $(BIN)/sika stack -- $(GO) test -count=1 -p 2 -timeout 12m ./...
 
 ## bench: one report on an in-process stack, a few minutes: the Postgres ceiling (pgbench), collections, payouts,

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/sikahq/sika/internal/devstack"
@@ -51,24 +52,40 @@ func runCluster(ctx context.Context, cfg Config, args []string) error {
 	} else if devstack.PortFree(8080) {
 		addr = "127.0.0.1:8080"
 	}
-	c, info, stop, err := startDemoCluster(ctx, cfg, bin, stateDir, addr, *apis, *workers, false, logger)
+	c, info, stop, err := startDemoCluster(ctx, cfg, bin, stateDir, addr, *apis, *workers, false, true, logger)
 	if err != nil {
 		return err
 	}
 	defer stop()
-	fmt.Printf("\nSika cluster: %d API replica(s) behind %s (the API below), %d worker(s), the Temporal server at %s\n"+
-		"(no UI: bin/temporal --address %[4]s workflow list); logs in %s\n",
-		len(c.APIs), c.BaseURL, len(c.Workers), c.TemporalAddress, stateDir)
+	ui := "the Temporal UI at " + c.TemporalUIURL
+	if c.TemporalUIURL == "" {
+		ui = "no Temporal UI (" + uiFailure(c.TemporalUIError) + "): bin/temporal --address " + c.TemporalAddress + " workflow list"
+		info.TemporalUIURL = "(not running: see above)"
+	}
+	fmt.Printf("\nSika cluster: %d API replica(s) behind %s (the API below), %d worker(s), the Temporal server at %s,\n"+
+		"%s; logs in %s\n",
+		len(c.APIs), c.BaseURL, len(c.Workers), c.TemporalAddress, ui, stateDir)
 	printDevInfo(info, filepath.Join(stateDir, "dev.json"))
 	<-ctx.Done()
 	logger.Info("stopping")
 	return nil
 }
 
+// uiFailure is the first line of why the Temporal UI did not start.
+func uiFailure(err error) string {
+	if err == nil {
+		return "not started"
+	}
+	msg, _, _ := strings.Cut(err.Error(), "\n")
+	return msg
+}
+
 // startDemoCluster starts a devstack cluster of the sika binary bin with the sandbox operator served
 // here, and the demo accounts of `sika dev` (written to <stateDir>/dev.json); its one address
-// listens on addr ("": a free loopback port). stop stops it all.
-func startDemoCluster(ctx context.Context, cfg Config, bin, stateDir, addr string, apis, workers int, ephemeral bool,
+// listens on addr ("": a free loopback port). With ui, it starts the Temporal UI too (optional: see
+// devstack.ClusterOptions.TemporalUI), whose URL the API replicas link to unless cfg names
+// another (SIKA_TEMPORAL_UI_URL), like `sika dev`. stop stops it all.
+func startDemoCluster(ctx context.Context, cfg Config, bin, stateDir, addr string, apis, workers int, ephemeral, ui bool,
 	logger *slog.Logger) (_ *devstack.Cluster, _ devInfo, stop func(), err error) {
 	var info devInfo
 	var stops []func()
@@ -110,10 +127,15 @@ func startDemoCluster(ctx context.Context, cfg Config, bin, stateDir, addr strin
 	if err != nil {
 		root = filepath.Dir(filepath.Dir(bin)) // <checkout>/bin/sika, run from elsewhere
 	}
+	var apiEnv []string
+	if cfg.TemporalUIURL != "" { // an operator's own UI wins over the one the cluster starts
+		apiEnv = append(apiEnv, "SIKA_TEMPORAL_UI_URL="+cfg.TemporalUIURL)
+	}
 	c, err := devstack.StartCluster(ctx, devstack.ClusterOptions{
 		RepoRoot: root, StateDir: stateDir, Ephemeral: ephemeral, APIs: apis, Workers: workers, SikaBin: bin, Addr: addr, Logger: logger,
 		Env: []string{"SIKA_SANDBOX_URL=" + sandboxURL, "SIKA_SANDBOX_SECRET=" + cfg.SandboxSecret, "SIKA_JWT_SECRET=" + jwt,
 			"SIKA_WEBHOOK_ALLOW_PRIVATE=" + strconv.FormatBool(cfg.WebhookAllowPrivate || !cfg.webhookAllowPrivateSet)},
+		APIEnv: apiEnv, TemporalUI: ui,
 	})
 	if err != nil {
 		return nil, info, stop, err
@@ -133,7 +155,7 @@ func startDemoCluster(ctx context.Context, cfg Config, bin, stateDir, addr strin
 	if info, err = bootstrapDev(ctx, st, readDevInfo(infoPath)); err != nil {
 		return nil, info, stop, err
 	}
-	info.BaseURL, info.SandboxURL = c.BaseURL+"/api/v1", sandboxURL
+	info.BaseURL, info.SandboxURL, info.TemporalUIURL = c.BaseURL+"/api/v1", sandboxURL, c.TemporalUIURL
 	if err := writeDevInfo(infoPath, info); err != nil {
 		return nil, info, stop, err
 	}

@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,7 +23,8 @@ import (
 // TestClusterSoftpay starts what `sika cluster` starts, with 2 API and 2 worker replicas on the
 // Temporal server (bin/temporal-server, a prerequisite of make test) and Postgres, and pushes a
 // sandbox softpay to SUCCESS through the one address; then it kills one API replica and the one
-// address keeps answering from the other.
+// address keeps answering from the other. The cluster's Temporal UI (bin/temporal-ui-server, a
+// prerequisite of make test) shows the payment's workflow, where the support console links it.
 func TestClusterSoftpay(t *testing.T) {
 	start := time.Now()
 	bin := filepath.Join(t.TempDir(), "sika")
@@ -37,13 +40,13 @@ func TestClusterSoftpay(t *testing.T) {
 		level = slog.LevelInfo
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	c, info, stop, err := startDemoCluster(t.Context(), cfg, bin, t.TempDir(), "", 2, 2, true, logger)
+	c, info, stop, err := startDemoCluster(t.Context(), cfg, bin, t.TempDir(), "", 2, 2, true, true, logger)
 	require.NoError(t, err)
 	defer stop()
 	t.Logf("cluster up in %s: %s, temporal %s", time.Since(start).Round(time.Millisecond), c.BaseURL, c.TemporalAddress)
 	key := info.Merchant.APIKeys.TestBoth
 
-	call := func(method, path string, body any) (int, map[string]any) {
+	callAs := func(token, method, path string, body any) (int, map[string]any) {
 		var rd *bytes.Reader
 		if body != nil {
 			raw, err := json.Marshal(body)
@@ -54,7 +57,7 @@ func TestClusterSoftpay(t *testing.T) {
 		}
 		req, err := http.NewRequest(method, info.BaseURL+path, rd)
 		require.NoError(t, err)
-		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Authorization", "Bearer "+token)
 		req.Header.Set("Content-Type", "application/json")
 		if method == http.MethodPost {
 			req.Header.Set("Idempotency-Key", uuid.NewString())
@@ -66,6 +69,7 @@ func TestClusterSoftpay(t *testing.T) {
 		_ = json.NewDecoder(resp.Body).Decode(&out)
 		return resp.StatusCode, out
 	}
+	call := func(method, path string, body any) (int, map[string]any) { return callAs(key, method, path, body) }
 
 	status, created := call(http.MethodPost, "/payments/softpay/", map[string]any{
 		"amount": "1000", "currency": "XOF", "country": "BJ", "network": "MTN_BJ",
@@ -79,6 +83,28 @@ func TestClusterSoftpay(t *testing.T) {
 		assert.Equal(ct, "SUCCESS", data["status"])
 	}, time.Minute, 250*time.Millisecond)
 	t.Logf("softpay %s SUCCESS through the one address after %s", id, time.Since(start).Round(time.Millisecond))
+
+	// The support console links the payment's workflow in the cluster's Temporal UI, which shows it.
+	require.NotEmpty(t, c.TemporalUIURL, "no Temporal UI: %v", c.TemporalUIError)
+	assert.Equal(t, c.TemporalUIURL, info.TemporalUIURL)
+	status, session := call(http.MethodPost, "/auth/login/", map[string]string{"email": info.Admin.Email, "password": info.Admin.Password})
+	require.Equal(t, http.StatusOK, status, "staff login: %v", session)
+	staff := session["data"].(map[string]any)["access_token"].(string)
+	status, reverified := callAs(staff, http.MethodPost, "/admin/transactions/"+id+"/reverify/", nil)
+	require.Equal(t, http.StatusOK, status, "reverify: %v", reverified)
+	data := reverified["data"].(map[string]any)
+	workflowID, _ := data["workflow_id"].(string)
+	assert.Equal(t, c.TemporalUIURL+"/namespaces/default/workflows/"+workflowID, data["workflow_url"])
+	for _, u := range []string{data["workflow_url"].(string), c.TemporalUIURL + "/api/v1/namespaces/default/workflows/" + workflowID} {
+		resp, err := http.Get(u)
+		require.NoError(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode, "GET %s: %.300s", u, body)
+		if strings.Contains(u, "/api/") {
+			assert.Contains(t, string(body), workflowID)
+		}
+	}
 
 	// One API replica down: the one address sends every request to the other.
 	require.NoError(t, c.KillReplica(devstack.KindAPI, 0))

@@ -32,8 +32,9 @@ const (
 
 // ClusterOptions configures StartCluster.
 type ClusterOptions struct {
-	// RepoRoot is where bin/temporal-server and bin/temporal-sql-tool live (or are built, see
-	// EnsureTemporalServer); "" means the module root above the working directory.
+	// RepoRoot is where bin/temporal-server, bin/temporal-sql-tool and bin/temporal-ui-server
+	// live (or are built, see EnsureTemporalServer and EnsureTemporalUI); "" means the module
+	// root above the working directory.
 	RepoRoot string
 	// StateDir holds the cluster's state: postgres/ (unless PostgresURL is set), temporal/ (the
 	// server's configuration), and the log of every process (api-1.log, worker-1.log,
@@ -62,8 +63,15 @@ type ClusterOptions struct {
 	// secret, for instance. The replicas must log at info level or below: a worker is ready when
 	// it has logged "worker polling".
 	Env []string
-	// APIEnv is added to the environment of the API replicas after Env.
+	// APIEnv is added to the environment of the API replicas after Env (and after the
+	// SIKA_TEMPORAL_UI_URL of TemporalUI).
 	APIEnv []string
+	// TemporalUI starts the Temporal Web UI server against the frontend
+	// (bin/temporal-ui-server, built when missing: see EnsureTemporalUI) and gives its URL to
+	// the API replicas (SIKA_TEMPORAL_UI_URL, for the support console's links to workflows).
+	// It is optional: when it cannot be built or started, the cluster comes up without it and
+	// says why in Cluster.TemporalUIError.
+	TemporalUI bool
 	// Logger receives progress messages; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -82,6 +90,10 @@ type Cluster struct {
 	TemporalAddress string
 	// Namespace is the Temporal namespace the replicas use ("default").
 	Namespace string
+	// TemporalUIURL is the Temporal Web UI (http://127.0.0.1:port) when ClusterOptions.TemporalUI
+	// is set and it started; "" otherwise, with the reason in TemporalUIError.
+	TemporalUIURL   string
+	TemporalUIError error
 	// DatabaseURL is Sika's database (as the Postgres superuser).
 	DatabaseURL string
 	// StateDir is the cluster's state directory.
@@ -104,6 +116,7 @@ type Cluster struct {
 	mu       sync.Mutex // guards postgres and temporal, which faults replace
 	postgres *Postgres
 	temporal *temporalServer
+	ui       *TemporalUI
 }
 
 // StartCluster starts the cluster and returns once the Temporal server serves its namespace,
@@ -170,6 +183,9 @@ func StartCluster(ctx context.Context, opts ClusterOptions) (_ *Cluster, err err
 	if err := c.startTemporal(ctx); err != nil {
 		return nil, err
 	}
+	if opts.TemporalUI {
+		c.startTemporalUI(ctx)
+	}
 	ln, err := net.Listen("tcp", orDefault(opts.Addr, loopback+":0"))
 	if err != nil {
 		return nil, fmt.Errorf("listen for the API: %w", err)
@@ -195,7 +211,11 @@ func StartCluster(ctx context.Context, opts ClusterOptions) (_ *Cluster, err err
 		}
 		addr := net.JoinHostPort(loopback, strconv.Itoa(port))
 		targets = append(targets, "http://"+addr)
-		apiEnv := append(append(append([]string(nil), env...), "SIKA_HTTP_ADDR="+addr), opts.APIEnv...)
+		apiEnv := append(append([]string(nil), env...), "SIKA_HTTP_ADDR="+addr)
+		if c.TemporalUIURL != "" {
+			apiEnv = append(apiEnv, "SIKA_TEMPORAL_UI_URL="+c.TemporalUIURL)
+		}
+		apiEnv = append(apiEnv, opts.APIEnv...)
 		c.APIs = append(c.APIs, c.replica(KindAPI, i, apiEnv, "api listening"))
 	}
 	for i := range opts.Workers {
@@ -211,7 +231,7 @@ func StartCluster(ctx context.Context, opts ClusterOptions) (_ *Cluster, err err
 	if err := c.AwaitHealthy(ctx, 2*time.Minute); err != nil {
 		return nil, err
 	}
-	c.logger.Info("cluster is up", "base_url", c.BaseURL, "temporal", c.TemporalAddress, "apis", opts.APIs, "workers", opts.Workers, "state", c.StateDir)
+	c.logger.Info("cluster is up", "base_url", c.BaseURL, "temporal", c.TemporalAddress, "temporal_ui", c.TemporalUIURL, "apis", opts.APIs, "workers", opts.Workers, "state", c.StateDir)
 	return c, nil
 }
 
@@ -410,8 +430,25 @@ func (c *Cluster) startTemporal(ctx context.Context) error {
 	return nil
 }
 
-// Stop stops the one address, the API and worker replicas (SIGTERM), the Temporal server and
-// Postgres, and removes a temporary state directory.
+// startTemporalUI builds (when missing) and starts the Temporal UI server against the frontend:
+// temporal-ui/config/development.yaml and temporal-ui.log in the state directory. A failure
+// leaves the cluster without the UI: it is logged and kept in TemporalUIError.
+func (c *Cluster) startTemporalUI(ctx context.Context) {
+	bin, err := EnsureTemporalUI(ctx, c.opts.RepoRoot, c.logger)
+	if err == nil {
+		c.ui, err = StartTemporalUI(ctx, TemporalUIOptions{Bin: bin, TemporalAddress: c.TemporalAddress, Namespace: c.Namespace,
+			Dir: filepath.Join(c.StateDir, "temporal-ui"), LogPath: filepath.Join(c.StateDir, "temporal-ui.log"), Logger: c.logger})
+	}
+	if err != nil {
+		c.TemporalUIError = err
+		c.logger.Warn("the cluster runs without the Temporal UI", "err", err)
+		return
+	}
+	c.TemporalUIURL = c.ui.URL
+}
+
+// Stop stops the one address, the API and worker replicas (SIGTERM), the Temporal UI, the
+// Temporal server and Postgres, and removes a temporary state directory.
 func (c *Cluster) Stop() error {
 	var errs []error
 	if c.balancer != nil {
@@ -431,6 +468,9 @@ func (c *Cluster) Stop() error {
 		}()
 	}
 	wg.Wait()
+	if c.ui != nil {
+		errs = append(errs, c.ui.Stop())
+	}
 	errs = append(errs, c.down(KindTemporal, 0, false))
 	if c.opts.PostgresURL == "" {
 		errs = append(errs, c.down(KindPostgres, 0, false))

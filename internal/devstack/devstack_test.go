@@ -3,6 +3,7 @@ package devstack
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -273,5 +274,55 @@ func TestTemporalThatCannotStartFailsFast(t *testing.T) {
 	}
 	if time.Since(start) > 20*time.Second {
 		t.Errorf("took %s to notice", time.Since(start))
+	}
+}
+
+// TestTemporalUI starts the Temporal UI server (bin/temporal-ui-server, a prerequisite of make
+// test, built here when missing) against a Temporal dev server: it serves the UI, its API lists
+// the dev server's namespace and shows a workflow started there, and Stop ends the process.
+func TestTemporalUI(t *testing.T) {
+	ctx := testContext(t)
+	tmp := startTemporalT(t, "start temporal in memory", TemporalOptions{CLIPath: temporalCLI(t), Namespace: "sika", Logger: testLogger()})
+	bin := timed(t, "EnsureTemporalUI", func() (string, error) { return EnsureTemporalUI(ctx, "", testLogger()) })
+	dir := t.TempDir()
+	ui := timed(t, "start the temporal UI", func() (*TemporalUI, error) {
+		return StartTemporalUI(ctx, TemporalUIOptions{Bin: bin, TemporalAddress: tmp.Address(), Namespace: "sika", Dir: dir,
+			LogPath: filepath.Join(dir, "ui.log"), Logger: testLogger()})
+	})
+	t.Cleanup(func() { _ = ui.Stop() })
+	if !strings.HasPrefix(ui.URL, "http://127.0.0.1:") {
+		t.Errorf("URL = %q, want http://127.0.0.1:<port>", ui.URL)
+	}
+	get := func(path string) string {
+		t.Helper()
+		resp, err := http.Get(ui.URL + path)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %s: %.300s", path, resp.Status, body)
+		}
+		return string(body)
+	}
+	if page := get("/"); !strings.Contains(page, "<html") {
+		t.Errorf("GET /: not the UI's page: %.300s", page)
+	}
+	if ns := get("/api/v1/namespaces"); !strings.Contains(ns, `"sika"`) {
+		t.Errorf("GET /api/v1/namespaces does not list sika: %.500s", ns)
+	}
+	c := dialTemporal(t, tmp.Address(), "sika")
+	if _, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "seen-in-the-ui", TaskQueue: "nobody"}, "SomeWorkflow"); err != nil {
+		t.Fatal(err)
+	}
+	if wf := get("/api/v1/namespaces/sika/workflows/seen-in-the-ui"); !strings.Contains(wf, "SomeWorkflow") {
+		t.Errorf("the UI's API does not describe the workflow: %.500s", wf)
+	}
+	if err := ui.Stop(); err != nil {
+		t.Errorf("Stop: %v", err)
+	}
+	if processName(ui.proc.cmd.Process.Pid) != "" {
+		t.Error("the UI server still runs after Stop")
 	}
 }

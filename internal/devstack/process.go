@@ -189,6 +189,36 @@ func startChild(cmd *exec.Cmd) (*child, error) {
 	return c, nil
 }
 
+// startServerProcess starts the long-lived server bin with args in dir, its output appended to
+// logPath (or, when "", logged through logger tagged with source), in a process group of its own
+// and killed if our process dies.
+func startServerProcess(bin, dir, logPath, source string, logger *slog.Logger, args ...string) (*child, *logSink, error) {
+	logs, err := newLogSink(logPath, logger, source)
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = logs.direct(), logs.direct()
+	cmd.SysProcAttr = (*runAsUser)(nil).sysProcAttr(syscall.SIGKILL)
+	cmd.WaitDelay = 5 * time.Second
+	proc, err := startChild(cmd)
+	if err != nil {
+		_ = logs.Close()
+		return nil, nil, err
+	}
+	return proc, logs, nil
+}
+
+// abandonStart kills a server of startServerProcess that did not come up and returns err with
+// the server's last output.
+func abandonStart(proc *child, logs *logSink, err error) error {
+	_ = proc.stop(syscall.SIGKILL, 5*time.Second)
+	err = withTail(err, logs)
+	_ = logs.Close()
+	return err
+}
+
 // exited reports whether the process has ended.
 func (c *child) exited() bool {
 	select {

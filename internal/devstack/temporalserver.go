@@ -68,18 +68,24 @@ func EnsureTemporalServer(ctx context.Context, repoRoot string, logger *slog.Log
 		{bins.Server, temporalServerModule + "/cmd/server"},
 		{bins.SQLTool, temporalServerModule + "/cmd/tools/sql"},
 	} {
-		if isExecutable(b.path) {
-			continue
-		}
-		if err := buildGoTool(ctx, binDir, b.pkg+"@"+TemporalServerVersion, b.path, logger); err != nil {
+		if err := ensureGoTool(ctx, binDir, b.pkg+"@"+TemporalServerVersion, b.path, logger); err != nil {
 			return bins, fmt.Errorf("build %s: %w", filepath.Base(b.path), err)
 		}
 	}
 	return bins, nil
 }
 
+// ensureGoTool builds pkg@version as path (see buildGoTool) unless path is an executable already.
+func ensureGoTool(ctx context.Context, binDir, pkgAtVersion, path string, logger *slog.Logger) error {
+	if isExecutable(path) {
+		return nil
+	}
+	return buildGoTool(ctx, binDir, pkgAtVersion, path, logger)
+}
+
 // buildGoTool installs pkg@version as path (its command name replaced by path's base name),
-// under the same lock as the Temporal CLI's build.
+// under one lock for every Temporal build (the CLI, the server and its SQL tool, the UI server),
+// so that builds never run at once, even across processes.
 func buildGoTool(ctx context.Context, binDir, pkgAtVersion, path string, logger *slog.Logger) error {
 	if err := os.MkdirAll(binDir, 0o755); err != nil {
 		return err
@@ -329,27 +335,15 @@ type temporalServer struct {
 // startTemporalServer starts the server on the configuration of dir and waits until namespace
 // answers on its frontend, registering it when it does not exist.
 func startTemporalServer(ctx context.Context, bin, dir, logPath, address, namespace string, logger *slog.Logger) (_ *temporalServer, err error) {
-	logs, err := newLogSink(logPath, logger, "temporal-server")
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(bin, "--root", dir, "--config", "config", "--env", "development", "--allow-no-auth", "start")
-	cmd.Dir = dir
-	cmd.Stdout, cmd.Stderr = logs.direct(), logs.direct()
-	cmd.SysProcAttr = (*runAsUser)(nil).sysProcAttr(syscall.SIGKILL)
-	cmd.WaitDelay = 5 * time.Second
 	start := time.Now()
-	proc, err := startChild(cmd)
+	proc, logs, err := startServerProcess(bin, dir, logPath, "temporal-server", logger,
+		"--root", dir, "--config", "config", "--env", "development", "--allow-no-auth", "start")
 	if err != nil {
-		_ = logs.Close()
 		return nil, err
 	}
 	s := &temporalServer{proc: proc, logs: logs}
 	if err := s.awaitNamespace(ctx, address, namespace, logger); err != nil {
-		_ = proc.stop(syscall.SIGKILL, 5*time.Second)
-		err = withTail(err, logs)
-		_ = logs.Close()
-		return nil, err
+		return nil, abandonStart(proc, logs, err)
 	}
 	logger.Info("temporal server is up", "address", address, "namespace", namespace, "log", logPath, "took", time.Since(start).Round(time.Millisecond))
 	return s, nil
