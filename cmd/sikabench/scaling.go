@@ -304,16 +304,36 @@ func (c *combined) printScaling(w io.Writer) {
 		line(w, "Sika history events per payment", "%s", intList(h.counts))
 	}
 	fmt.Fprintf(w, "\nSCALING TABLE (load average at the end of the run: %s)\n", c.loadEnd)
-	fmt.Fprintf(w, "  %-18s %14s %14s %12s %18s\n", "configuration", "completed/s", "accept p99", "÷ ceiling", "Temporal CPU/pay")
-	if cl := f.ceiling; cl != nil {
-		fmt.Fprintf(w, "  %-18s %14.1f %14s %12s %15s ms\n", "bare workflow", cl.rate(), "-", "1.00", perUnit(cpuOf(cl.cpu, "temporal-server"), cl.completed))
+	fmt.Fprintf(w, "  %-18s %12s %12s %10s %17s %17s %10s\n", "configuration", "completed/s", "accept p99", "÷ ceiling",
+		"Temporal CPU/pay", "machine CPU/pay", "÷ by CPU")
+	var bareCPU time.Duration
+	if cl := f.ceiling; cl != nil && cl.completed > 0 {
+		// The bare worker and its driver run in the bench process: they count.
+		bareCPU = (clusterCPU(cl.cpu) + cpuSelf(cl.cpu)) / time.Duration(cl.completed)
+		fmt.Fprintf(w, "  %-18s %12.1f %12s %10s %14s ms %14s ms %10s\n", "bare workflow", cl.rate(), "-", "1.00",
+			perUnit(cpuOf(cl.cpu, "temporal-server"), cl.completed), ms(bareCPU), "1.00")
 	}
 	for _, r := range f.runs {
 		a := r.load.acceptStats()
 		rate := r.comp.rate(r.load.window())
-		fmt.Fprintf(w, "  %-18s %14.1f %11s ms %12s %15s ms\n", fmt.Sprintf("Sika %d API + %d wkr", r.apis, r.workers), rate,
-			ms(percentile(a.lat, 99)), f.ratio(rate), perUnit(cpuOf(r.cpu, "temporal-server"), r.comp.windowSuccess))
+		byCPU, sikaCPU := "-", time.Duration(0)
+		if n := r.comp.windowSuccess; n > 0 {
+			// The load's clients and the sandbox operator run in the bench process: they do not.
+			sikaCPU = clusterCPU(r.cpu) / time.Duration(n)
+			if bareCPU > 0 {
+				byCPU = fmt.Sprintf("%.2f", bareCPU.Seconds()/sikaCPU.Seconds())
+			}
+		}
+		fmt.Fprintf(w, "  %-18s %12.1f %9s ms %10s %14s ms %14s ms %10s\n", fmt.Sprintf("Sika %d API + %d wkr", r.apis, r.workers), rate,
+			ms(percentile(a.lat, 99)), f.ratio(rate), perUnit(cpuOf(r.cpu, "temporal-server"), r.comp.windowSuccess), ms(sikaCPU), byCPU)
 	}
+	fmt.Fprintf(w, "  (÷ by CPU: the bare workflow's CPU per workflow over Sika's per payment, the Temporal server, Postgres and the\n"+
+		"   sika processes counted: what the ratio is on a machine bound by CPU, whatever else runs on it)\n")
+}
+
+// clusterCPU is the CPU of the cluster's own processes: the Temporal server, Postgres and sika.
+func clusterCPU(u cpuUse) time.Duration {
+	return cpuOf(u, "temporal-server") + cpuOf(u, "postgres") + cpuOf(u, "sika")
 }
 
 // ratio is rate as a share of the ceiling.
