@@ -71,12 +71,13 @@ func runCluster(ctx context.Context, cfg Config, args []string) error {
 	return nil
 }
 
-// uiFailure is the first line of why the Temporal UI did not start.
+// uiFailure is the first line of why the Temporal UI did not start (its output is in the log).
 func uiFailure(err error) string {
 	if err == nil {
 		return "not started"
 	}
 	msg, _, _ := strings.Cut(err.Error(), "\n")
+	msg, _, _ = strings.Cut(msg, "; last output:")
 	return msg
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -324,5 +325,29 @@ func TestTemporalUI(t *testing.T) {
 	}
 	if processName(ui.proc.cmd.Process.Pid) != "" {
 		t.Error("the UI server still runs after Stop")
+	}
+}
+
+// TestTemporalUIThatCannotStartFailsFast: a UI server that exits while starting (its port is
+// taken) is noticed at once, with its last output in the error.
+func TestTemporalUIThatCannotStartFailsFast(t *testing.T) {
+	bin := timed(t, "EnsureTemporalUI", func() (string, error) { return EnsureTemporalUI(testContext(t), "", testLogger()) })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	start := time.Now()
+	_, err = StartTemporalUI(testContext(t), TemporalUIOptions{Bin: bin, TemporalAddress: "127.0.0.1:1", Dir: t.TempDir(),
+		Port: ln.Addr().(*net.TCPAddr).Port, Logger: testLogger()})
+	if err == nil {
+		t.Fatal("StartTemporalUI on a port in use: no error")
+	}
+	t.Logf("error after %s: %v", time.Since(start).Round(time.Millisecond), err)
+	if !strings.Contains(err.Error(), "exited while starting") || !strings.Contains(err.Error(), "address already in use") {
+		t.Errorf("the error does not say that the server exited, and why: %v", err)
+	}
+	if time.Since(start) > 20*time.Second {
+		t.Errorf("took %s to notice", time.Since(start))
 	}
 }

@@ -138,6 +138,15 @@ func StartTemporalUI(ctx context.Context, opts TemporalUIOptions) (_ *TemporalUI
 func (ui *TemporalUI) await(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, temporalUIStartTimeout)
 	defer cancel()
+	tries, cancelTries := context.WithCancel(ctx) // a request in flight ends when the server does
+	defer cancelTries()
+	go func() {
+		select {
+		case <-ui.proc.done:
+			cancelTries()
+		case <-tries.Done():
+		}
+	}()
 	var last error
 	for {
 		if ui.proc.exited() {
@@ -145,7 +154,7 @@ func (ui *TemporalUI) await(ctx context.Context) error {
 		}
 		last = nil
 		for _, path := range []string{"/", "/api/v1/namespaces"} {
-			if last = getOK(ctx, ui.URL+path); last != nil {
+			if last = getOK(tries, ui.URL+path); last != nil {
 				break
 			}
 		}
