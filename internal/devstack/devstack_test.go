@@ -2,12 +2,14 @@ package devstack
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -349,5 +351,40 @@ func TestTemporalUIThatCannotStartFailsFast(t *testing.T) {
 	}
 	if time.Since(start) > 20*time.Second {
 		t.Errorf("took %s to notice", time.Since(start))
+	}
+}
+
+// TestPinnedTemporalVersions: the Makefile builds the versions the Go code builds, and the server
+// and UI server are those the pinned CLI depends on (its go.mod), so that builds share downloads.
+func TestPinnedTemporalVersions(t *testing.T) {
+	root, err := FindRepoRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	makefile, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, v := range map[string]string{"TEMPORAL_CLI_VERSION": TemporalCLIVersion,
+		"TEMPORAL_SERVER_VERSION": TemporalServerVersion, "TEMPORAL_UI_VERSION": TemporalUIVersion} {
+		if !strings.Contains(string(makefile), "\n"+name+" := "+v+"\n") {
+			t.Errorf("the Makefile does not pin %s := %s", name, v)
+		}
+	}
+	cmd := exec.Command("go", "mod", "download", "-json", "github.com/temporalio/cli@"+TemporalCLIVersion)
+	cmd.Dir = os.TempDir()
+	out, err := cmd.Output()
+	var mod struct{ GoMod string }
+	if err != nil || json.Unmarshal(out, &mod) != nil || mod.GoMod == "" {
+		t.Skipf("the CLI's go.mod is not at hand: %v", err)
+	}
+	gomod, err := os.ReadFile(mod.GoMod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, req := range []string{"go.temporal.io/server " + TemporalServerVersion, "github.com/temporalio/ui-server/v2 " + TemporalUIVersion} {
+		if !strings.Contains(string(gomod), "\t"+req+"\n") {
+			t.Errorf("the Temporal CLI %s does not require %s", TemporalCLIVersion, req)
+		}
 	}
 }
