@@ -25,8 +25,9 @@
 //     each as a share of the ceiling of the same Temporal server measured first in the same run:
 //     a bare workflow of the same history shape as a sandbox softpay success (3 local
 //     activities that do nothing, a poll timer raced by a signal one tick after the "push"),
-//     -scaling-in-flight at a time, each replaced when it completes. Sika is offered the
-//     ceiling's rate plus a tenth. It also gives the Temporal server's CPU per workflow for both.
+//     -scaling-in-flight at a time, each replaced when it completes; Sika gets the same load,
+//     -scaling-in-flight payments, each replaced when final. It also gives the CPU per workflow
+//     and per payment of the Temporal server, Postgres and the sika processes.
 //
 //     go run ./cmd/sikabench                        # make bench: every part, a few minutes
 //     go run ./cmd/sikabench -short                 # every part, shortened (about a minute of load)
@@ -257,7 +258,7 @@ func parseFlags() (options, []string, error) {
 	flag.IntVar(&o.exportRows, "export-rows", 100_000, "export: transactions of the exported merchant")
 	flag.StringVar(&o.sikaBin, "sika-bin", "", "scaling: the sika binary the cluster's replicas run (default bin/sika at the module root; make bench builds it)")
 	flag.DurationVar(&o.scalingDuration, "scaling-d", 30*time.Second, "scaling: measured duration of the ceiling and of each configuration, after the warm-up")
-	flag.IntVar(&o.scalingInFlight, "scaling-in-flight", 64, "scaling: bare workflows in flight while the ceiling is measured")
+	flag.IntVar(&o.scalingInFlight, "scaling-in-flight", 64, "scaling: bare workflows, then payments, in flight at a time")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		return o, nil, fmt.Errorf("unexpected arguments %q", flag.Args())

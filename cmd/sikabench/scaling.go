@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"os"
 	"slices"
 	"strings"
@@ -32,7 +31,7 @@ type scalingFigures struct {
 // scalingRun is one configuration's load.
 type scalingRun struct {
 	apis, workers int
-	offered       float64 // softpay requests/s offered (the ceiling's rate, plus a tenth)
+	inFlight      int // payments in flight, each replaced when final (as the ceiling's workflows)
 	load          *loadResult
 	comp          *completions
 	cpu           cpuUse
@@ -93,9 +92,9 @@ const scalingReplicas = 2
 
 // runScaling starts a cluster of scalingReplicas API and worker replicas on an ephemeral
 // Postgres, with the sandbox operator in this process; measures the bare workflow's ceiling on
-// its Temporal server; then drives softpay with 1 + 1 and 2 + 2 replicas running, offered at the
-// ceiling's rate plus a tenth (so that the pace never caps Sika below the ceiling), and reads
-// the completions in Postgres.
+// its Temporal server; then drives softpay with 1 + 1 and 2 + 2 replicas running, as many
+// payments in flight as the ceiling had workflows, each replaced when final, and reads the
+// completions in Postgres.
 func runScaling(ctx context.Context, o options) (_ *scalingFigures, err error) {
 	f := &scalingFigures{}
 	operator := &target{} // holds the sandbox until the end
@@ -138,8 +137,7 @@ func runScaling(ctx context.Context, o options) (_ *scalingFigures, err error) {
 	if f.ceiling, err = runCeiling(ctx, cluster.TemporalAddress, cluster.Namespace, o.scalingInFlight, o.tick, warmup, o.scalingDuration); err != nil {
 		return nil, fmt.Errorf("scaling: %w", err)
 	}
-	offered := math.Ceil(f.ceiling.rate() * 1.1)
-	if offered < 1 {
+	if f.ceiling.completed == 0 {
 		return f, fmt.Errorf("scaling: the ceiling completed %d bare workflows (%s)", f.ceiling.completed, f.ceiling.errSample)
 	}
 
@@ -171,7 +169,7 @@ func runScaling(ctx context.Context, o options) (_ *scalingFigures, err error) {
 		if _, err := preflight(ctx, t, newSoftpayClient(t, 1), "softpay"); err != nil {
 			return f, fmt.Errorf("scaling %d+%d: %w", n, n, err)
 		}
-		r, err := runScalingLoad(ctx, t, o, n, offered, warmup)
+		r, err := runScalingLoad(ctx, t, o, n, warmup)
 		if err != nil {
 			return f, err
 		}
@@ -211,10 +209,10 @@ func clusterTarget(ctx context.Context, o options, c *devstack.Cluster) (_ *targ
 	return t, nil
 }
 
-// runScalingLoad drives softpay through the one address, paced at offered requests/s, and
-// reads the completions.
-func runScalingLoad(ctx context.Context, t *target, o options, n int, offered float64, warmup time.Duration) (*scalingRun, error) {
-	r := &scalingRun{apis: n, workers: n, offered: offered}
+// runScalingLoad drives softpay through the one address (runClosedPayments) and reads the
+// completions.
+func runScalingLoad(ctx context.Context, t *target, o options, n int, warmup time.Duration) (*scalingRun, error) {
+	r := &scalingRun{apis: n, workers: n, inFlight: o.scalingInFlight}
 	offset, err := dbClockOffset(ctx, t.db)
 	if err != nil {
 		return nil, err
@@ -239,9 +237,8 @@ func runScalingLoad(ctx context.Context, t *target, o options, n int, offered fl
 			}
 		},
 	}
-	progress("scaling %d API + %d worker: softpay paced at %.0f/s, %d clients, %s warm-up + %s measured", n, n, offered, o.clients, warmup, o.scalingDuration)
-	plan := loadPlan{clients: o.clients, warmup: warmup, duration: o.scalingDuration, rate: offered}
-	if r.load, err = runLoad(ctx, newSoftpayClient(t, o.clients), plan, hooks); err != nil {
+	progress("scaling %d API + %d worker: %d payments in flight, %s warm-up + %s measured", n, n, r.inFlight, warmup, o.scalingDuration)
+	if r.load, err = runClosedPayments(ctx, t, r.inFlight, warmup, o.scalingDuration, hooks); err != nil {
 		return nil, fmt.Errorf("scaling %d+%d: %w", n, n, err)
 	}
 	if r.comp, err = collectCompletions(ctx, t.db, r.load.acceptedIDs(), offset, r.load, 2*o.tick+30*time.Second); err != nil {
@@ -284,8 +281,8 @@ func (c *combined) printScaling(w io.Writer) {
 	for _, r := range f.runs {
 		a := r.load.acceptStats()
 		win := r.load.window()
-		fmt.Fprintf(w, "\nSIKA %d API + %d WORKER (softpay through the one address, paced at %.0f/s, %d clients, window %.1f s)\n",
-			r.apis, r.workers, r.offered, r.load.clients, win.Seconds())
+		fmt.Fprintf(w, "\nSIKA %d API + %d WORKER (softpay through the one address, %d payments in flight, each replaced when final, window %.1f s)\n",
+			r.apis, r.workers, r.inFlight, win.Seconds())
 		printRequests(w, r.load, a)
 		printAccept(w, r.load, a)
 		printCompletion(w, r.comp, win)
