@@ -253,13 +253,18 @@ func runLoad(ctx context.Context, c *apiClient, o loadPlan, hooks loadHooks) (*l
 		maxOnce.Do(func() { close(maxHit) }) // every client stopped early (cap reached exactly)
 	}
 	<-windowDone
+	return res.gather(perClient)
+}
+
+// gather takes the samples of every client of a load; a load that sent nothing failed.
+func (l *loadResult) gather(perClient [][]sample) (*loadResult, error) {
 	for _, s := range perClient {
-		res.samples = append(res.samples, s...)
+		l.samples = append(l.samples, s...)
 	}
-	if len(res.samples) == 0 {
+	if len(l.samples) == 0 {
 		return nil, errors.New("no request was sent")
 	}
-	return res, nil
+	return l, nil
 }
 
 // pacer spaces the requests of all clients evenly at a given rate; a client that falls behind

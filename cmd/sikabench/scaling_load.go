@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"sync"
 	"time"
@@ -71,13 +70,7 @@ func runClosedPayments(ctx context.Context, t *target, inFlight int, warmup, d t
 	}
 	wg.Wait()
 	<-windowDone
-	for _, s := range perClient {
-		res.samples = append(res.samples, s...)
-	}
-	if len(res.samples) == 0 {
-		return nil, errors.New("no request was sent")
-	}
-	return res, nil
+	return res.gather(perClient)
 }
 
 // finalWatcher tells the clients of runClosedPayments when their payment is final, reading the
