@@ -70,9 +70,13 @@ export async function final(client: Sika, id: string, timeoutMs = 120_000) {
 	}, timeoutMs);
 }
 
-/** A Benin MTN number of the sandbox ending in suffix (its last three digits decide the outcome). */
+/**
+ * A 10-digit Benin MTN number of the sandbox ending in suffix (its last three digits decide the
+ * outcome): 100,000 per suffix, so that the tests that find their payment by searching its number
+ * do not find another test's (with 8 digits, 1,000 per suffix, the Go client's tests did).
+ */
 export function phone(suffix: string): string {
-	return `97${String(Math.floor(Math.random() * 1000)).padStart(3, "0")}${suffix}`;
+	return `01${String(Math.floor(Math.random() * 100000)).padStart(5, "0")}${suffix}`;
 }
 
 export const softpayBody = (suffix: string, extra: Record<string, unknown> = {}) => ({
