@@ -118,6 +118,11 @@ func (ps *paymentStack) register(t *testing.T, acct *account, rc *receiver, link
 	return e
 }
 
+// settleWithin is how long a webhook test waits for a payment to end or a delivery to arrive: an
+// upper bound on a check, not a speed target. make test runs packages side by side on a shared
+// machine, and a test before may leave its retries running: 10–20 s was exceeded in .ci/run.
+const settleWithin = 60 * time.Second
+
 func TestEveryEventIsDeliveredOnceDespiteFailures(t *testing.T) {
 	ps := payments(t)
 	acct := ps.newAccount(t, true)
@@ -142,7 +147,7 @@ func TestEveryEventIsDeliveredOnceDespiteFailures(t *testing.T) {
 	wg.Wait()
 	close(ids)
 	for id := range ids {
-		ps.final(t, acct, id, 20*time.Second)
+		ps.final(t, acct, id, settleWithin)
 	}
 	var events int
 	require.NoError(t, testStore.Pool().QueryRow(t.Context(), `SELECT count(*) FROM events WHERE merchant_id = $1`, acct.Merchant.ID).Scan(&events))
@@ -213,8 +218,8 @@ func TestWebhookEndpointsLifecycle(t *testing.T) {
 		rc.secret, rc.sigCounts = rotated.SigningSecret, nil
 		rc.mu.Unlock()
 		p := ps.pay(t, acct, benin("97000123"))
-		ps.final(t, acct, p.ID, 10*time.Second)
-		require.Eventually(t, func() bool { return rc.deliveredCount() >= 2 }, 10*time.Second, 50*time.Millisecond)
+		ps.final(t, acct, p.ID, settleWithin)
+		require.Eventually(t, func() bool { return rc.deliveredCount() >= 2 }, settleWithin, 50*time.Millisecond)
 		rc.mu.Lock()
 		assert.Equal(t, 2, rc.sigCounts[0], "old and new secrets both sign")
 		assert.Zero(t, rc.badSigs)
@@ -225,8 +230,8 @@ func TestWebhookEndpointsLifecycle(t *testing.T) {
 		rc.sigCounts = nil
 		rc.mu.Unlock()
 		p = ps.pay(t, acct, benin("97000123"))
-		ps.final(t, acct, p.ID, 10*time.Second)
-		require.Eventually(t, func() bool { rc.mu.Lock(); defer rc.mu.Unlock(); return len(rc.sigCounts) >= 2 }, 10*time.Second, 50*time.Millisecond)
+		ps.final(t, acct, p.ID, settleWithin)
+		require.Eventually(t, func() bool { rc.mu.Lock(); defer rc.mu.Unlock(); return len(rc.sigCounts) >= 2 }, settleWithin, 50*time.Millisecond)
 		rc.mu.Lock()
 		assert.Equal(t, 1, rc.sigCounts[0], "the old secret is gone after the window")
 		rc.mu.Unlock()
@@ -237,21 +242,21 @@ func TestWebhookEndpointsLifecycle(t *testing.T) {
 		gone.answer = http.StatusGone
 		g := ps.register(t, acct, gone, nil)
 		p := ps.pay(t, acct, benin("97000123"))
-		ps.final(t, acct, p.ID, 10*time.Second)
+		ps.final(t, acct, p.ID, settleWithin)
 		require.EventuallyWithT(t, func(c *assert.CollectT) {
 			var got sika.WebhookEndpoint
 			ps.call(t, "GET", "/api/v1/merchant-webhooks/"+g.ID.String()+"/", nil, dash...).data(t, &got)
 			assert.False(c, got.IsActive)
 			assert.Contains(c, got.DisabledReason, "410")
-		}, 10*time.Second, 50*time.Millisecond)
+		}, settleWithin, 50*time.Millisecond)
 		gone.mu.Lock()
 		before := len(gone.seen)
 		gone.mu.Unlock()
 		live := rc.deliveredCount()
 		p = ps.pay(t, acct, benin("97000123"))
-		ps.final(t, acct, p.ID, 10*time.Second)
+		ps.final(t, acct, p.ID, settleWithin)
 		// The live endpoint's deliveries of the same events were queued in the same commit.
-		require.Eventually(t, func() bool { return rc.deliveredCount() >= live+2 }, 10*time.Second, 20*time.Millisecond)
+		require.Eventually(t, func() bool { return rc.deliveredCount() >= live+2 }, settleWithin, 20*time.Millisecond)
 		gone.mu.Lock()
 		assert.Equal(t, before, len(gone.seen), "a disabled endpoint receives nothing")
 		gone.mu.Unlock()
@@ -267,7 +272,7 @@ func TestWebhookEndpointsLifecycle(t *testing.T) {
 		require.Len(t, page.Results, 1)
 		r = ps.call(t, "POST", "/api/v1/events/"+page.Results[0].ID+"/redeliver/", nil, dash...)
 		require.Equal(t, 202, r.Status, "%s", r.Body)
-		require.Eventually(t, func() bool { return fresh.deliveredCount() >= 1 }, 10*time.Second, 50*time.Millisecond)
+		require.Eventually(t, func() bool { return fresh.deliveredCount() >= 1 }, settleWithin, 50*time.Millisecond)
 
 		// To one endpoint only: the fresh one gets the event once more, nobody else does.
 		fresh.mu.Lock()
@@ -282,7 +287,7 @@ func TestWebhookEndpointsLifecycle(t *testing.T) {
 			fresh.mu.Lock()
 			defer fresh.mu.Unlock()
 			return fresh.seen[page.Results[0].ID] == seenBefore+1
-		}, 10*time.Second, 50*time.Millisecond)
+		}, settleWithin, 50*time.Millisecond)
 		other := ps.newAccount(t, true)
 		theirs := ps.register(t, other, newReceiver(t, 0), nil)
 		r = ps.call(t, "POST", "/api/v1/events/"+page.Results[0].ID+"/redeliver/", map[string]any{"endpoint": theirs.ID}, dash...)
@@ -322,9 +327,9 @@ func TestLinkScopedEndpointsGetTheirLinkToo(t *testing.T) {
 	}}, store.WorkflowStart{ID: "none-" + id.String(), Type: "none", Input: nil})
 	require.NoError(t, err)
 	require.NoError(t, testStore.DeleteOutbox(context.Background(), outbox))
-	require.Eventually(t, func() bool { return global.deliveredCount() == 1 && scoped.deliveredCount() == 1 }, 10*time.Second, 50*time.Millisecond)
+	require.Eventually(t, func() bool { return global.deliveredCount() == 1 && scoped.deliveredCount() == 1 }, settleWithin, 50*time.Millisecond)
 	ps.pay(t, acct, benin("97000123")) // no link: global only
-	require.Eventually(t, func() bool { return global.deliveredCount() >= 2 }, 10*time.Second, 50*time.Millisecond)
+	require.Eventually(t, func() bool { return global.deliveredCount() >= 2 }, settleWithin, 50*time.Millisecond)
 	time.Sleep(300 * time.Millisecond)
 	assert.Equal(t, 1, scoped.deliveredCount(), "a link-scoped endpoint gets its link's events, not the others")
 	assert.Zero(t, elsewhere.deliveredCount())
@@ -359,14 +364,14 @@ func TestWebhookFirstAttemptFromTheOutbox(t *testing.T) {
 	refusingEp := ps.register(t, acct, refusing, nil)
 
 	p := ps.pay(t, acct, benin("97000123"))
-	ps.final(t, acct, p.ID, 10*time.Second)
+	ps.final(t, acct, p.ID, settleWithin)
 	ctx := t.Context()
 	rows, err := testStore.Pool().Query(ctx, `SELECT event_id FROM events WHERE transaction_id = $1 ORDER BY id`, p.ID)
 	require.NoError(t, err)
 	events, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	require.NoError(t, err)
 	require.Len(t, events, 2, "transaction.pending and .succeeded")
-	require.Eventually(t, func() bool { return quick.deliveredCount() == 2 && refusing.deliveredCount() == 2 }, 20*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return quick.deliveredCount() == 2 && refusing.deliveredCount() == 2 }, settleWithin, 20*time.Millisecond)
 
 	for _, ev := range events {
 		ds, err := testStore.EventDeliveries(ctx, ev)
