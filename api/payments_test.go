@@ -58,15 +58,57 @@ func (ps *paymentStack) detail(t *testing.T, acct *account, id uuid.UUID) sika.T
 	return d
 }
 
-// final waits until the transaction leaves PENDING.
+// final waits until the transaction leaves PENDING; when it does not, the failure says where its
+// workflow stands, so that a payment stuck in a shared run can be diagnosed from the log.
 func (ps *paymentStack) final(t *testing.T, acct *account, id uuid.UUID, within time.Duration) sika.TransactionDetail {
 	t.Helper()
 	var d sika.TransactionDetail
-	require.EventuallyWithT(t, func(c *assert.CollectT) {
+	if !assert.EventuallyWithT(t, func(c *assert.CollectT) {
 		d = ps.detail(t, acct, id)
 		assert.NotEqual(c, sika.StatusPending, d.Status)
-	}, within, 50*time.Millisecond, "transaction %s still PENDING", id)
+	}, within, 50*time.Millisecond, "transaction %s still PENDING", id) {
+		ps.explainPending(t, id)
+		t.FailNow()
+	}
 	return d
+}
+
+// explainPending logs a pending payment's workflow (status, history with each failed task's
+// reason, pending activities) and its outbox rows.
+func (ps *paymentStack) explainPending(t *testing.T, id uuid.UUID) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	wid := workflows.PaymentWorkflowID(id)
+	if desc, err := ps.temporal.DescribeWorkflowExecution(ctx, wid, ""); err != nil {
+		t.Logf("%s: describe: %v", wid, err)
+	} else {
+		info := desc.WorkflowExecutionInfo
+		t.Logf("%s: %v on %s, %d events, %d pending activities", wid, info.Status, info.TaskQueue, info.HistoryLength, len(desc.PendingActivities))
+		it := ps.temporal.GetWorkflowHistory(ctx, wid, "", false, 0)
+		for it.HasNext() {
+			ev, err := it.Next()
+			if err != nil {
+				t.Logf("%s: history: %v", wid, err)
+				break
+			}
+			t.Logf("  %s %v %s", ev.EventTime.AsTime().Format("15:04:05.000"), ev.EventType,
+				ev.GetWorkflowTaskFailedEventAttributes().GetFailure().GetMessage())
+		}
+	}
+	rows, err := testStore.Pool().Query(ctx, `SELECT workflow_type || ' attempts=' || attempts || ' next=' || next_attempt_at::text || ' error=' || last_error
+		FROM workflow_outbox WHERE workflow_id = $1`, wid)
+	if err == nil {
+		var outbox []string
+		for rows.Next() {
+			var s string
+			if rows.Scan(&s) == nil {
+				outbox = append(outbox, s)
+			}
+		}
+		rows.Close()
+		t.Logf("%s: outbox rows %q", wid, outbox)
+	}
 }
 
 func (ps *paymentStack) balances(t *testing.T, acct *account) []sika.Wallet {
