@@ -8,7 +8,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -108,6 +112,13 @@ func (ps *paymentStack) explainPending(t *testing.T, id uuid.UUID) {
 		}
 		rows.Close()
 		t.Logf("%s: outbox rows %q", wid, outbox)
+	}
+	// What the worker's goroutines are doing (a worker that stopped taking tasks shows here).
+	dump := filepath.Join(artifactsDir(t), "goroutines-"+strings.ReplaceAll(t.Name(), "/", "_")+".txt")
+	if f, err := os.Create(dump); err == nil {
+		_ = pprof.Lookup("goroutine").WriteTo(f, 1)
+		_ = f.Close()
+		t.Logf("goroutines of the test process: %s", dump)
 	}
 }
 
