@@ -130,7 +130,7 @@ func TestEveryEventIsDeliveredOnceDespiteFailures(t *testing.T) {
 	ps.register(t, acct, first, nil)
 	ps.register(t, acct, second, nil)
 
-	const payments = 200
+	const payments = 120
 	ids := make(chan uuid.UUID, payments)
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 8)

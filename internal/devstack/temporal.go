@@ -252,6 +252,13 @@ func (t *Temporal) run(ctx context.Context, opts TemporalOptions, port, uiPort i
 		LogLevel:   "warn",
 		Stdout:     t.logs, // a pipe: see logSink
 		Stderr:     t.logs,
+		// One partition per task queue: a one-node server gains nothing from more, and a task
+		// written to a partition no poller is on waits to be forwarded. In .ci/run a payment's
+		// workflow task waited over 55 s on the dev server while the worker was polling.
+		ExtraArgs: []string{
+			"--dynamic-config-value", "matching.numTaskqueueReadPartitions=1",
+			"--dynamic-config-value", "matching.numTaskqueueWritePartitions=1",
+		},
 	}
 	if opts.UI {
 		devOpts.UIPort = strconv.Itoa(uiPort) // the SDK leaves it to the CLI: frontend port + 1000
