@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -14,8 +14,7 @@ import (
 // the bare workflow and both configurations complete work, and the bare workflow's history has
 // the shape of Sika's payments (the ceiling is only a ceiling of the same work if it does).
 // It starts a whole cluster: about 30 s on the shared 2-core machine, part of make test, which
-// builds the binaries it runs (bin/sika, bin/temporal-server); skipped with -short or when they
-// are missing (`make build temporal-server`).
+// builds the Temporal server; the test builds what is missing itself. Skipped with -short only.
 func TestScalingHarness(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a whole cluster")
@@ -24,15 +23,21 @@ func TestScalingHarness(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, bin := range []string{"sika", "temporal-server", "temporal-sql-tool"} {
-		if _, err := os.Stat(filepath.Join(root, "bin", bin)); err != nil {
-			t.Skipf("bin/%s is missing: make build temporal-server", bin)
-		}
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
+	// What the cluster runs, built when missing: the Temporal server and its SQL tool in bin/
+	// (as make test does), and this checkout's sika.
+	if _, err := devstack.EnsureTemporalServer(ctx, root, nil); err != nil {
+		t.Fatal(err)
+	}
+	sikaBin := filepath.Join(t.TempDir(), "sika")
+	build := exec.CommandContext(ctx, "go", "build", "-o", sikaBin, "./cmd/sika")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/sika: %v\n%s", err, out)
+	}
 	o := options{clients: 4, warmup: time.Second, tick: time.Second, sample: 3, scalingDuration: 3 * time.Second,
-		scalingInFlight: 16, sikaBin: filepath.Join(root, "bin", "sika")}
+		scalingInFlight: 16, sikaBin: sikaBin}
 	f, err := runScaling(ctx, o)
 	if err != nil {
 		t.Fatal(err)

@@ -376,7 +376,7 @@ func TestPinnedTemporalVersions(t *testing.T) {
 	out, err := cmd.Output()
 	var mod struct{ GoMod string }
 	if err != nil || json.Unmarshal(out, &mod) != nil || mod.GoMod == "" {
-		t.Skipf("the CLI's go.mod is not at hand: %v", err)
+		t.Fatalf("go mod download github.com/temporalio/cli@%s (the Go module proxy): %v", TemporalCLIVersion, err)
 	}
 	gomod, err := os.ReadFile(mod.GoMod)
 	if err != nil {
