@@ -38,9 +38,13 @@ func createdID(t *testing.T, r dashAnswer, kind string) uuid.UUID {
 }
 
 func TestDashboardHomeVolume(t *testing.T) {
-	ts := newTestServer(t)
+	// The code's clock is fixed, and every row of "today" lies between that day's midnight and
+	// it: a run at 00:01 UTC puts no row of today on yesterday.
+	clock := &fixedClock{t: time.Now().UTC()}
+	ts := newTestServer(t, func(c *Config) { c.Now = clock.now })
 	acct := ts.newAccount(t, true)
-	now := time.Now().UTC()
+	now := clock.t
+	midnight := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
 	for i, row := range []*historyRow{
 		{Status: sika.StatusSuccess, Requested: "1000.00"},
 		{Status: sika.StatusSuccess, Requested: "2500.00"},
@@ -52,7 +56,7 @@ func TestDashboardHomeVolume(t *testing.T) {
 	} {
 		row.Merchant = acct.Merchant.ID
 		if row.CreatedAt.IsZero() {
-			row.CreatedAt = now.Add(-time.Duration(i) * time.Minute)
+			row.CreatedAt = now.Add(-now.Sub(midnight) * time.Duration(i) / 10)
 		}
 		if row.Requested != "" {
 			row.ClientFee, row.GatewayFee, row.PlatformFee, row.Debited, row.Net = "0.00", "0.00", "0.00", row.Requested, row.Requested

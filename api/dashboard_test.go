@@ -374,7 +374,10 @@ func TestDashboardPages(t *testing.T) {
 	ts := newTestServer(t)
 	acct := ts.newAccount(t, true)
 	sweepFund(t, acct, sika.EnvironmentTest)
-	base := time.Now().UTC().Add(-time.Hour)
+	// The rows are made yesterday from 12:00 UTC, half a day from either midnight: the date
+	// filters below are the same whatever the hour of the run.
+	now := time.Now().UTC()
+	base := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC).Add(-12 * time.Hour)
 	var rows []*historyRow
 	for i := range 30 {
 		row := &historyRow{Merchant: acct.Merchant.ID, CreatedAt: base.Add(time.Duration(i) * time.Minute), Name: "Client " + string(rune('A'+i%26)),
@@ -413,13 +416,11 @@ func TestDashboardPages(t *testing.T) {
 	partial := c.get(t, "/dashboard/transactions/?status=FAILED", "HX-Request", "true", "HX-Target", "results")
 	assert.True(t, strings.HasPrefix(strings.TrimSpace(partial.Body), `<section id="results"`), "htmx gets the results alone")
 
-	today, yesterday := time.Now().UTC().Format(time.DateOnly), time.Now().UTC().AddDate(0, 0, -1).Format(time.DateOnly)
-	if base.Format(time.DateOnly) == today { // not run just after midnight
-		inRange := c.get(t, "/dashboard/transactions/?created_at__gte="+today+"&created_at__lte="+today)
-		assert.Contains(t, inRange.Body, rows[29].Reference, "a date range that holds them")
-		assert.Contains(t, inRange.Body, `value="`+today+`"`, "the form keeps the range")
-	}
-	before := c.get(t, "/dashboard/transactions/?created_at__lte="+yesterday)
+	day, dayBefore := base.Format(time.DateOnly), base.AddDate(0, 0, -1).Format(time.DateOnly)
+	inRange := c.get(t, "/dashboard/transactions/?created_at__gte="+day+"&created_at__lte="+day)
+	assert.Contains(t, inRange.Body, rows[29].Reference, "a date range that holds them")
+	assert.Contains(t, inRange.Body, `value="`+day+`"`, "the form keeps the range")
+	before := c.get(t, "/dashboard/transactions/?created_at__lte="+dayBefore)
 	assert.NotContains(t, before.Body, rows[29].Reference, "a date range before them")
 	assert.Contains(t, before.Body, `id="no-result"`)
 

@@ -626,12 +626,18 @@ func TestPaymentBackPressure(t *testing.T) {
 	// (unless this machine takes a whole second between them).
 	ps.cfg.PaymentAcceptPerSecond = 1
 	defer func() { ps.cfg.PaymentAcceptPerSecond = 0 }()
+	// The collections are declined by the sandbox (…001): the wallet compared below moves only
+	// if a refused payout held something, not because an accepted payment was credited meanwhile.
 	var accepted, refused int
+	var started []uuid.UUID
 	for range 3 {
-		r := ps.softpay(t, acct, benin("97000123"))
+		r := ps.softpay(t, acct, benin("97000001"))
 		switch r.Status {
 		case 201:
 			accepted++
+			var p payResponse
+			r.data(t, &p)
+			started = append(started, p.ID)
 		case 503:
 			refused++
 			assert.Equal(t, "service_unavailable", r.code())
@@ -663,6 +669,9 @@ func TestPaymentBackPressure(t *testing.T) {
 	require.NoError(t, testStore.Pool().QueryRow(t.Context(), `SELECT count(*) FROM transactions WHERE merchant_id = $1 AND transaction_type = 'RETRAIT'`,
 		acct.Merchant.ID).Scan(&written))
 	assert.Equal(t, payouts, written, "a refused payout writes nothing")
+	for _, id := range started { // what the test started ends before the balances are compared
+		assert.Equal(t, sika.StatusFailed, ps.final(t, acct, id, settleWithin).Status)
+	}
 	if payouts == 0 {
 		after := ps.wallet(t, acct)
 		assert.Equal(t, before.AvailableAmount, after.AvailableAmount, "nothing held")
