@@ -235,6 +235,21 @@ func FuzzDecodeKYC(f *testing.F) {
 	})
 }
 
+// fuzzNeverWebhook are ranges a webhook may never target, written independently of the guard:
+// special-purpose IPv4 and IPv6 ranges and the IPv6 forms that carry an internal IPv4 address.
+var fuzzNeverWebhook = func() []netip.Prefix {
+	var ps []netip.Prefix
+	for _, s := range []string{"0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12",
+		"192.0.0.0/24", "192.0.2.0/24", "192.88.99.0/24", "192.168.0.0/16", "198.18.0.0/15", "198.51.100.0/24",
+		"203.0.113.0/24", "224.0.0.0/3", "::/96", "64:ff9b:1::/48", "100::/64", "2001:2::/48", "2001:db8::/32", "3fff::/20",
+		"fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8",
+		"::ffff:127.0.0.0/104", "::ffff:10.0.0.0/104", "64:ff9b::7f00:0/104", "64:ff9b::a00:0/104", "64:ff9b::a9fe:0/112",
+		"2002:7f00::/24", "2002:a00::/24", "2002:c0a8::/32", "::ffff:0:a00:0/104"} {
+		ps = append(ps, netip.MustParsePrefix(s))
+	}
+	return ps
+}()
+
 // FuzzDecodeWebhook decodes an endpoint body and checks its URL with a guard that resolves no
 // name (no network while fuzzing): an accepted URL is absolute http(s), https in LIVE, with a
 // public IP literal for host.
@@ -271,6 +286,11 @@ func FuzzDecodeWebhook(f *testing.F) {
 		}
 		if a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsUnspecified() {
 			t.Fatalf("checkEndpointURL(%q) accepted the internal address %s", *req.URL, a)
+		}
+		for _, p := range fuzzNeverWebhook {
+			if p.Contains(a) {
+				t.Fatalf("checkEndpointURL(%q) accepted %s, in %s", *req.URL, a, p)
+			}
 		}
 	})
 }

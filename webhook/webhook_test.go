@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"testing"
@@ -99,6 +100,42 @@ func TestGuardRefusesInternalDestinations(t *testing.T) {
 	assert.Error(t, g.CheckURL(ctx, "http://93.184.216.34/", true), "LIVE needs https")
 	assert.NoError(t, g.CheckURL(ctx, "https://93.184.216.34/hooks", true), "a public address")
 	assert.NoError(t, Guard{AllowPrivate: true}.CheckURL(ctx, "http://127.0.0.1:8080/", false), "allowed by configuration")
+}
+
+// TestGuardAllowsOnlyGlobalUnicast: the ranges the IANA special-purpose registries mark not
+// globally reachable are refused, and an IPv4 address carried in IPv6 (NAT64, SIIT, mapped, 6to4,
+// Teredo) is judged as IPv4.
+func TestGuardAllowsOnlyGlobalUnicast(t *testing.T) {
+	refused := []string{
+		"::a00:1", "::808:808", // IPv4-compatible ::/96 (deprecated)
+		"64:ff9b:1::a00:1", "64:ff9b:1::808:808", // local-use NAT64
+		"64:ff9b::7f00:1", "64:ff9b::a9fe:a9fe", "64:ff9b::10.0.0.1", // well-known NAT64 of internal IPv4
+		"::ffff:0:7f00:1", "::ffff:0:a00:1", // SIIT of internal IPv4
+		"2002:7f00:1::1", "2002:a00:1::", "2002:a9fe:a9fe::1", // 6to4 of internal IPv4
+		"2001:0:4136:e378:8000:63bf:f5ff:fffe",              // Teredo whose client is 10.0.0.1 (inverted)
+		"2001:0:a00:1:8000:63bf:3fff:fdd2",                  // Teredo whose server is 10.0.0.1
+		"2001:2::1", "2001:10::1", "2001:db8::1", "3fff::1", // benchmarking, ORCHID, documentation
+		"fec0::1", "fd00:ec2::254", "100::1", "ff02::1", "5f00::1", "4000::1", "fe80::1%eth0",
+		"240.0.0.1", "255.255.255.255", "192.88.99.1", "224.0.0.1", "192.0.2.1", "198.51.100.7", "203.0.113.9",
+		"198.18.0.1", "192.0.0.9",
+	}
+	for _, s := range refused {
+		assert.False(t, allowed(netip.MustParseAddr(s)), "%s must be refused", s)
+	}
+	for _, s := range []string{
+		"93.184.216.34", "8.8.8.8", "2606:4700:4700::1111", "2a00:1450:4007:80e::200e",
+		"64:ff9b::808:808",                     // NAT64 of a public address
+		"2002:808:808::1",                      // 6to4 of a public address
+		"2001:0:4136:e378:8000:63bf:f7f7:f7f7", // Teredo: server 65.54.227.120, client 8.8.8.8
+		"::ffff:8.8.8.8", "192.31.196.1", "2620:4f:8000::1",
+	} {
+		assert.True(t, allowed(netip.MustParseAddr(s)), "%s is globally reachable", s)
+	}
+	g := Guard{}
+	for _, u := range []string{"http://[::a00:1]/", "http://[64:ff9b:1::a00:1]/", "http://[2001:0:4136:e378:8000:63bf:f5ff:fffe]/",
+		"http://[fec0::1]/", "http://240.0.0.1/", "http://192.88.99.1/", "http://[100::1]/"} {
+		assert.True(t, errors.Is(g.CheckURL(context.Background(), u, false), ErrForbiddenDestination), u)
+	}
 }
 
 func TestTransportDialsOnlyCheckedAddresses(t *testing.T) {
