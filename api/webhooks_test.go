@@ -135,7 +135,7 @@ func TestEveryEventIsDeliveredOnceDespiteFailures(t *testing.T) {
 	// 40 payments (80 events, 160 deliveries, half of the tries refused) in make test;
 	// SIKA_WEBHOOK_STORM_PAYMENTS=200 for the heavy run. On the dev server shared by make test's
 	// packages, the 200-payment storm left a payment's workflow task unstarted for over a minute
-	// in some runs (see the note in the README's test section).
+	// in some runs (see the note in docs/development.md).
 	payments := 40
 	if n, err := strconv.Atoi(os.Getenv("SIKA_WEBHOOK_STORM_PAYMENTS")); err == nil && n > 0 {
 		payments = n

@@ -15,7 +15,7 @@ import (
 )
 
 // Config is every setting of the service. It is read from environment variables here and
-// nowhere else; each variable is documented in the README with its default.
+// nowhere else; each variable is documented in docs/configuration.md with its default.
 type Config struct {
 	// DatabaseURL is the Postgres URL (DATABASE_URL). `sika dev` starts a private Postgres
 	// when it is empty; the other commands need it.

@@ -10,7 +10,7 @@
 //	sika stack -- CMD ARGS   run CMD with a throw-away Postgres and Temporal (used by make test)
 //	sika listen|trigger|logs the developer CLI, against the API with an API key
 //
-// Configuration comes only from environment variables (see config.go and the README).
+// Configuration comes only from environment variables (see config.go and docs/configuration.md).
 package main
 
 import (
