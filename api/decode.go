@@ -185,6 +185,8 @@ var plainDecimal = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
 func atLeastOne(raw string) (int, string) {
 	n, err := strconv.Atoi(raw)
 	switch {
+	case errors.Is(err, strconv.ErrRange) && n > 0:
+		return n, "" // math.MaxInt: an integer too large for int, which every caller clamps or refuses
 	case err != nil:
 		return 0, sika.MsgInteger
 	case n < 1:

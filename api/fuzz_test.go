@@ -313,3 +313,36 @@ func FuzzDecodeCursor(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParsePage: any query string is either a page within bounds (1 ≤ page ≤ maxPage,
+// 1 ≤ page_size ≤ maxPageSize, an offset that does not overflow) or a validation error on page
+// or page_size, never a 500.
+func FuzzParsePage(f *testing.F) {
+	for _, seed := range []string{"page=92233720368547760&page_size=100", "page=10000&page_size=100", "page=10001", "page=-1",
+		"page=9223372036854775807", "page_size=99999999999999999999", "page=1&page=2", "page=%00"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, query string) {
+		r := httptest.NewRequest(http.MethodGet, "/api/v1/checkout-sessions/", nil)
+		r.URL.RawQuery = query
+		p, err := parsePage(r)
+		if err != nil {
+			var se *sika.Error
+			if !errors.As(err, &se) || se.Code != sika.CodeValidation || len(se.Fields) == 0 {
+				t.Fatalf("parsePage(%q): %v, want a field error", query, err)
+			}
+			for field := range se.Fields {
+				if field != "page" && field != "page_size" {
+					t.Fatalf("parsePage(%q): an error on %q", query, field)
+				}
+			}
+			return
+		}
+		if p.Page < 1 || p.Page > maxPage || p.PageSize < 1 || p.PageSize > maxPageSize {
+			t.Fatalf("parsePage(%q) = %+v", query, p)
+		}
+		if off := (p.Page - 1) * p.PageSize; off < 0 || off/p.PageSize != p.Page-1 {
+			t.Fatalf("parsePage(%q) = %+v: the offset overflows", query, p)
+		}
+	})
+}

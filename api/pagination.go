@@ -23,7 +23,13 @@ const (
 	maxPageSize           = 100
 	defaultCursorPageSize = 50
 	maxCursorPageSize     = 200
+	// maxPage caps `page` (10,000 pages of 100 is a million rows; past that, OFFSET is a scan no
+	// client should ask for, and a larger page overflows the offset): above it is a 400.
+	maxPage = 10000
 )
+
+// msgMaxPage is the message of a page number above maxPage.
+var msgMaxPage = "Ensure this value is less than or equal to " + strconv.Itoa(maxPage) + "."
 
 // page is the page-number pagination response: {count, next, previous, results}.
 type page[T any] struct {
@@ -49,13 +55,18 @@ func positiveInt(q url.Values, name string, def int, verr *sika.Validation) int 
 }
 
 // parsePage reads `page` and `page_size`: defaults 1 and 20, page_size above 100 clamped to
-// 100, anything that is not a positive integer a validation error.
+// 100, anything that is not a positive integer a validation error, and so is a page above
+// maxPage.
 func parsePage(r *http.Request) (store.PageRequest, error) {
 	var verr sika.Validation
 	q := r.URL.Query()
 	p := store.PageRequest{
 		Page:     positiveInt(q, "page", 1, &verr),
 		PageSize: min(positiveInt(q, "page_size", defaultPageSize, &verr), maxPageSize),
+	}
+	if p.Page > maxPage {
+		verr.Add("page", msgMaxPage)
+		p.Page = 1
 	}
 	return p, verr.Err()
 }

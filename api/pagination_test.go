@@ -67,9 +67,13 @@ func TestPageNumberPagination(t *testing.T) {
 	require.NotNil(t, p.Previous)
 	assert.Contains(t, *p.Previous, "page=6", "previous of a page past the end is the last page")
 
+	ts.call(t, "GET", "/api/v1/ip-whitelist/?page=10000&page_size=100", nil, h...).data(t, &p)
+	assert.Empty(t, p.Results, "the last page allowed answers, empty")
+
 	for q, want := range map[string]string{"page=0": sika.MsgMinOne, "page=-1": sika.MsgMinOne, "page=abc": sika.MsgInteger,
 		"page=1.5": sika.MsgInteger, "page_size=0": sika.MsgMinOne, "page_size=-5": sika.MsgMinOne, "page_size=x": sika.MsgInteger,
-		"page=": sika.MsgInteger} {
+		"page=": sika.MsgInteger, "page=10001": msgMaxPage, "page=92233720368547760": msgMaxPage,
+		"page=9223372036854775807": msgMaxPage, "page=99999999999999999999": msgMaxPage} {
 		r := ts.call(t, "GET", "/api/v1/ip-whitelist/?"+q, nil, h...)
 		assert.Equal(t, 400, r.Status, q)
 		assert.Len(t, r.fields(), 1, q)

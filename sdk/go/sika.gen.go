@@ -4871,7 +4871,7 @@ type ListStaffActions200JSONResponseBodySuccess bool
 
 // ListAPIKeysParams defines parameters for ListAPIKeys.
 type ListAPIKeysParams struct {
-	// Page The page number, from 1.
+	// Page The page number, from 1 to 10000 (a larger one is refused 400).
 	Page *PageParameter `form:"page,omitempty" json:"page,omitempty"`
 
 	// PageSize Results per page; values above 100 are treated as 100.
@@ -4990,7 +4990,7 @@ type Register201JSONResponseBodySuccess bool
 
 // ListCheckoutSessionsParams defines parameters for ListCheckoutSessions.
 type ListCheckoutSessionsParams struct {
-	// Page The page number, from 1.
+	// Page The page number, from 1 to 10000 (a larger one is refused 400).
 	Page *PageParameter `form:"page,omitempty" json:"page,omitempty"`
 
 	// PageSize Results per page; values above 100 are treated as 100.
@@ -5220,7 +5220,7 @@ type RedeliverEvent202JSONResponseBodySuccess bool
 
 // ListExchangeRatesParams defines parameters for ListExchangeRates.
 type ListExchangeRatesParams struct {
-	// Page The page number, from 1.
+	// Page The page number, from 1 to 10000 (a larger one is refused 400).
 	Page *PageParameter `form:"page,omitempty" json:"page,omitempty"`
 
 	// PageSize Results per page; values above 100 are treated as 100.
@@ -5260,7 +5260,7 @@ type GetHostedPageAssetParamsFile string
 
 // ListIPWhitelistParams defines parameters for ListIPWhitelist.
 type ListIPWhitelistParams struct {
-	// Page The page number, from 1.
+	// Page The page number, from 1 to 10000 (a larger one is refused 400).
 	Page *PageParameter `form:"page,omitempty" json:"page,omitempty"`
 
 	// PageSize Results per page; values above 100 are treated as 100.
@@ -5341,7 +5341,7 @@ type GetLinkPayment200JSONResponseBodySuccess bool
 
 // ListMerchantBalancesParams defines parameters for ListMerchantBalances.
 type ListMerchantBalancesParams struct {
-	// Page The page number, from 1.
+	// Page The page number, from 1 to 10000 (a larger one is refused 400).
 	Page *PageParameter `form:"page,omitempty" json:"page,omitempty"`
 
 	// PageSize Results per page; values above 100 are treated as 100.
@@ -5379,7 +5379,7 @@ type GetMerchantBalance200JSONResponseBodySuccess bool
 
 // ListKYCDossiersParams defines parameters for ListKYCDossiers.
 type ListKYCDossiersParams struct {
-	// Page The page number, from 1.
+	// Page The page number, from 1 to 10000 (a larger one is refused 400).
 	Page *PageParameter `form:"page,omitempty" json:"page,omitempty"`
 
 	// PageSize Results per page; values above 100 are treated as 100.
@@ -5584,7 +5584,7 @@ type GetMerchantLedgerEntry200JSONResponseBodySuccess bool
 
 // ListPayoutMethodsParams defines parameters for ListPayoutMethods.
 type ListPayoutMethodsParams struct {
-	// Page The page number, from 1.
+	// Page The page number, from 1 to 10000 (a larger one is refused 400).
 	Page *PageParameter `form:"page,omitempty" json:"page,omitempty"`
 
 	// PageSize Results per page; values above 100 are treated as 100.
@@ -5700,7 +5700,7 @@ type UpdateMerchantSettings200JSONResponseBodySuccess bool
 
 // ListWebhooksParams defines parameters for ListWebhooks.
 type ListWebhooksParams struct {
-	// Page The page number, from 1.
+	// Page The page number, from 1 to 10000 (a larger one is refused 400).
 	Page *PageParameter `form:"page,omitempty" json:"page,omitempty"`
 
 	// PageSize Results per page; values above 100 are treated as 100.
@@ -5835,7 +5835,7 @@ type RotateWebhookSecret200JSONResponseBodySuccess bool
 
 // ListNetworksParams defines parameters for ListNetworks.
 type ListNetworksParams struct {
-	// Page The page number, from 1.
+	// Page The page number, from 1 to 10000 (a larger one is refused 400).
 	Page *PageParameter `form:"page,omitempty" json:"page,omitempty"`
 
 	// PageSize Results per page; values above 100 are treated as 100.
@@ -5884,7 +5884,7 @@ type GetCheckoutPageParamsLang string
 
 // ListPaymentLinksParams defines parameters for ListPaymentLinks.
 type ListPaymentLinksParams struct {
-	// Page The page number, from 1.
+	// Page The page number, from 1 to 10000 (a larger one is refused 400).
 	Page *PageParameter `form:"page,omitempty" json:"page,omitempty"`
 
 	// PageSize Results per page; values above 100 are treated as 100.
@@ -6012,7 +6012,7 @@ type PutPaymentLink200JSONResponseBodySuccess bool
 
 // ListPaymentLinkTransactionsParams defines parameters for ListPaymentLinkTransactions.
 type ListPaymentLinkTransactionsParams struct {
-	// Page The page number, from 1.
+	// Page The page number, from 1 to 10000 (a larger one is refused 400).
 	Page *PageParameter `form:"page,omitempty" json:"page,omitempty"`
 
 	// PageSize Results per page; values above 100 are treated as 100.
@@ -6360,7 +6360,7 @@ type StreamRequestLogsParams struct {
 
 // ListSettlementsParams defines parameters for ListSettlements.
 type ListSettlementsParams struct {
-	// Page The page number, from 1.
+	// Page The page number, from 1 to 10000 (a larger one is refused 400).
 	Page *PageParameter `form:"page,omitempty" json:"page,omitempty"`
 
 	// PageSize Results per page; values above 100 are treated as 100.
@@ -6674,7 +6674,7 @@ type GetTransactionInvoiceParamsLang string
 
 // ListWalletTransfersParams defines parameters for ListWalletTransfers.
 type ListWalletTransfersParams struct {
-	// Page The page number, from 1.
+	// Page The page number, from 1 to 10000 (a larger one is refused 400).
 	Page *PageParameter `form:"page,omitempty" json:"page,omitempty"`
 
 	// PageSize Results per page; values above 100 are treated as 100.

@@ -4239,7 +4239,7 @@ export interface components {
     parameters: {
         /** @description The object's id. A malformed id answers `404 not_found`, as an unknown one does. */
         id: string;
-        /** @description The page number, from 1. */
+        /** @description The page number, from 1 to 10000 (a larger one is refused 400). */
         page: number;
         /** @description Results per page; values above 100 are treated as 100. */
         page_size: number;
@@ -4460,7 +4460,7 @@ export interface operations {
     listAPIKeys: {
         parameters: {
             query?: {
-                /** @description The page number, from 1. */
+                /** @description The page number, from 1 to 10000 (a larger one is refused 400). */
                 page?: components["parameters"]["page"];
                 /** @description Results per page; values above 100 are treated as 100. */
                 page_size?: components["parameters"]["page_size"];
@@ -4630,7 +4630,7 @@ export interface operations {
     listIPWhitelist: {
         parameters: {
             query?: {
-                /** @description The page number, from 1. */
+                /** @description The page number, from 1 to 10000 (a larger one is refused 400). */
                 page?: components["parameters"]["page"];
                 /** @description Results per page; values above 100 are treated as 100. */
                 page_size?: components["parameters"]["page_size"];
@@ -4965,7 +4965,7 @@ export interface operations {
     listNetworks: {
         parameters: {
             query?: {
-                /** @description The page number, from 1. */
+                /** @description The page number, from 1 to 10000 (a larger one is refused 400). */
                 page?: components["parameters"]["page"];
                 /** @description Results per page; values above 100 are treated as 100. */
                 page_size?: components["parameters"]["page_size"];
@@ -5066,7 +5066,7 @@ export interface operations {
     listExchangeRates: {
         parameters: {
             query?: {
-                /** @description The page number, from 1. */
+                /** @description The page number, from 1 to 10000 (a larger one is refused 400). */
                 page?: components["parameters"]["page"];
                 /** @description Results per page; values above 100 are treated as 100. */
                 page_size?: components["parameters"]["page_size"];
@@ -5567,7 +5567,7 @@ export interface operations {
     listCheckoutSessions: {
         parameters: {
             query?: {
-                /** @description The page number, from 1. */
+                /** @description The page number, from 1 to 10000 (a larger one is refused 400). */
                 page?: components["parameters"]["page"];
                 /** @description Results per page; values above 100 are treated as 100. */
                 page_size?: components["parameters"]["page_size"];
@@ -5974,7 +5974,7 @@ export interface operations {
     listPaymentLinks: {
         parameters: {
             query?: {
-                /** @description The page number, from 1. */
+                /** @description The page number, from 1 to 10000 (a larger one is refused 400). */
                 page?: components["parameters"]["page"];
                 /** @description Results per page; values above 100 are treated as 100. */
                 page_size?: components["parameters"]["page_size"];
@@ -6289,7 +6289,7 @@ export interface operations {
     listPaymentLinkTransactions: {
         parameters: {
             query?: {
-                /** @description The page number, from 1. */
+                /** @description The page number, from 1 to 10000 (a larger one is refused 400). */
                 page?: components["parameters"]["page"];
                 /** @description Results per page; values above 100 are treated as 100. */
                 page_size?: components["parameters"]["page_size"];
@@ -6743,7 +6743,7 @@ export interface operations {
     listSettlements: {
         parameters: {
             query?: {
-                /** @description The page number, from 1. */
+                /** @description The page number, from 1 to 10000 (a larger one is refused 400). */
                 page?: components["parameters"]["page"];
                 /** @description Results per page; values above 100 are treated as 100. */
                 page_size?: components["parameters"]["page_size"];
@@ -6865,7 +6865,7 @@ export interface operations {
     listWalletTransfers: {
         parameters: {
             query?: {
-                /** @description The page number, from 1. */
+                /** @description The page number, from 1 to 10000 (a larger one is refused 400). */
                 page?: components["parameters"]["page"];
                 /** @description Results per page; values above 100 are treated as 100. */
                 page_size?: components["parameters"]["page_size"];
@@ -6982,7 +6982,7 @@ export interface operations {
     listPayoutMethods: {
         parameters: {
             query?: {
-                /** @description The page number, from 1. */
+                /** @description The page number, from 1 to 10000 (a larger one is refused 400). */
                 page?: components["parameters"]["page"];
                 /** @description Results per page; values above 100 are treated as 100. */
                 page_size?: components["parameters"]["page_size"];
@@ -7191,7 +7191,7 @@ export interface operations {
     listWebhooks: {
         parameters: {
             query?: {
-                /** @description The page number, from 1. */
+                /** @description The page number, from 1 to 10000 (a larger one is refused 400). */
                 page?: components["parameters"]["page"];
                 /** @description Results per page; values above 100 are treated as 100. */
                 page_size?: components["parameters"]["page_size"];
@@ -8644,7 +8644,7 @@ export interface operations {
     listMerchantBalances: {
         parameters: {
             query?: {
-                /** @description The page number, from 1. */
+                /** @description The page number, from 1 to 10000 (a larger one is refused 400). */
                 page?: components["parameters"]["page"];
                 /** @description Results per page; values above 100 are treated as 100. */
                 page_size?: components["parameters"]["page_size"];
@@ -8851,7 +8851,7 @@ export interface operations {
     listKYCDossiers: {
         parameters: {
             query?: {
-                /** @description The page number, from 1. */
+                /** @description The page number, from 1 to 10000 (a larger one is refused 400). */
                 page?: components["parameters"]["page"];
                 /** @description Results per page; values above 100 are treated as 100. */
                 page_size?: components["parameters"]["page_size"];
