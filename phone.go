@@ -117,3 +117,23 @@ func isDigits(s string) bool {
 	}
 	return true
 }
+
+// maskCallingCodes are the dialling prefixes of the catalogue's countries, to mask numbers.
+var maskCallingCodes = map[string]string{
+	"BJ": "229", "CI": "225", "SN": "221", "TG": "228", "BF": "226", "ML": "223",
+	"NE": "227", "GN": "224", "CM": "237", "GA": "241", "CG": "242", "CD": "243",
+}
+
+// MaskPhone keeps a number's country code and last three digits: +229*****001, what logs and
+// the hosted pages may show of a customer's number. A number of an unknown country keeps the
+// ISO code instead: BJ:*****001; one too short to mask is ***.
+func MaskPhone(msisdn, country string) string {
+	if len(msisdn) < 4 {
+		return "***"
+	}
+	last := msisdn[len(msisdn)-3:]
+	if code := maskCallingCodes[country]; code != "" && strings.HasPrefix(msisdn, "+"+code) {
+		return "+" + code + strings.Repeat("*", max(len(msisdn)-len(code)-4, 0)) + last
+	}
+	return country + ":*****" + last
+}

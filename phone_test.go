@@ -184,3 +184,11 @@ func TestNormalizePhoneRoundTrip(t *testing.T) {
 		assert.Equal(t, e164, got)
 	}
 }
+
+func TestMaskPhone(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, "+229*****001", MaskPhone("+22997000001", "BJ"))
+	require.Equal(t, "+225*******004", MaskPhone("+2250700000004", "CI"))
+	require.Equal(t, "FR:*****678", MaskPhone("+33612345678", "FR"))
+	require.Equal(t, "***", MaskPhone("+1", "US"))
+}

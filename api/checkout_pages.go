@@ -30,9 +30,12 @@ func (s *Server) checkoutPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := web.Page{Kind: web.KindSession, Lang: web.Lang(r), Title: "", Description: c.Description,
-		Amount: &c.Amount.Decimal, Currency: c.Currency, Country: c.Country, Phone: c.CustomerPhone,
+		Amount: &c.Amount.Decimal, Currency: c.Currency, Country: c.Country,
 		PayURL: basePath + "/checkout/" + url.PathEscape(slug) + "/pay/", OTPURL: basePath + "/checkout/" + url.PathEscape(slug) + "/confirm-otp/",
 		PollURL: basePath + "/checkout/" + url.PathEscape(slug) + "/status/", Test: c.Environment == sika.EnvironmentTest}
+	if c.CustomerPhone != "" {
+		p.PhoneMask = sika.MaskPhone(c.CustomerPhone, c.Country)
+	}
 	if status := displayCheckoutStatus(c, s.cfg.Now()); status != sika.CheckoutPending {
 		p.Closed = string(status)
 	}

@@ -1,7 +1,10 @@
 package api
 
 import (
+	"io"
 	"net/http"
+	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -242,6 +245,39 @@ func TestCheckoutSessionPaidOnHostedPayment(t *testing.T) {
 	assert.Equal(t, "session_not_payable", r.code())
 	r = ps.call(t, "GET", "/api/v1/checkout/nope/status/", nil)
 	assert.Equal(t, http.StatusNotFound, r.Status)
+}
+
+// TestHostedCheckoutPageMasksThePhone: the hosted page, public to whoever holds its link, shows
+// only a mask of the number the merchant gave; left empty, the payment uses the stored number.
+func TestHostedCheckoutPageMasksThePhone(t *testing.T) {
+	ps := payments(t)
+	acct := ps.newAccount(t, true)
+	c := ps.newSession(t, acct, map[string]any{"country": "BJ", "customer_phone": "97000123"})
+
+	resp, err := http.Get(c.CheckoutURL)
+	require.NoError(t, err)
+	html, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	page := string(html)
+	assert.False(t, strings.Contains(page, "97000123") || strings.Contains(page, "7000123"), "the number is not on the page")
+	assert.True(t, strings.Contains(page, "229*****123"), "its mask is")
+	assert.False(t, regexp.MustCompile(`id="customer_phone"[^>]*required`).MatchString(page), "the field may be left empty")
+
+	r := ps.hostedPay(t, c, map[string]any{"network": "MTN_BJ"})
+	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+	var p hostedPayment
+	r.data(t, &p)
+	d := ps.final(t, acct, p.ID, 10*time.Second)
+	assert.Equal(t, "+22997000123", d.CustomerPhone, "the stored number pays")
+
+	blank := ps.newSession(t, acct, map[string]any{"country": "BJ"})
+	resp, err = http.Get(blank.CheckoutURL)
+	require.NoError(t, err)
+	html, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.True(t, regexp.MustCompile(`id="customer_phone"[^>]*required`).Match(html), "without a stored number the field is required")
 }
 
 // TestCheckoutSessionOnePaymentInFlight: while a payment of a session is PENDING, another one

@@ -87,7 +87,10 @@ type Page struct {
 	// AskCustomer asks the payer's name and email (links; a session knows its customer).
 	AskCustomer bool
 	Country     string
-	Phone       string
+	// PhoneMask is the masked number the merchant gave for the customer (sika.MaskPhone), never
+	// the number itself: the page is public to whoever holds its link. The field is then
+	// optional, and the payment falls back to the stored number when it is left empty.
+	PhoneMask string
 	Countries   []Country
 	Networks    []Network
 	// PayURL, OTPURL and PollURL are the public API endpoints of the page; PollURL is the

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/gateway"
 )
 
@@ -28,7 +29,7 @@ func (s *Server) checkoutPage(w http.ResponseWriter, r *http.Request) {
 			Reference:   reference,
 			Amount:      op.amount.StringFixed(2),
 			Currency:    op.currency,
-			Number:      maskMSISDN(op.msisdn, op.country),
+			Number:      sika.MaskPhone(op.msisdn, op.country),
 			Description: op.description,
 			Status:      string(op.status),
 			FailureCode: op.failureCode,

@@ -122,14 +122,6 @@ func TestLogsMaskSecrets(t *testing.T) {
 	}
 }
 
-func TestMaskMSISDN(t *testing.T) {
-	t.Parallel()
-	require.Equal(t, "+229*****001", maskMSISDN("+22997000001", "BJ"))
-	require.Equal(t, "+225*******004", maskMSISDN("+2250700000004", "CI"))
-	require.Equal(t, "FR:*****678", maskMSISDN("+33612345678", "FR"))
-	require.Equal(t, "***", maskMSISDN("+1", "US"))
-}
-
 // goroutines returns the stacks of the process's goroutines (not the runtime's own) by id.
 func goroutines() map[string]string {
 	buf := make([]byte, 1<<20)

@@ -8,11 +8,11 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
-	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
 
+	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/gateway"
 )
 
@@ -215,7 +215,7 @@ func (s *Server) initiate(kind gateway.CallbackKind) http.HandlerFunc {
 			return
 		}
 		log := s.log.With("gateway", gw.Name, "kind", kind, "reference", req.Reference,
-			"msisdn", maskMSISDN(req.MSISDN, req.Country))
+			"msisdn", sika.MaskPhone(req.MSISDN, req.Country))
 		sc := scenarioFor(req.MSISDN, gw, kind)
 		op, created, e := s.start(gw, kind, &req, amount, sc, log, "http://"+r.Host)
 		if e != nil {
@@ -517,21 +517,3 @@ func (op *operation) statusBody() statusBody {
 	}
 }
 
-// callingCodes are the dialling prefixes of the catalogue's countries, to mask numbers in logs.
-var callingCodes = map[string]string{
-	"BJ": "229", "CI": "225", "SN": "221", "TG": "228", "BF": "226", "ML": "223",
-	"NE": "227", "GN": "224", "CM": "237", "GA": "241", "CG": "242", "CD": "243",
-}
-
-// maskMSISDN keeps a number's country code and last three digits: +229*****001. A number of
-// an unknown country keeps the ISO code instead: BJ:*****001.
-func maskMSISDN(msisdn, country string) string {
-	if len(msisdn) < 4 {
-		return "***"
-	}
-	last := msisdn[len(msisdn)-3:]
-	if code := callingCodes[country]; code != "" && strings.HasPrefix(msisdn, "+"+code) {
-		return "+" + code + strings.Repeat("*", max(len(msisdn)-len(code)-4, 0)) + last
-	}
-	return country + ":*****" + last
-}

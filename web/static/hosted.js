@@ -80,7 +80,8 @@
     err.textContent = "";
     var data = { country: $("country").value, customer_phone: $("customer_phone").value.trim() };
     var n = selectedNetwork();
-    var missing = !n || !data.customer_phone;
+    // a number the merchant gave is not shown (only its mask): left empty, the payment uses it
+    var missing = !n || (!data.customer_phone && !$("customer_phone").dataset.known);
     if (n) data.network = n.value;
     if (n && n.dataset.otp) { data.otp = $("otp").value.trim(); missing = missing || !data.otp; }
     if ($("amount")) {
