@@ -2,10 +2,13 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/gorilla/mux"
 
 	"github.com/sikahq/sika"
@@ -77,8 +80,9 @@ func (s *Server) guard(w http.ResponseWriter, r *http.Request, h handlerFunc, o 
 }
 
 // rateLimit counts the request against its account's budget for the current minute and sets
-// the RateLimit-* headers; over budget it answers 429 with Retry-After. A limiter that fails
-// (Redis down) lets the request through: the limit protects the service, it must not stop it.
+// the RateLimit-* headers; over budget it answers 429 with Retry-After. Unauthenticated routes
+// (login, register, the hosted pages' calls) count per client (clientGroup: an IPv6 client by
+// its /64).
 func (s *Server) rateLimit(w http.ResponseWriter, r *http.Request, p *Principal, o routeOpts) error {
 	var key string
 	limit := s.cfg.RateLimitPerMinute
@@ -91,14 +95,26 @@ func (s *Server) rateLimit(w http.ResponseWriter, r *http.Request, p *Principal,
 	case p != nil:
 		key = "member:" + p.Member.ID.String()
 	case o.throttleByIP:
-		key, limit = "ip:"+s.clientIP(r).String(), s.cfg.PublicRateLimitPerMinute
+		key, limit = "ip:"+s.clientGroup(r), s.cfg.PublicRateLimitPerMinute
 	default:
 		return nil
 	}
-	d, err := s.cfg.Limiter.Allow(r.Context(), key, limit, time.Minute)
+	return s.limit(w, r, key, limit, time.Minute, "Too many requests: the limit is %d per minute.")
+}
+
+// limit counts one request for key against limit per window, sets the RateLimit-* headers, and
+// over budget answers 429 rate_limited with Retry-After and the message (its %d is the limit).
+// A shared limiter that fails (Redis down) does not let the request through unlimited: the
+// budget is counted by the process's own limiter until it is back, so each replica still holds
+// the limit (up to R times it over R replicas), and logins, registrations and hosted payments
+// are never unthrottled.
+func (s *Server) limit(w http.ResponseWriter, r *http.Request, key string, limit int, window time.Duration, msg string) error {
+	d, err := s.cfg.Limiter.Allow(r.Context(), key, limit, window)
 	if err != nil {
-		logFrom(r.Context()).Warn("rate limiter unavailable; request let through", "err", err)
-		return nil
+		logFrom(r.Context()).Warn("shared rate limiter unavailable; counting in process", "err", err)
+		if d, err = s.fallbackLimiter.Allow(r.Context(), key, limit, window); err != nil {
+			return fmt.Errorf("rate limit: %w", err)
+		}
 	}
 	h := w.Header()
 	h.Set("RateLimit-Limit", strconv.Itoa(d.Limit))
@@ -106,9 +122,50 @@ func (s *Server) rateLimit(w http.ResponseWriter, r *http.Request, p *Principal,
 	h.Set("RateLimit-Reset", strconv.Itoa(sinceSeconds(d.Reset)))
 	if !d.Allowed {
 		h.Set("Retry-After", strconv.Itoa(sinceSeconds(d.RetryAfter)))
-		return sika.Errorf(sika.CodeRateLimited, "Too many requests: the limit is %d per minute.", d.Limit)
+		return sika.Errorf(sika.CodeRateLimited, msg, d.Limit)
 	}
 	return nil
+}
+
+// clientGroup is the client a per-address budget counts: its IPv4 address, or the /64 of its
+// IPv6 address (one subscriber's network: a /64 gives its holder as many addresses as it
+// wants).
+func (s *Server) clientGroup(r *http.Request) string {
+	a := s.clientIP(r)
+	if a.Is6() {
+		return netip.PrefixFrom(a, 64).Masked().String()
+	}
+	return a.String()
+}
+
+// throttledCallback limits the operators' callbacks per gateway and source (clientGroup) before
+// gatewayCallback reads them: a flood of forged callbacks costs a signature check each, and
+// the operators' own retry what a 429 refuses. An unknown gateway's name counts as one.
+func (s *Server) throttledCallback(w http.ResponseWriter, r *http.Request) {
+	routeName(r)
+	name := mux.Vars(r)["gateway"]
+	if _, err := s.cfg.Gateways.Gateway(name); err != nil {
+		name = "unknown"
+	}
+	if err := s.limit(w, r, "callback:"+name+":"+s.clientGroup(r), s.cfg.CallbackRateLimitPerMinute, time.Minute,
+		"Too many callbacks: the limit is %d per minute per gateway and source."); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	s.gatewayCallback(w, r)
+}
+
+// limitLinkStarts bounds how many payments one client (clientGroup) and one phone number may
+// start on a payment link in LinkStartWindow: a stranger holding the link cannot use up its
+// usage_limit (which counts every transaction the link generates) with numbers that fail.
+func (s *Server) limitLinkStarts(w http.ResponseWriter, r *http.Request, link uuid.UUID, phone string) error {
+	window := s.cfg.LinkStartWindow
+	if err := s.limit(w, r, "link:"+link.String()+":client:"+s.clientGroup(r), s.cfg.LinkStartsPerClient, window,
+		"Too many payments started on this link from this network: the limit is %d per "+window.String()+"."); err != nil {
+		return err
+	}
+	return s.limit(w, r, "link:"+link.String()+":phone:"+phone, s.cfg.LinkStartsPerPhone, window,
+		"Too many payments started on this link for this number: the limit is %d per "+window.String()+".")
 }
 
 // checkWhitelistedIP refuses an API-key call from an address that is not on the merchant's

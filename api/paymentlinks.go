@@ -292,6 +292,9 @@ func (s *Server) payPaymentLink(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := s.limitLinkStarts(w, r, l.ID, col.tx.CustomerPhone); err != nil {
+		return err
+	}
 	col.tx.PaymentLink = &l.ID
 	t, outboxID, err := s.store.CreateLinkPayment(ctx, store.NewTransaction{
 		Transaction: col.tx, OTP: col.otp, Reason: "Payment requested on the payment link page",

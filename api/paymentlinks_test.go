@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"net/netip"
 	"sync"
 	"testing"
 	"time"
@@ -186,4 +187,37 @@ func TestPaymentLinkUsageLimitUnderConcurrency(t *testing.T) {
 	var got sika.PaymentLink
 	ps.call(t, "GET", "/api/v1/payment-links/"+l.ID.String()+"/", nil, acct.key(sika.EnvironmentTest, sika.ScopePayin)...).data(t, &got)
 	assert.Equal(t, 10, got.UsageCount)
+}
+
+// TestPaymentLinkStartsLimitedPerClientAndPhone: one client address, and one phone number, may
+// start only so many payments on a link in a window, so a stranger with the link cannot use up
+// its usage_limit with numbers that fail; another client, or the link's other payers, still pay.
+func TestPaymentLinkStartsLimitedPerClientAndPhone(t *testing.T) {
+	ps := payments(t)
+	acct := ps.newAccount(t, true)
+	l := ps.newLink(t, acct, map[string]any{"name": "Limited", "amount": "1000", "currency": "XOF", "usage_limit": 10})
+	ts := newTestServer(t, func(c *Config) {
+		c.Temporal, c.Gateways, c.WebhookGuard = ps.Server.cfg.Temporal, ps.Server.cfg.Gateways, ps.Server.cfg.WebhookGuard
+		c.LinkStartsPerPhone, c.LinkStartsPerClient = 2, 3
+		c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
+	})
+	pay := func(phone, from string) *response {
+		return ts.call(t, "POST", "/api/v1/links/"+l.Slug+"/pay/", beninPayer(phone), "X-Forwarded-For", from)
+	}
+	require.Equal(t, http.StatusCreated, pay("97100001", "41.138.1.1").Status)
+	require.Equal(t, http.StatusCreated, pay("97100001", "41.138.1.2").Status)
+	r := pay("97100001", "41.138.1.3")
+	assert.Equal(t, http.StatusTooManyRequests, r.Status, "a third payment for the same number, from anywhere")
+	assert.Equal(t, "rate_limited", r.code())
+	assert.NotEmpty(t, r.Header.Get("Retry-After"))
+
+	require.Equal(t, http.StatusCreated, pay("97200001", "41.138.2.1").Status)
+	require.Equal(t, http.StatusCreated, pay("97300001", "41.138.2.1").Status)
+	require.Equal(t, http.StatusCreated, pay("97400001", "41.138.2.1").Status)
+	assert.Equal(t, http.StatusTooManyRequests, pay("97500001", "41.138.2.1").Status, "a fourth payment from the same client")
+	assert.Equal(t, http.StatusCreated, pay("97500001", "41.138.9.9").Status, "another client pays")
+
+	var count int
+	require.NoError(t, testStore.Pool().QueryRow(t.Context(), `SELECT count(*) FROM transactions WHERE payment_link_id = $1`, l.ID).Scan(&count))
+	assert.Equal(t, 6, count, "a refused start writes nothing")
 }

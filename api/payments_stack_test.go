@@ -107,6 +107,8 @@ func startPaymentStack() (*paymentStack, error) {
 		WebhookGuard: webhook.Guard{AllowPrivate: true},
 		// Checkout tests expire sessions within seconds and drive hosted pages from one address.
 		CheckoutMinExpiry: time.Second, PublicRateLimitPerMinute: 100000,
+		// and start many payments on one link from one address and number
+		LinkStartsPerClient: 100000, LinkStartsPerPhone: 100000,
 	}
 	srv := NewServer(cfg, testStore)
 	hs.Config.Handler = validatedHandler(srv, recordUnattributed) // shared by every test: no one t to fail

@@ -1,13 +1,22 @@
 package api
 
 import (
+	"context"
+	"errors"
+	"net/http"
+	"net/netip"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sikahq/sika"
+	"github.com/sikahq/sika/api/ratelimit"
+	"github.com/sikahq/sika/gateway"
+	"github.com/sikahq/sika/gateway/sandbox"
 )
 
 func TestRateLimit(t *testing.T) {
@@ -62,4 +71,76 @@ func TestLoginIsThrottledPerIP(t *testing.T) {
 	r := ts.call(t, "POST", "/api/v1/auth/login/", body)
 	assert.Equal(t, 429, r.Status)
 	assert.NotEmpty(t, r.Header.Get("Retry-After"))
+}
+
+// TestGatewayCallbacksLimitedPerGatewayAndSource: past its budget a source's callbacks for a
+// gateway are refused 429 before their signature is checked; another source, or another gateway,
+// has its own budget.
+func TestGatewayCallbacksLimitedPerGatewayAndSource(t *testing.T) {
+	var gws []gateway.Gateway
+	for _, g := range sandbox.DefaultGateways("callback limit test secret") {
+		gws = append(gws, sandbox.NewClient(sandbox.ClientConfig{Name: g.Name, BaseURL: "http://127.0.0.1:1", APIKey: g.APIKey,
+			CallbackSecret: g.CallbackSecret, Timeout: time.Second}))
+	}
+	ts := newTestServer(t, func(c *Config) {
+		c.Gateways = gateway.NewRouter(gateway.HealthPolicy{}, gws...)
+		c.CallbackRateLimitPerMinute = 2
+		c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
+	})
+	post := func(gw, from string) *http.Response {
+		req, err := http.NewRequest("POST", ts.url+"/gateway-callbacks/"+gw+"/", strings.NewReader(`{"reference":"x"}`))
+		require.NoError(t, err)
+		req.Header.Set("X-Forwarded-For", from)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp
+	}
+	for i := 0; i < 2; i++ {
+		assert.Equal(t, 401, post("sandbox-a", "41.138.0.1").StatusCode, "unsigned, within the budget")
+	}
+	over := post("sandbox-a", "41.138.0.1")
+	assert.Equal(t, 429, over.StatusCode)
+	assert.NotEmpty(t, over.Header.Get("Retry-After"))
+	assert.Equal(t, 401, post("sandbox-a", "41.138.0.2").StatusCode, "another source")
+	assert.Equal(t, 401, post("sandbox-b", "41.138.0.1").StatusCode, "another gateway")
+	for i := 0; i < 2; i++ {
+		assert.Equal(t, 404, post("made-up-"+strconv.Itoa(i), "41.138.0.3").StatusCode)
+	}
+	assert.Equal(t, 429, post("made-up-2", "41.138.0.3").StatusCode, "unknown gateways share one budget")
+}
+
+// failingLimiter is a shared limiter that is down.
+type failingLimiter struct{}
+
+func (failingLimiter) Allow(context.Context, string, int, time.Duration) (ratelimit.Decision, error) {
+	return ratelimit.Decision{}, errors.New("redis: connection refused")
+}
+
+// TestLimiterDownStillThrottles: with the shared limiter down, logins are counted by the
+// process's own limiter (they were let through unlimited).
+func TestLimiterDownStillThrottles(t *testing.T) {
+	ts := newTestServer(t, func(c *Config) { c.PublicRateLimitPerMinute = 2; c.Limiter = failingLimiter{} })
+	body := map[string]string{"email": "nobody-down@example.com", "password": "wrong password"}
+	for i := 0; i < 2; i++ {
+		assert.Equal(t, 401, ts.call(t, "POST", "/api/v1/auth/login/", body).Status)
+	}
+	r := ts.call(t, "POST", "/api/v1/auth/login/", body)
+	assert.Equal(t, 429, r.Status)
+	assert.Equal(t, "rate_limited", r.code())
+}
+
+// TestPublicBudgetGroupsIPv6By64: an IPv6 client's addresses of one /64 share its budget.
+func TestPublicBudgetGroupsIPv6By64(t *testing.T) {
+	ts := newTestServer(t, func(c *Config) {
+		c.PublicRateLimitPerMinute = 2
+		c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
+	})
+	body := map[string]string{"email": "nobody-v6@example.com", "password": "wrong password"}
+	from := func(a string) []string { return []string{"X-Forwarded-For", a} }
+	assert.Equal(t, 401, ts.call(t, "POST", "/api/v1/auth/login/", body, from("2001:db8:1:2::1")...).Status)
+	assert.Equal(t, 401, ts.call(t, "POST", "/api/v1/auth/login/", body, from("2001:db8:1:2:ffff::9")...).Status)
+	assert.Equal(t, 429, ts.call(t, "POST", "/api/v1/auth/login/", body, from("2001:db8:1:2:abcd:1234:5678:9")...).Status,
+		"a third address of the same /64")
+	assert.Equal(t, 401, ts.call(t, "POST", "/api/v1/auth/login/", body, from("2001:db8:1:3::1")...).Status, "another /64")
 }

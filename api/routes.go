@@ -27,7 +27,7 @@ func (s *Server) routes() *mux.Router {
 		root.HandleFunc(prefix+"/docs/", s.docsPage).Methods(http.MethodGet)
 	}
 	root.Handle("/docs", http.RedirectHandler("/docs/", http.StatusMovedPermanently)).Methods(http.MethodGet)
-	root.HandleFunc("/gateway-callbacks/{gateway}/", s.gatewayCallback).Methods(http.MethodPost)
+	root.HandleFunc("/gateway-callbacks/{gateway}/", s.throttledCallback).Methods(http.MethodPost)
 
 	// Merchant routes are mounted on the root router with their full /api/v1 path (a mux
 	// subrouter would answer a wrong method with 404 instead of 405).

@@ -36,8 +36,17 @@ type Config struct {
 	TokenTTL time.Duration
 	// RateLimitPerMinute is the default request rate per merchant account.
 	RateLimitPerMinute int
-	// PublicRateLimitPerMinute bounds unauthenticated calls (login, register) per client IP.
+	// PublicRateLimitPerMinute bounds unauthenticated calls (login, register) per client IP
+	// (an IPv6 client by its /64).
 	PublicRateLimitPerMinute int
+	// CallbackRateLimitPerMinute bounds the callbacks of one gateway from one source address
+	// (default 6000: an operator's callbacks come from a few addresses).
+	CallbackRateLimitPerMinute int
+	// LinkStartsPerClient and LinkStartsPerPhone bound the payments one client address and one
+	// phone number may start on one payment link in LinkStartWindow (defaults 20, 5, 10 min).
+	LinkStartsPerClient int
+	LinkStartsPerPhone  int
+	LinkStartWindow     time.Duration
 	// Limiter counts requests; Redis-backed when shared by replicas, in-process otherwise.
 	Limiter ratelimit.Limiter
 	// Pacer spaces accepted collections evenly (PaymentAcceptPerSecond); in-process by default.
@@ -93,6 +102,8 @@ type Server struct {
 	starts chan struct{}
 	// requestLog records merchant requests for `sika logs tail` (nil without a store).
 	requestLog *requestLog
+	// fallbackLimiter counts the budgets in process while the shared limiter fails.
+	fallbackLimiter ratelimit.Limiter
 	// streamsDone ends the live streams (StopStreams).
 	streamsDone chan struct{}
 	stopStreams sync.Once
@@ -122,6 +133,18 @@ func NewServer(cfg Config, st *store.Store) *Server {
 	if cfg.PublicRateLimitPerMinute == 0 {
 		cfg.PublicRateLimitPerMinute = 60
 	}
+	if cfg.CallbackRateLimitPerMinute == 0 {
+		cfg.CallbackRateLimitPerMinute = 6000
+	}
+	if cfg.LinkStartsPerClient == 0 {
+		cfg.LinkStartsPerClient = 20
+	}
+	if cfg.LinkStartsPerPhone == 0 {
+		cfg.LinkStartsPerPhone = 5
+	}
+	if cfg.LinkStartWindow == 0 {
+		cfg.LinkStartWindow = 10 * time.Minute
+	}
 	if cfg.Pacer == nil {
 		cfg.Pacer = ratelimit.NewMemoryPacer(nil)
 	}
@@ -139,7 +162,8 @@ func NewServer(cfg Config, st *store.Store) *Server {
 	if cfg.Registry == nil {
 		cfg.Registry = prometheus.NewRegistry()
 	}
-	s := &Server{cfg: cfg, store: st, registry: cfg.Registry, cursorKey: key[:], starts: make(chan struct{}, maxConcurrentStarts)}
+	s := &Server{cfg: cfg, store: st, registry: cfg.Registry, cursorKey: key[:], starts: make(chan struct{}, maxConcurrentStarts),
+		fallbackLimiter: ratelimit.NewMemory(nil)}
 	s.metrics = newMetrics(s.registry)
 	s.streamsDone = make(chan struct{})
 	if st != nil {

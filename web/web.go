@@ -91,8 +91,8 @@ type Page struct {
 	// the number itself: the page is public to whoever holds its link. The field is then
 	// optional, and the payment falls back to the stored number when it is left empty.
 	PhoneMask string
-	Countries   []Country
-	Networks    []Network
+	Countries []Country
+	Networks  []Network
 	// PayURL, OTPURL and PollURL are the public API endpoints of the page; PollURL is the
 	// session status, or the prefix of a link payment (the payment id and "/" are appended).
 	PayURL  string

@@ -516,4 +516,3 @@ func (op *operation) statusBody() statusBody {
 		NextAction:       op.nextAction,
 	}
 }
-

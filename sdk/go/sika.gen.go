@@ -7494,7 +7494,9 @@ type ClientInterface interface {
 	//
 	// Every authenticated callback answers `200`, duplicates and reports on finished
 	// payments included: the payment ignores what it no longer needs. Callbacks of operators
-	// that do not sign them only make the payment ask the operator at once. Not rate limited.
+	// that do not sign them only make the payment ask the operator at once. Rate limited per
+	// gateway and source address (6,000 a minute by default), before the signature is checked:
+	// past it, `429` with `Retry-After`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -7511,7 +7513,9 @@ type ClientInterface interface {
 	//
 	// Every authenticated callback answers `200`, duplicates and reports on finished
 	// payments included: the payment ignores what it no longer needs. Callbacks of operators
-	// that do not sign them only make the payment ask the operator at once. Not rate limited.
+	// that do not sign them only make the payment ask the operator at once. Rate limited per
+	// gateway and source address (6,000 a minute by default), before the signature is checked:
+	// past it, `429` with `Retry-After`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -7599,7 +7603,9 @@ type ClientInterface interface {
 	// customer's name, number, network and (when the link lets them choose) amount. `409
 	// link_inactive` for a disabled link, `409 usage_limit_reached` once the link generated
 	// `usage_limit` transactions, `422 amount_out_of_range` below `min_amount`. Public: the
-	// slug authorises it; limited per client address.
+	// slug authorises it; limited per client address, and `429 rate_limited` once one client
+	// address (20) or one phone number (5) started that many payments on the link in 10
+	// minutes, so that a stranger cannot use up `usage_limit` with numbers that fail.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -7612,7 +7618,9 @@ type ClientInterface interface {
 	// customer's name, number, network and (when the link lets them choose) amount. `409
 	// link_inactive` for a disabled link, `409 usage_limit_reached` once the link generated
 	// `usage_limit` transactions, `422 amount_out_of_range` below `min_amount`. Public: the
-	// slug authorises it; limited per client address.
+	// slug authorises it; limited per client address, and `429 rate_limited` once one client
+	// address (20) or one phone number (5) started that many payments on the link in 10
+	// minutes, so that a stranger cannot use up `usage_limit` with numbers that fail.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -9713,7 +9721,9 @@ func (c *RawClient) ListExchangeRates(ctx context.Context, params *ListExchangeR
 //
 // Every authenticated callback answers `200`, duplicates and reports on finished
 // payments included: the payment ignores what it no longer needs. Callbacks of operators
-// that do not sign them only make the payment ask the operator at once. Not rate limited.
+// that do not sign them only make the payment ask the operator at once. Rate limited per
+// gateway and source address (6,000 a minute by default), before the signature is checked:
+// past it, `429` with `Retry-After`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -9740,7 +9750,9 @@ func (c *RawClient) ReceiveGatewayCallbackWithBody(ctx context.Context, gateway 
 //
 // Every authenticated callback answers `200`, duplicates and reports on finished
 // payments included: the payment ignores what it no longer needs. Callbacks of operators
-// that do not sign them only make the payment ask the operator at once. Not rate limited.
+// that do not sign them only make the payment ask the operator at once. Rate limited per
+// gateway and source address (6,000 a minute by default), before the signature is checked:
+// past it, `429` with `Retry-After`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -9928,7 +9940,9 @@ func (c *RawClient) ConfirmLinkOTP(ctx context.Context, slug string, body Confir
 // customer's name, number, network and (when the link lets them choose) amount. `409
 // link_inactive` for a disabled link, `409 usage_limit_reached` once the link generated
 // `usage_limit` transactions, `422 amount_out_of_range` below `min_amount`. Public: the
-// slug authorises it; limited per client address.
+// slug authorises it; limited per client address, and `429 rate_limited` once one client
+// address (20) or one phone number (5) started that many payments on the link in 10
+// minutes, so that a stranger cannot use up `usage_limit` with numbers that fail.
 //
 // Takes any type of body and a specified content type.
 //
@@ -9951,7 +9965,9 @@ func (c *RawClient) PayPaymentLinkWithBody(ctx context.Context, slug string, con
 // customer's name, number, network and (when the link lets them choose) amount. `409
 // link_inactive` for a disabled link, `409 usage_limit_reached` once the link generated
 // `usage_limit` transactions, `422 amount_out_of_range` below `min_amount`. Public: the
-// slug authorises it; limited per client address.
+// slug authorises it; limited per client address, and `429 rate_limited` once one client
+// address (20) or one phone number (5) started that many payments on the link in 10
+// minutes, so that a stranger cannot use up `usage_limit` with numbers that fail.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -19179,7 +19195,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// Every authenticated callback answers `200`, duplicates and reports on finished
 	// payments included: the payment ignores what it no longer needs. Callbacks of operators
-	// that do not sign them only make the payment ask the operator at once. Not rate limited.
+	// that do not sign them only make the payment ask the operator at once. Rate limited per
+	// gateway and source address (6,000 a minute by default), before the signature is checked:
+	// past it, `429` with `Retry-After`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -19196,7 +19214,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// Every authenticated callback answers `200`, duplicates and reports on finished
 	// payments included: the payment ignores what it no longer needs. Callbacks of operators
-	// that do not sign them only make the payment ask the operator at once. Not rate limited.
+	// that do not sign them only make the payment ask the operator at once. Rate limited per
+	// gateway and source address (6,000 a minute by default), before the signature is checked:
+	// past it, `429` with `Retry-After`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -19294,7 +19314,9 @@ type ClientWithResponsesInterface interface {
 	// customer's name, number, network and (when the link lets them choose) amount. `409
 	// link_inactive` for a disabled link, `409 usage_limit_reached` once the link generated
 	// `usage_limit` transactions, `422 amount_out_of_range` below `min_amount`. Public: the
-	// slug authorises it; limited per client address.
+	// slug authorises it; limited per client address, and `429 rate_limited` once one client
+	// address (20) or one phone number (5) started that many payments on the link in 10
+	// minutes, so that a stranger cannot use up `usage_limit` with numbers that fail.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -19307,7 +19329,9 @@ type ClientWithResponsesInterface interface {
 	// customer's name, number, network and (when the link lets them choose) amount. `409
 	// link_inactive` for a disabled link, `409 usage_limit_reached` once the link generated
 	// `usage_limit` transactions, `422 amount_out_of_range` below `min_amount`. Public: the
-	// slug authorises it; limited per client address.
+	// slug authorises it; limited per client address, and `429 rate_limited` once one client
+	// address (20) or one phone number (5) started that many payments on the link in 10
+	// minutes, so that a stranger cannot use up `usage_limit` with numbers that fail.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -27182,7 +27206,9 @@ func (c *ClientWithResponses) ListExchangeRatesWithResponse(ctx context.Context,
 //
 // Every authenticated callback answers `200`, duplicates and reports on finished
 // payments included: the payment ignores what it no longer needs. Callbacks of operators
-// that do not sign them only make the payment ask the operator at once. Not rate limited.
+// that do not sign them only make the payment ask the operator at once. Rate limited per
+// gateway and source address (6,000 a minute by default), before the signature is checked:
+// past it, `429` with `Retry-After`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -27205,7 +27231,9 @@ func (c *ClientWithResponses) ReceiveGatewayCallbackWithBodyWithResponse(ctx con
 //
 // Every authenticated callback answers `200`, duplicates and reports on finished
 // payments included: the payment ignores what it no longer needs. Callbacks of operators
-// that do not sign them only make the payment ask the operator at once. Not rate limited.
+// that do not sign them only make the payment ask the operator at once. Rate limited per
+// gateway and source address (6,000 a minute by default), before the signature is checked:
+// past it, `429` with `Retry-After`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -27363,7 +27391,9 @@ func (c *ClientWithResponses) ConfirmLinkOTPWithResponse(ctx context.Context, sl
 // customer's name, number, network and (when the link lets them choose) amount. `409
 // link_inactive` for a disabled link, `409 usage_limit_reached` once the link generated
 // `usage_limit` transactions, `422 amount_out_of_range` below `min_amount`. Public: the
-// slug authorises it; limited per client address.
+// slug authorises it; limited per client address, and `429 rate_limited` once one client
+// address (20) or one phone number (5) started that many payments on the link in 10
+// minutes, so that a stranger cannot use up `usage_limit` with numbers that fail.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -27382,7 +27412,9 @@ func (c *ClientWithResponses) PayPaymentLinkWithBodyWithResponse(ctx context.Con
 // customer's name, number, network and (when the link lets them choose) amount. `409
 // link_inactive` for a disabled link, `409 usage_limit_reached` once the link generated
 // `usage_limit` transactions, `422 amount_out_of_range` below `min_amount`. Public: the
-// slug authorises it; limited per client address.
+// slug authorises it; limited per client address, and `429 rate_limited` once one client
+// address (20) or one phone number (5) started that many payments on the link in 10
+// minutes, so that a stranger cannot use up `usage_limit` with numbers that fail.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

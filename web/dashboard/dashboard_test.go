@@ -84,14 +84,22 @@ func prefixed(prefix string, values []string) []string {
 func TestSafeNext(t *testing.T) {
 	for next, want := range map[string]string{
 		"/dashboard/transactions/?status=SUCCESS": "/dashboard/transactions/?status=SUCCESS",
-		"/dashboard/":                     "/dashboard/",
-		"":                                "/dashboard/",
-		"https://evil.example/dashboard/": "/dashboard/",
-		"//evil.example/dashboard/":       "/dashboard/",
-		"/\\evil.example/dashboard/":      "/dashboard/",
-		"/api/v1/transactions/":           "/dashboard/",
-		"javascript:alert(1)":             "/dashboard/",
-		"/dashboard/\r\nSet-Cookie: x=y":  "/dashboard/",
+		"/dashboard/":                        "/dashboard/",
+		"":                                   "/dashboard/",
+		"https://evil.example/dashboard/":    "/dashboard/",
+		"//evil.example/dashboard/":          "/dashboard/",
+		"/\\evil.example/dashboard/":         "/dashboard/",
+		"/api/v1/transactions/":              "/dashboard/",
+		"javascript:alert(1)":                "/dashboard/",
+		"/dashboard/\r\nSet-Cookie: x=y":     "/dashboard/",
+		"/dashboard/../api/v1/transactions/": "/dashboard/",
+		"/dashboard/../console/":             "/dashboard/",
+		"/dashboard/%2e%2e/console/":         "/dashboard/",
+		"/dashboard/%2E%2E%2Fconsole/":       "/dashboard/",
+		"/dashboard/./settings/":             "/dashboard/",
+		"/dashboard/a/..":                    "/dashboard/",
+		"/dashboard/..%5cconsole/":           "/dashboard/",
+		"/dashboard/transactions/?q=..":      "/dashboard/transactions/?q=..",
 	} {
 		if got := safeNext(next); got != want {
 			t.Errorf("safeNext(%q) = %q, want %q", next, got, want)

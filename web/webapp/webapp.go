@@ -363,14 +363,26 @@ func (k *Kit) ToLogin(w http.ResponseWriter, r *http.Request, expired bool) {
 }
 
 // SafeNext is a path to go to after a form: next when it is a path of this app (never another
-// site: //host and /\host are refused), the app's home otherwise.
+// site: //host and /\host are refused), the app's home otherwise. A path with a dot segment
+// (/dashboard/../api/, also written %2e%2e) is refused: the browser resolves it before it asks,
+// out of the prefix the check saw.
 func (k *Kit) SafeNext(next string) string {
 	u, err := url.Parse(next)
 	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || !strings.HasPrefix(u.Path, k.Prefix) ||
-		strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\\r\n\t") {
+		strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\\r\n\t") || hasDotSegment(u.Path) || strings.Contains(u.Path, "\\") {
 		return k.Prefix
 	}
 	return next
+}
+
+// hasDotSegment reports whether a (decoded) path has a "." or ".." segment.
+func hasDotSegment(p string) bool {
+	for _, seg := range strings.Split(p, "/") {
+		if seg == "." || seg == ".." {
+			return true
+		}
+	}
+	return false
 }
 
 // Lang is the page language: the visitor's choice (the switch's cookie), else the best of

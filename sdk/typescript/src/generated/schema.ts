@@ -793,7 +793,9 @@ export interface paths {
          *     customer's name, number, network and (when the link lets them choose) amount. `409
          *     link_inactive` for a disabled link, `409 usage_limit_reached` once the link generated
          *     `usage_limit` transactions, `422 amount_out_of_range` below `min_amount`. Public: the
-         *     slug authorises it; limited per client address.
+         *     slug authorises it; limited per client address, and `429 rate_limited` once one client
+         *     address (20) or one phone number (5) started that many payments on the link in 10
+         *     minutes, so that a stranger cannot use up `usage_limit` with numbers that fail.
          */
         post: operations["payPaymentLink"];
         delete?: never;
@@ -2032,7 +2034,9 @@ export interface paths {
          *
          *     Every authenticated callback answers `200`, duplicates and reports on finished
          *     payments included: the payment ignores what it no longer needs. Callbacks of operators
-         *     that do not sign them only make the payment ask the operator at once. Not rate limited.
+         *     that do not sign them only make the payment ask the operator at once. Rate limited per
+         *     gateway and source address (6,000 a minute by default), before the signature is checked:
+         *     past it, `429` with `Retry-After`.
          */
         post: operations["receiveGatewayCallback"];
         delete?: never;
@@ -9454,6 +9458,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             /** @description `request_too_large`: the body is larger than 64 KiB. */
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
