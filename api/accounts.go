@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/mail"
 	"strconv"
@@ -109,16 +110,33 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	member, err := s.checkPassword(r.Context(), req.Email, req.Password)
+	var locked *loginLockedError
+	if errors.As(err, &locked) {
+		w.Header().Set("Retry-After", strconv.Itoa(sinceSeconds(locked.wait)))
+	}
 	if err != nil {
 		return err
 	}
 	return s.writeSession(w, r, http.StatusOK, member)
 }
 
-// checkPassword is the login rule of every way in (POST /auth/login/ and the dashboard's login
-// form): the member of the email whose password matches, or invalid_credentials, after the same
-// time whether the account exists or not.
+// checkPassword is the login rule of every way in (POST /auth/login/, the dashboard's and the
+// console's login forms): the member of the email whose password matches, or
+// invalid_credentials, after the same time whether the account exists or not. Every attempt
+// counts against the account (store.BeginLogin) whatever address it comes from: past a few
+// failures the account waits, longer at each failure, and an attempt while it waits is refused
+// 429 rate_limited (a loginLockedError) without its password being checked, so the right
+// password is no use to someone who has been guessing.
 func (s *Server) checkPassword(ctx context.Context, email, password string) (sika.Member, error) {
+	wait, err := s.store.BeginLogin(ctx, email, s.cfg.Now(), s.cfg.LoginPolicy)
+	if err != nil {
+		return sika.Member{}, err
+	}
+	if wait > 0 {
+		logFrom(ctx).Warn("login refused: the account waits after failed logins", "retry_after_s", sinceSeconds(wait))
+		return sika.Member{}, &loginLockedError{wait: wait, err: sika.Errorf(sika.CodeRateLimited,
+			"Too many failed logins for this account: try again in %d seconds.", sinceSeconds(wait))}
+	}
 	member, hash, err := s.store.MemberByEmail(ctx, email)
 	if err != nil && sika.ErrorCode(err) != sika.CodeNotFound {
 		return sika.Member{}, err
@@ -126,8 +144,20 @@ func (s *Server) checkPassword(ctx context.Context, email, password string) (sik
 	if !sika.PasswordMatches(hash, password) {
 		return sika.Member{}, sika.Errorf(sika.CodeInvalidCredentials, "Wrong email or password.")
 	}
+	if err := s.store.LoginSucceeded(ctx, email); err != nil {
+		return sika.Member{}, err
+	}
 	return member, nil
 }
+
+// loginLockedError is a login refused while its account waits after failed logins.
+type loginLockedError struct {
+	wait time.Duration
+	err  *sika.Error
+}
+
+func (e *loginLockedError) Error() string { return e.err.Error() }
+func (e *loginLockedError) Unwrap() error { return e.err }
 
 func (s *Server) writeSession(w http.ResponseWriter, r *http.Request, status int, member sika.Member) error {
 	token, exp, err := s.issueToken(member)

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -62,7 +63,7 @@ func TestRateLimit(t *testing.T) {
 
 func TestLoginIsThrottledPerIP(t *testing.T) {
 	ts := newTestServer(t, func(c *Config) { c.PublicRateLimitPerMinute = 2 })
-	body := map[string]string{"email": "nobody@example.com", "password": "wrong password"}
+	body := map[string]string{"email": "nobody-per-ip@example.com", "password": "wrong password"}
 	for i := 0; i < 2; i++ {
 		r := ts.call(t, "POST", "/api/v1/auth/login/", body)
 		assert.Equal(t, 401, r.Status)
@@ -143,4 +144,54 @@ func TestPublicBudgetGroupsIPv6By64(t *testing.T) {
 	assert.Equal(t, 429, ts.call(t, "POST", "/api/v1/auth/login/", body, from("2001:db8:1:2:abcd:1234:5678:9")...).Status,
 		"a third address of the same /64")
 	assert.Equal(t, 401, ts.call(t, "POST", "/api/v1/auth/login/", body, from("2001:db8:1:3::1")...).Status, "another /64")
+}
+
+// TestFailedLoginsLockTheAccount: failures count per account whatever the address (4 addresses
+// × 5 wrong passwords, then the right one from a fifth, was 200), the wait doubles, the right
+// password is refused while the account waits, the dashboard and console forms and another
+// replica share the count, and a success after the wait forgets it.
+func TestFailedLoginsLockTheAccount(t *testing.T) {
+	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	configure := func(c *Config) {
+		c.Now = clock
+		c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
+	}
+	ts := newTestServer(t, configure)
+	other := newTestServer(t, configure) // another replica
+	acct := ts.newAccount(t, false)
+	login := func(srv *testServer, password, from string) *response {
+		return srv.call(t, "POST", "/api/v1/auth/login/", map[string]string{"email": acct.Member.Email, "password": password},
+			"X-Forwarded-For", from)
+	}
+	statuses := map[int]int{}
+	for addr := 1; addr <= 4; addr++ {
+		for i := 0; i < 5; i++ {
+			statuses[login(ts, "wrong password", "41.202.0."+strconv.Itoa(addr)).Status]++
+		}
+	}
+	assert.Equal(t, map[int]int{401: 5, 429: 15}, statuses, "five tries, then the account waits")
+	r := login(ts, "correct horse battery", "41.202.0.5")
+	assert.Equal(t, 429, r.Status, "the right password from a fifth address is refused while the account waits")
+	assert.Equal(t, "rate_limited", r.code())
+	retry, err := strconv.Atoi(r.Header.Get("Retry-After"))
+	require.NoError(t, err)
+	assert.True(t, retry > 0 && retry <= 30, "Retry-After %d", retry)
+	assert.Equal(t, 429, login(other, "correct horse battery", "41.202.0.6").Status, "another replica")
+	assert.Equal(t, http.StatusTooManyRequests, newDashClient(t, ts.url).login(t, acct.Member.Email, "correct horse battery").Status,
+		"the dashboard's form")
+	assert.Equal(t, http.StatusTooManyRequests, newDashClient(t, ts.url).consoleLogin(t, acct.Member.Email, "correct horse battery").Status,
+		"the console's form")
+
+	advance(31 * time.Second)
+	assert.Equal(t, 401, login(ts, "wrong password", "41.202.0.7").Status, "after the wait, one more try")
+	advance(31 * time.Second)
+	assert.Equal(t, 429, login(ts, "correct horse battery", "41.202.0.7").Status, "the wait doubled (60 s)")
+	advance(30 * time.Second)
+	assert.Equal(t, 200, login(ts, "correct horse battery", "41.202.0.8").Status)
+	for i := 0; i < 4; i++ {
+		assert.Equal(t, 401, login(other, "wrong password", "41.202.0.9").Status, "a success forgot the failures")
+	}
 }

@@ -42,6 +42,8 @@ type Config struct {
 	// CallbackRateLimitPerMinute bounds the callbacks of one gateway from one source address
 	// (default 6000: an operator's callbacks come from a few addresses).
 	CallbackRateLimitPerMinute int
+	// LoginPolicy is how failed logins slow an account down (store.DefaultLoginPolicy when zero).
+	LoginPolicy store.LoginPolicy
 	// LinkStartsPerClient and LinkStartsPerPhone bound the payments one client address and one
 	// phone number may start on one payment link in LinkStartWindow (defaults 20, 5, 10 min).
 	LinkStartsPerClient int
@@ -135,6 +137,9 @@ func NewServer(cfg Config, st *store.Store) *Server {
 	}
 	if cfg.CallbackRateLimitPerMinute == 0 {
 		cfg.CallbackRateLimitPerMinute = 6000
+	}
+	if cfg.LoginPolicy == (store.LoginPolicy{}) {
+		cfg.LoginPolicy = store.DefaultLoginPolicy
 	}
 	if cfg.LinkStartsPerClient == 0 {
 		cfg.LinkStartsPerClient = 20

@@ -78,6 +78,10 @@ func (a *App) login(w http.ResponseWriter, r *http.Request, v *visit) error {
 		d.Error = "wrong_credentials"
 		return a.renderLogin(w, r, v, http.StatusUnauthorized, d)
 	}
+	if sika.ErrorCode(err) == sika.CodeRateLimited { // the account waits after failed logins
+		d.Error = "too_many_attempts"
+		return a.renderLogin(w, r, v, http.StatusTooManyRequests, d)
+	}
 	if err != nil {
 		return err
 	}
