@@ -454,6 +454,7 @@
       op.description ? markdown(op.description) : null
     ]);
     section.id = o.id;
+    append(section, samplesView(o));
     var params = (o.item.parameters || []).concat(op.parameters || []);
     if (params.length) append(section, [el('h4', null, 'Parameters'), parametersView(params)]);
     if (op.requestBody) {
@@ -467,6 +468,290 @@
     })));
     section.dataset.search = [o.method, fullPath, op.summary, op.operationId, o.tag].join(' ').toLowerCase();
     return section;
+  }
+
+  // ---- Code samples and try-it ---------------------------------------------------------------
+  // Every operation gets samples in curl, the Go SDK (sdk/go) and the TypeScript SDK
+  // (sdk/typescript), written from the document: the operationId names the Go method
+  // (oapi-codegen: <OperationId>WithResponse), the path and method the TypeScript call, and the
+  // request body holds the required fields with the document's examples. Try-it sends the
+  // request from this page with a TEST key (sandbox money only), kept in memory, never stored.
+
+  var SAMPLE_UUID = '0194f3c2-7a1e-7c3d-9b2a-5d6e7f809a1b';
+  var testKey = '';
+
+  function humanize(name) {
+    var words = String(name).replace(/[_-]+/g, ' ').trim();
+    return words.charAt(0).toUpperCase() + words.slice(1);
+  }
+
+  // exampleValue is a value valid by the schema where the document allows: its example, const,
+  // default or first enum value; for an object its required members.
+  function exampleValue(schema, depth, name) {
+    var s = normalize(schema, depth).schema;
+    if (depth > MAX_DEPTH) return null;
+    if (Array.isArray(s.examples) && s.examples.length) return s.examples[0];
+    if (s.example !== undefined) return s.example;
+    if (s.const !== undefined) return s.const;
+    if (s.default !== undefined) return s.default;
+    if (Array.isArray(s.enum) && s.enum.length) return s.enum[0];
+    var alts = s.oneOf || s.anyOf;
+    if (Array.isArray(alts) && alts.length) return exampleValue(alts[0], depth + 1, name);
+    var type = Array.isArray(s.type) ? s.type[0] : s.type;
+    if (type === 'object' || s.properties) {
+      var out = {};
+      requiredFields(s).forEach(function (p) { out[p] = exampleValue(s.properties[p], depth + 1, p); });
+      return out;
+    }
+    if (isMap(s)) return {};
+    if (type === 'array' || s.items) return s.minItems ? [exampleValue(s.items, depth + 1, name)] : [];
+    if (type === 'integer' || type === 'number') return s.minimum !== undefined ? s.minimum : 1;
+    if (type === 'boolean') return true;
+    switch (s.format) {
+      case 'uuid': return SAMPLE_UUID;
+      case 'date-time': return '2026-01-31T09:30:00Z';
+      case 'date': return '2026-01-31';
+      case 'email': return 'customer@example.com';
+      case 'uri': return 'https://example.com/';
+    }
+    return name ? humanize(name) : 'string';
+  }
+
+  function requiredFields(s) {
+    return Object.keys(s.properties || {}).filter(function (p) { return (s.required || []).indexOf(p) >= 0; });
+  }
+
+  // sampleRequest is what every sample of an operation sends.
+  function sampleRequest(o) {
+    var params = (o.item.parameters || []).concat(o.op.parameters || []).map(function (p) { return deref(p).value; });
+    var req = { path: [], query: [], idempotent: false, body: undefined, bodyType: null, bodySchema: null };
+    params.forEach(function (p) {
+      if (p.in === 'path') req.path.push({ name: p.name, schema: p.schema || {}, value: exampleValue(p.schema || {}, 1, p.name) });
+      else if (p.in === 'query' && p.required) req.query.push({ name: p.name, value: exampleValue(p.schema || {}, 1, p.name) });
+      else if (p.in === 'header' && p.name === 'Idempotency-Key') req.idempotent = true;
+    });
+    if (o.op.requestBody) {
+      var content = deref(o.op.requestBody).value.content || {};
+      req.bodyType = Object.keys(content)[0] || null;
+      if (req.bodyType === 'application/json') {
+        req.bodySchema = normalize(content[req.bodyType].schema, 0).schema;
+        req.body = exampleValue(content[req.bodyType].schema, 0);
+      } else if (req.bodyType && content[req.bodyType].schema) {
+        req.formSchema = normalize(content[req.bodyType].schema, 0).schema;
+      }
+    }
+    var sec = o.op.security !== undefined ? o.op.security : (doc.security || []);
+    req.auth = !sec.length || sec.some(function (r) { return !Object.keys(r).length; }) ? null
+      : sec.some(function (r) { return 'apiKey' in r; }) ? 'apiKey' : 'session';
+    req.api = o.servers[0] === '/api/v1';
+    return req;
+  }
+
+  function pathWith(o, req, format) {
+    return o.path.replace(/\{([^}]+)\}/g, function (all, name) { return format(name, req); });
+  }
+
+  function shellQuote(s) { return "'" + String(s).replace(/'/g, "'\\''") + "'"; }
+
+  function curlSample(o, req) {
+    var url = location.origin + o.servers[0] + pathWith(o, req, function (name) { return '$' + name.toUpperCase().replace(/[^A-Z0-9]/g, '_'); });
+    if (req.query.length) url += '?' + req.query.map(function (q) { return q.name + '=' + encodeURIComponent(q.value); }).join('&');
+    var lines = ['curl -s -X ' + o.method.toUpperCase() + ' "' + url + '"'];
+    if (req.auth === 'apiKey') lines.push('-H "Authorization: Bearer $SIKA_API_KEY"');
+    if (req.auth === 'session') lines.push('-H "Authorization: Bearer $SIKA_SESSION_TOKEN"');
+    if (req.idempotent) lines.push('-H "Idempotency-Key: $(uuidgen)"');
+    if (req.bodyType === 'application/json') {
+      lines.push("-H 'Content-Type: application/json'");
+      lines.push('-d ' + shellQuote(JSON.stringify(req.body)));
+    } else if (req.bodyType === 'multipart/form-data') {
+      lines.push('-F file=@document.pdf');
+    }
+    var vars = req.path.map(function (p) { return '# ' + '$' + p.name.toUpperCase().replace(/[^A-Z0-9]/g, '_') + ': ' + p.name + ' of the object'; });
+    return vars.concat([lines.join(' \\\n  ')]).join('\n');
+  }
+
+  function goName(name) {
+    return String(name).split(/[^A-Za-z0-9]+/).filter(Boolean).map(function (w) { return w.charAt(0).toUpperCase() + w.slice(1); }).join('');
+  }
+
+  function goLiteral(schema, value) {
+    var s = normalize(schema || {}, 1).schema;
+    if (s.format === 'uuid' && typeof value === 'string') return 'uuid.MustParse(' + JSON.stringify(value) + ')';
+    return JSON.stringify(value);
+  }
+
+  function goSample(o, req) {
+    var method = goName(o.op.operationId);
+    var args = ['ctx'].concat(req.path.map(function (p) { return goLiteral(p.schema, p.value); }));
+    var params = (o.item.parameters || []).concat(o.op.parameters || []).some(function (p) { return deref(p).value.in !== 'path'; });
+    if (params) args.push('nil');
+    var call;
+    if (req.bodyType === 'application/json') {
+      var fields = requiredFields(req.bodySchema || {}).map(function (f) {
+        return '\t' + goName(f) + ': ' + goLiteral(req.bodySchema.properties[f], req.body[f]) + ',';
+      });
+      args.push('sika.' + method + 'JSONRequestBody{' + (fields.length ? '\n' + fields.join('\n') + '\n' : '') + '}');
+      call = 'c.' + method + 'WithResponse(' + args.join(', ') + ')';
+    } else if (req.bodyType) {
+      args.push(req.bodyType === 'multipart/form-data' ? 'form.FormDataContentType(), &buf /* a multipart.Writer over buf with the file */' : JSON.stringify(req.bodyType) + ', body');
+      call = 'c.' + method + 'WithBodyWithResponse(' + args.join(', ') + ')';
+    } else {
+      call = 'c.' + method + 'WithResponse(' + args.join(', ') + ')';
+    }
+    var ok = Object.keys(o.op.responses || {}).filter(function (st) { return /^2/.test(st); }).sort()[0];
+    var okResponse = ok ? deref(o.op.responses[ok]).value : {};
+    var json = okResponse.content && okResponse.content['application/json'];
+    var result = !ok ? '' : json ? 'resp.JSON' + ok + (hasData(json.schema) ? '.Data' : '') : 'resp.Body // ' + Object.keys(okResponse.content || { '': 1 })[0];
+    return [
+      '// c, err := sika.New(sika.Options{BaseURL: ' + JSON.stringify(location.origin + '/api/v1') + ', APIKey: os.Getenv("SIKA_API_KEY")})',
+      'resp, err := ' + call,
+      'if err != nil {',
+      '\treturn err // a *sika.Error for an answer that is not 2xx: errors.Is(err, sika.ErrorCode…)',
+      '}',
+      result ? '_ = ' + result : ''
+    ].filter(Boolean).join('\n');
+  }
+
+  function hasData(schema) {
+    var s = normalize(schema, 0).schema;
+    return !!(s.properties && s.properties.data);
+  }
+
+  function tsSample(o, req) {
+    var opts = [];
+    var params = [];
+    if (req.path.length) params.push('path: { ' + req.path.map(function (p) { return tsKey(p.name) + ': ' + JSON.stringify(p.value); }).join(', ') + ' }');
+    if (req.query.length) params.push('query: { ' + req.query.map(function (q) { return tsKey(q.name) + ': ' + JSON.stringify(q.value); }).join(', ') + ' }');
+    if (params.length) opts.push('params: { ' + params.join(', ') + ' }');
+    if (req.bodyType === 'application/json') opts.push('body: ' + JSON.stringify(req.body, null, 2).replace(/\n/g, '\n  '));
+    if (req.bodyType && req.bodyType !== 'application/json') {
+      // openapi-fetch types the form's fields; the FormData itself goes out by bodySerializer.
+      var fields = requiredFields(req.formSchema || {}).map(function (f) { return tsKey(f) + ': ""'; });
+      opts.push('body: { ' + fields.join(', ') + ' },\n  bodySerializer: () => formData /* a FormData with the file */');
+    }
+    var call = 'await sika.' + o.method.toUpperCase() + '(' + JSON.stringify(o.path) + (opts.length ? ', {\n  ' + opts.join(',\n  ') + '\n}' : '') + ');';
+    return [
+      '// const sika = new Sika({ baseUrl: ' + JSON.stringify(location.origin + '/api/v1') + ', apiKey: process.env.SIKA_API_KEY });',
+      'const data = ' + call
+    ].join('\n');
+  }
+
+  function tsKey(name) { return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name) ? name : JSON.stringify(name); }
+
+  // samplesView shows the samples as tabs; the SDKs only call routes under /api/v1.
+  function samplesView(o) {
+    var req = sampleRequest(o);
+    var samples = [['curl', curlSample(o, req)]];
+    if (req.api) samples.push(['Go', goSample(o, req)], ['TypeScript', tsSample(o, req)]);
+    var box = el('div', 'samples');
+    var bar = el('div', 'tabs');
+    bar.setAttribute('role', 'tablist');
+    var panes = samples.map(function (s) {
+      var pane = el('pre', 'sample', code(s[1]));
+      pane.dataset.lang = s[0];
+      return pane;
+    });
+    samples.forEach(function (s, i) {
+      var tab = el('button', 'tab', s[0]);
+      tab.type = 'button';
+      tab.setAttribute('role', 'tab');
+      tab.addEventListener('click', function () { select(i); });
+      bar.appendChild(tab);
+    });
+    function select(i) {
+      Array.prototype.forEach.call(bar.children, function (t, j) { t.setAttribute('aria-selected', i === j ? 'true' : 'false'); });
+      panes.forEach(function (p, j) { p.hidden = i !== j; });
+    }
+    append(box, [el('h4', null, 'Examples'), bar].concat(panes));
+    select(0);
+    // Try-it only where an API key is what the operation takes: never a login or a registration
+    // made from the reference, never a dashboard or staff route.
+    if (req.api && req.auth === 'apiKey' && !/text\/event-stream/.test(JSON.stringify(Object.keys((deref((o.op.responses || {})['200'] || {}).value.content) || {})))) {
+      box.appendChild(lazyDetails('try', el('summary', null, 'Try it with a TEST key'), function () { return tryView(o, req); }));
+    }
+    return box;
+  }
+
+  function field(label, input) { return el('label', 'try-field', [el('span', null, label), input]); }
+
+  function input(value, placeholder) {
+    var i = el('input');
+    i.type = 'text';
+    i.value = value === undefined ? '' : String(value);
+    if (placeholder) i.placeholder = placeholder;
+    i.autocomplete = 'off';
+    i.spellcheck = false;
+    return i;
+  }
+
+  // tryView sends the operation from this page, to this page's own origin, with a TEST key.
+  function tryView(o, req) {
+    var key = input(testKey, 'sk_test_…');
+    key.type = 'password';
+    key.className = 'try-key';
+    key.addEventListener('input', function () {
+      testKey = key.value.trim();
+      document.querySelectorAll('input.try-key').forEach(function (k) { if (k !== key) k.value = testKey; });
+    });
+    var pathInputs = req.path.map(function (p) { return { name: p.name, input: input(p.value) }; });
+    var queryInputs = req.query.map(function (q) { return { name: q.name, input: input(q.value) }; });
+    var body = null;
+    if (req.bodyType === 'application/json') {
+      body = el('textarea', 'try-body');
+      body.value = JSON.stringify(req.body, null, 2);
+      body.rows = Math.min(14, body.value.split('\n').length + 1);
+      body.spellcheck = false;
+    }
+    var send = el('button', 'try-send', 'Send');
+    send.type = 'button';
+    var out = el('div', 'try-out');
+    var box = el('div', 'try-box', [
+      el('p', 'try-note', 'Sent from this page to this server with your TEST key (sandbox money only). The key stays in this page; it is never stored. LIVE keys are refused here.'),
+      req.auth ? field('TEST key', key) : null
+    ].concat(pathInputs.map(function (p) { return field(p.name, p.input); }))
+      .concat(queryInputs.map(function (q) { return field(q.name, q.input); }))
+      .concat([body ? field('Body', body) : null, req.bodyType && !body ? el('p', 'try-note', 'This operation takes a file: use curl.') : null, send, out]));
+    send.addEventListener('click', function () {
+      out.textContent = '';
+      var secret = key.value.trim();
+      if (req.auth && secret.indexOf('sk_test_') !== 0) {
+        out.appendChild(el('p', 'error-box', 'Only a TEST key (sk_test_…) can be used here.'));
+        return;
+      }
+      var path = o.path;
+      pathInputs.forEach(function (p) { path = path.replace('{' + p.name + '}', encodeURIComponent(p.input.value.trim())); });
+      var query = queryInputs.filter(function (q) { return q.input.value !== ''; })
+        .map(function (q) { return encodeURIComponent(q.name) + '=' + encodeURIComponent(q.input.value); }).join('&');
+      var headers = { Accept: 'application/json' };
+      if (req.auth) headers.Authorization = 'Bearer ' + secret;
+      if (req.idempotent) headers['Idempotency-Key'] = newKey();
+      var init = { method: o.method.toUpperCase(), headers: headers, credentials: 'omit', cache: 'no-store' };
+      if (body) {
+        headers['Content-Type'] = 'application/json';
+        init.body = body.value;
+      }
+      send.disabled = true;
+      var started = Date.now();
+      fetch(o.servers[0] + path + (query ? '?' + query : ''), init).then(function (res) {
+        return res.text().then(function (text) {
+          var pretty = text;
+          try { pretty = JSON.stringify(JSON.parse(text), null, 2); } catch (e) { /* not JSON */ }
+          append(out, [
+            el('div', 'try-status', [el('span', 'status s' + String(res.status).charAt(0), String(res.status)),
+              ' ' + (Date.now() - started) + ' ms' + (headers['Idempotency-Key'] ? ' · Idempotency-Key ' + headers['Idempotency-Key'] : '')]),
+            el('pre', 'try-response', code(pretty))
+          ]);
+        });
+      }).catch(function (err) {
+        out.appendChild(el('p', 'error-box', 'The request failed: ' + err.message));
+      }).then(function () { send.disabled = false; });
+    });
+    return box;
+  }
+
+  function newKey() {
+    if (window.crypto && crypto.randomUUID) return crypto.randomUUID();
+    return 'try-' + Date.now() + '-' + Math.random().toString(36).slice(2);
   }
 
   // ---- Page ----------------------------------------------------------------------------------
