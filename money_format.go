@@ -18,8 +18,8 @@ const MoneySpace = "\u00a0"
 // shows money to people (hosted pages, dashboard, console); the API's JSON keeps FormatAmount.
 //
 // The amount is rounded HALF-UP to the currency's ISO 4217 minor unit (MinorUnits: none for
-// XOF, XAF and GNF, two for CDF, EUR, USD and any other currency), the rounding of
-// ConvertAmount; a negative amount (a ledger debit) is rounded like its positive counterpart
+// XOF, XAF and GNF, two for CDF, EUR, USD and any other currency), for display only (the
+// amounts it is given are already in minor units; ConvertAmount rounds down); a negative amount (a ledger debit) is rounded like its positive counterpart
 // and written with a leading "-", and an amount that rounds to zero has no sign.
 //
 // lang is French unless it is English ("en", "en-US"…):

@@ -283,7 +283,7 @@ func TestSoftpayPricingAndConversion(t *testing.T) {
 		body["amount"], body["currency"] = "10", "EUR"
 		p := ps.pay(t, acct, body)
 		assert.Equal(t, "XOF", p.Currency)
-		assert.Equal(t, "6560.00", sika.FormatAmount(p.RequestedAmount.Decimal), "10 EUR at 655.957, half-up to a whole XOF")
+		assert.Equal(t, "6559.00", sika.FormatAmount(p.RequestedAmount.Decimal), "10 EUR at 655.957 is 6559.57 XOF, rounded down to a whole XOF")
 		require.NotNil(t, p.OriginalAmount)
 		assert.Equal(t, "10.00", sika.FormatAmount(p.OriginalAmount.Decimal))
 		assert.Equal(t, "EUR", *p.OriginalCurrency)

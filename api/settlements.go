@@ -243,7 +243,7 @@ type walletTransferRequest struct {
 }
 
 // createWalletTransfer moves money between two of the merchant's wallets at the current rate,
-// at once and atomically.
+// at once and atomically; the store prices the credit (rounded down, never zero).
 func (s *Server) createWalletTransfer(w http.ResponseWriter, r *http.Request) error {
 	var req walletTransferRequest
 	if err := decodeBody(r, &req); err != nil {
@@ -276,17 +276,6 @@ func (s *Server) createWalletTransfer(w http.ResponseWriter, r *http.Request) er
 	if err := v.Err(); err != nil {
 		return err
 	}
-	rate, err := s.store.ExchangeRate(ctx, from.DefaultCurrency, to.DefaultCurrency)
-	if sika.ErrorCode(err) == sika.CodeNotFound {
-		return sika.FieldError("to_country", "No exchange rate from "+from.DefaultCurrency+" to "+to.DefaultCurrency+".")
-	}
-	if err != nil {
-		return err
-	}
-	credited := sika.ConvertAmount(amount, rate, to.DefaultCurrency)
-	if !credited.IsPositive() {
-		return sika.Errorf(sika.CodeAmountOutOfRange, "The amount converts to nothing in %s.", to.DefaultCurrency)
-	}
 	ids, err := newIDs(2)
 	if err != nil {
 		return err
@@ -302,7 +291,7 @@ func (s *Server) createWalletTransfer(w http.ResponseWriter, r *http.Request) er
 	key, fingerprint := idempotencyFrom(r)
 	wt, _, err := s.store.CreateWalletTransfer(ctx, store.NewWalletTransfer{
 		Transaction: store.NewTransaction{Transaction: t, IdempotencyKey: key, Fingerprint: fingerprint, Reason: "Wallet transfer requested"},
-		ID:          ids[1], ToCountry: to.ISOCode, ToCurrency: to.DefaultCurrency, CreditedAmount: credited, Rate: rate,
+		ID:          ids[1], ToCountry: to.ISOCode, ToCurrency: to.DefaultCurrency,
 	})
 	if err != nil {
 		return err

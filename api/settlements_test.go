@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -132,7 +133,7 @@ func TestWalletTransfers(t *testing.T) {
 	require.Equal(t, 201, r.Status, "%s", r.Body)
 	r.data(t, &wt)
 	assert.Equal(t, "CDF", wt.ToCurrency)
-	assert.Equal(t, "5061.31", sika.FormatAmount(wt.CreditedAmount.Decimal), "1000 XAF at 3320/655.957 CDF")
+	assert.Equal(t, "5061.30", sika.FormatAmount(wt.CreditedAmount.Decimal), "1000 XAF at 5.0613073722 CDF is 5061.307, rounded down")
 
 	for _, c := range []struct {
 		body   map[string]string
@@ -214,4 +215,72 @@ func TestMixedOutboundOperationsNeverOverdraw(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, disc)
 
+}
+
+// TestWalletTransfersRoundDown (issue 21): a transfer's credit is rounded down in the
+// destination's minor unit, and one that would credit nothing is refused. With half-up, 8 GNF
+// (0.52 XOF) arrived as 1 XOF and 1 XOF (15.32 GNF) as 15 GNF: ten transfers of 8 GNF to CI and
+// one back turned 80 GNF into 153 GNF, in a loop.
+func TestWalletTransfersRoundDown(t *testing.T) {
+	ps := payments(t)
+	acct := ps.newAccount(t, true)
+	whitelistLoopback(t, acct, sika.EnvironmentTest)
+	fund(t, acct, "GN", "ORANGE_GN", "160")
+	key := acct.key(sika.EnvironmentTest, sika.ScopePayout)
+	transfer := func(amount, from, to string) *response {
+		return ps.call(t, "POST", "/api/v1/wallet-transfers/", map[string]string{"amount": amount, "from_country": from, "to_country": to}, key...)
+	}
+	balances := func() map[string]string {
+		out := map[string]string{}
+		for _, w := range ps.balances(t, acct) {
+			out[w.Country] = sika.FormatAmount(w.AvailableAmount.Decimal)
+		}
+		return out
+	}
+	// What the wallets are worth in XOF at the catalogue's rates: never more after a transfer.
+	gnfToXOF, err := testStore.ExchangeRate(t.Context(), "GNF", "XOF")
+	require.NoError(t, err)
+	worth := func(b map[string]string) decimal.Decimal {
+		held := func(country string) decimal.Decimal {
+			if b[country] == "" {
+				return decimal.Zero
+			}
+			return dec(b[country])
+		}
+		return held("GN").Mul(gnfToXOF).Add(held("CI"))
+	}
+
+	for i := range 10 {
+		r := transfer("8", "GN", "CI")
+		require.Equal(t, 400, r.Status, "transfer %d: %s", i, r.Body)
+		assert.Equal(t, []string{"8 GNF is worth less than 1 XOF at the current rate (" + gnfToXOF.String() +
+			" XOF per GNF), and a transfer is credited rounded down: transfer at least 16 GNF."}, r.fields()["amount"])
+	}
+	assert.Equal(t, map[string]string{"GN": "160.00"}, balances(), "a refused transfer moves nothing")
+
+	before := worth(balances())
+	for i := range 10 {
+		r := transfer("16", "GN", "CI")
+		require.Equal(t, 201, r.Status, "transfer %d: %s", i, r.Body)
+		var wt sika.WalletTransfer
+		r.data(t, &wt)
+		assert.Equal(t, "1.00", sika.FormatAmount(wt.CreditedAmount.Decimal), "16 GNF is 1.04 XOF")
+		after := worth(balances())
+		assert.True(t, after.LessThanOrEqual(before), "transfer %d: worth %s XOF, was %s", i, after, before)
+		before = after
+	}
+	assert.Equal(t, map[string]string{"GN": "0.00", "CI": "10.00"}, balances())
+
+	r := transfer("1", "CI", "GN")
+	require.Equal(t, 201, r.Status, "%s", r.Body)
+	var wt sika.WalletTransfer
+	r.data(t, &wt)
+	assert.Equal(t, "15.00", sika.FormatAmount(wt.CreditedAmount.Decimal), "1 XOF is 15.32 GNF")
+	require.Equal(t, 201, transfer("9", "CI", "GN").Status)
+	assert.Equal(t, map[string]string{"GN": "152.00", "CI": "0.00"}, balances(), "160 GNF went round and came back as 152")
+	assert.True(t, worth(balances()).LessThanOrEqual(before))
+
+	disc, err := testStore.CheckLedger(context.Background())
+	require.NoError(t, err)
+	assert.Nil(t, disc)
 }

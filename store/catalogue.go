@@ -112,11 +112,20 @@ func (s *Store) ListExchangeRates(ctx context.Context, page PageRequest) ([]sika
 // ExchangeRate returns the current rate from one currency to another (1 for the same
 // currency), or not_found when the pair is not priced.
 func (s *Store) ExchangeRate(ctx context.Context, from, to string) (decimal.Decimal, error) {
+	return exchangeRate(ctx, s.pool, from, to)
+}
+
+// rowQueryer reads one row: the pool, or a transaction.
+type rowQueryer interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+func exchangeRate(ctx context.Context, q rowQueryer, from, to string) (decimal.Decimal, error) {
 	if strings.EqualFold(from, to) {
 		return decimal.NewFromInt(1), nil
 	}
 	var rate decimal.Decimal
-	err := s.pool.QueryRow(ctx, `SELECT rate FROM exchange_rates WHERE from_currency = $1 AND to_currency = $2`,
+	err := q.QueryRow(ctx, `SELECT rate FROM exchange_rates WHERE from_currency = $1 AND to_currency = $2`,
 		strings.ToUpper(from), strings.ToUpper(to)).Scan(&rate)
 	if isNoRows(err) {
 		return rate, sika.NotFound("Exchange rate")

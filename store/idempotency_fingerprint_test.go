@@ -174,7 +174,6 @@ func TestIdempotencyKeyBackstopComparesTheRequest(t *testing.T) {
 			return st.CreateWalletTransfer(ctx, store.NewWalletTransfer{
 				Transaction: store.NewTransaction{Transaction: tx, IdempotencyKey: key, Fingerprint: fp},
 				ID:          uuid.Must(uuid.NewV7()), ToCountry: "SN", ToCurrency: "XOF",
-				CreditedAmount: decimal.RequireFromString(amount), Rate: decimal.NewFromInt(1),
 			})
 		}
 		key := uuid.NewString()

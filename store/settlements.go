@@ -139,15 +139,13 @@ func (s *Store) ListSettlements(ctx context.Context, merchantID uuid.UUID, env s
 	return items, n, nil
 }
 
-// NewWalletTransfer is a transfer to make: the TRANSFERT transaction (debit side) and the
-// credit side.
+// NewWalletTransfer is a transfer to make: the TRANSFERT transaction (debit side, in the
+// source wallet's currency) and the destination. The credit is priced by CreateWalletTransfer.
 type NewWalletTransfer struct {
-	Transaction    NewTransaction
-	ID             uuid.UUID
-	ToCountry      string
-	ToCurrency     string
-	CreditedAmount decimal.Decimal
-	Rate           decimal.Decimal
+	Transaction NewTransaction
+	ID          uuid.UUID
+	ToCountry   string
+	ToCurrency  string
 }
 
 // CreateWalletTransfer moves money between two wallets of one merchant in one Postgres
@@ -156,8 +154,17 @@ type NewWalletTransfer struct {
 // wallets are locked in a fixed order (by country), so opposite transfers cannot deadlock; a
 // source that cannot cover the amount answers insufficient_balance, a frozen wallet on either
 // side wallet_frozen. An idempotency key already used answers as CreateSettlement does.
+//
+// The credit is the debited amount at the catalogue's rate, rounded down to the destination's
+// minor unit (sika.ConvertAmount), read in the same Postgres transaction; a debit that would
+// credit nothing is refused (a validation error on amount naming the smallest amount that
+// converts), and a pair without a rate is a validation error on to_country.
 func (s *Store) CreateWalletTransfer(ctx context.Context, w NewWalletTransfer) (sika.WalletTransfer, bool, error) {
 	t, _, created, err := s.createTransaction(ctx, w.Transaction, WorkflowStart{}, func(tx pgx.Tx, t sika.Transaction) error {
+		rate, credited, err := priceWalletTransfer(ctx, tx, t.DebitedAmount.Decimal, t.Currency, w.ToCurrency)
+		if err != nil {
+			return err
+		}
 		if _, err := tx.Exec(ctx, `INSERT INTO wallets (merchant_id, environment, country, currency) VALUES ($1, $2, $3, $4)
 			ON CONFLICT (merchant_id, environment, country) DO NOTHING`, t.Merchant, t.Environment, w.ToCountry, w.ToCurrency); err != nil {
 			return fmt.Errorf("create wallet: %w", err)
@@ -177,7 +184,7 @@ func (s *Store) CreateWalletTransfer(ctx context.Context, w NewWalletTransfer) (
 		if _, err := tx.Exec(ctx, `INSERT INTO wallet_transfers (id, merchant_id, environment, transaction_id, from_country, to_country,
 				from_currency, to_currency, amount, credited_amount, exchange_rate)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`, w.ID, t.Merchant, t.Environment, t.ID, t.Country, w.ToCountry,
-			t.Currency, w.ToCurrency, t.DebitedAmount.Decimal, w.CreditedAmount, w.Rate); err != nil {
+			t.Currency, w.ToCurrency, t.DebitedAmount.Decimal, credited, rate); err != nil {
 			return fmt.Errorf("insert wallet transfer: %w", err)
 		}
 		out := ledgerPosting{Merchant: t.Merchant, Environment: t.Environment, Country: t.Country, Currency: t.Currency,
@@ -185,7 +192,7 @@ func (s *Store) CreateWalletTransfer(ctx context.Context, w NewWalletTransfer) (
 			Transaction: &t.ID, WalletTransfer: &w.ID, Description: "Transfer " + t.Reference + " to " + w.ToCountry}
 		in := out
 		in.Country, in.Currency, in.Type, in.Direction = w.ToCountry, w.ToCurrency, sika.LedgerTransferIn, sika.Credit
-		in.Amount, in.AvailableDelta, in.Description = w.CreditedAmount, w.CreditedAmount, "Transfer "+t.Reference+" from "+t.Country
+		in.Amount, in.AvailableDelta, in.Description = credited, credited, "Transfer "+t.Reference+" from "+t.Country
 		for _, p := range []ledgerPosting{out, in} {
 			if _, err := postLedgerEntry(ctx, tx, p); err != nil {
 				return err
@@ -210,6 +217,29 @@ func (s *Store) CreateWalletTransfer(ctx context.Context, w NewWalletTransfer) (
 		return sika.WalletTransfer{}, false, errKeyReused(t)
 	}
 	return wt, created, err
+}
+
+// priceWalletTransfer returns the catalogue's rate from one currency to the other and what
+// amount is worth in the destination, rounded down; it refuses a pair without a rate and an
+// amount worth less than the destination's minor unit.
+func priceWalletTransfer(ctx context.Context, q rowQueryer, amount decimal.Decimal, from, to string) (rate, credited decimal.Decimal, err error) {
+	rate, err = exchangeRate(ctx, q, from, to)
+	if sika.ErrorCode(err) == sika.CodeNotFound {
+		return rate, credited, sika.FieldError("to_country", "No exchange rate from "+from+" to "+to+".")
+	}
+	if err != nil {
+		return rate, credited, err
+	}
+	credited = sika.ConvertAmount(amount, rate, to)
+	if !credited.IsPositive() {
+		unit := decimal.New(1, -sika.MinorUnits(to))
+		least := sika.SmallestConvertible(rate, from, to)
+		return rate, credited, sika.FieldError("amount", fmt.Sprintf(
+			"%s %s is worth less than %s %s at the current rate (%s %s per %s), and a transfer is credited rounded down: transfer at least %s %s.",
+			amount.StringFixed(sika.MinorUnits(from)), from, unit.StringFixed(sika.MinorUnits(to)), to, rate, to, from,
+			least.StringFixed(sika.MinorUnits(from)), from))
+	}
+	return rate, credited, nil
 }
 
 const walletTransferColumns = `w.id, w.merchant_id, w.transaction_id, w.from_country, w.to_country, w.from_currency, w.to_currency,

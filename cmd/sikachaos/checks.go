@@ -100,12 +100,17 @@ func (h *harness) check(ctx context.Context, l *load, rep *report) error {
 	if err != nil {
 		return err
 	}
+	transfers, err := h.checkTransferValue(ctx)
+	if err != nil {
+		return err
+	}
 	rep.checks = []*checkResult{
 		checkFinalStates(w, l.book, ops, l.o.tick),
 		checkNoPending(w),
 		checkStatusLogs(w),
 		checkGateway(w, ops),
 		ledger,
+		transfers,
 		checkIdempotency(w, l.book),
 		checkWebhooks(w, h.receiver.stats()),
 		checkOutbox(w),

@@ -41,7 +41,7 @@ var mix = []struct {
 	weight int
 }{
 	{opSoftpay, 22}, {opOTP, 5}, {opPreOTP, 5}, {opRedirect, 5}, {opDuplicate, 8}, {opCheckout, 9},
-	{opPayout, 12}, {opSettlement, 5}, {opTransfer, 8}, {opRetry, 12},
+	{opPayout, 12}, {opSettlement, 5}, {opTransfer, 6}, {opRoundTrip, 2}, {opRetry, 12},
 	{opNotFound, 3}, {opLate, 2}, {opCheckoutRace, 2}, {opKeyReuse, 2},
 }
 
@@ -163,6 +163,8 @@ func (l *load) runOp(ctx context.Context, kind opKind, r *rand.Rand) {
 		l.settlement(ctx, r)
 	case opTransfer:
 		l.transfer(ctx, r)
+	case opRoundTrip:
+		l.roundTripOp(ctx, r)
 	case opRetry:
 		l.retryFailed(ctx, r)
 	case opNotFound:

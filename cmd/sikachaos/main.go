@@ -27,7 +27,9 @@
 // (011), retried by the merchant while Sika still re-reads it; three customers paying one
 // checkout session at once; and an Idempotency-Key reused with another amount after its first
 // request got a 5xx because the harness cut the API's Postgres connection (it reaches Postgres
-// through a proxy of the harness) just before or just after Postgres committed it.
+// through a proxy of the harness) just before or just after Postgres committed it. And the
+// round-trip transfer loop of issue 21: a few XOF from BJ to GN, ten transfers of 8 GNF back
+// (each worth less than 1 XOF, so refused), then a larger amount back.
 // Meanwhile it injects -faults faults spread over the load: SIGKILL of the worker,
 // SIGKILL or SIGTERM of the API, restarts of the Temporal dev server and of Postgres (fast or
 // immediate shutdown). Clients ride the outages out as a merchant's backend would: a request
@@ -43,7 +45,9 @@
 // debited exactly once, a second charge only with a REFUND_DUE flag; 010 payouts SUCCESS with
 // their hold kept and one transfer; 011 payments reconciled FAILED → SUCCESS once, their retry
 // refused 409 outcome_unresolved; one checkout payment in flight at a time and a session PAID by
-// one; a reused key never answered with the first body's transaction. It prints what it did
+// one; a reused key never answered with the first body's transaction; every wallet transfer
+// credited its debit rounded down and none worth more than its debit at the catalogue's rates,
+// so the merchant's value never grew by transfers. It prints what it did
 // and what it found, and exits 1 on any violation, 2 when the harness itself failed.
 package main
 

@@ -8092,8 +8092,9 @@ type ClientInterface interface {
 	// `GET /payments/{id}/verify/` or `GET /transactions/{id}/`.
 	//
 	// **Currency.** The customer always pays in the currency of `country`. When `currency` is
-	// another currency, `amount` is converted at the current exchange rate (rounded half-up to
-	// the country currency's unit): the transaction's `currency`, `amount` and fees are in the
+	// another currency, `amount` is converted at the current exchange rate, rounded down to
+	// the country currency's unit (a converted amount is never worth more than what was asked:
+	// 10 EUR at 655.957 is 6559 XOF): the transaction's `currency`, `amount` and fees are in the
 	// country's currency, and `original_amount`, `original_currency` and `exchange_rate` keep
 	// what was asked. A currency without a rate to the country's is a validation error on
 	// `currency`. The converted amount must lie within the network's limits
@@ -8166,8 +8167,9 @@ type ClientInterface interface {
 	// `GET /payments/{id}/verify/` or `GET /transactions/{id}/`.
 	//
 	// **Currency.** The customer always pays in the currency of `country`. When `currency` is
-	// another currency, `amount` is converted at the current exchange rate (rounded half-up to
-	// the country currency's unit): the transaction's `currency`, `amount` and fees are in the
+	// another currency, `amount` is converted at the current exchange rate, rounded down to
+	// the country currency's unit (a converted amount is never worth more than what was asked:
+	// 10 EUR at 655.957 is 6559 XOF): the transaction's `currency`, `amount` and fees are in the
 	// country's currency, and `original_amount`, `original_currency` and `exchange_rate` keep
 	// what was asked. A currency without a rate to the country's is a validation error on
 	// `currency`. The converted amount must lie within the network's limits
@@ -8620,11 +8622,23 @@ type ClientInterface interface {
 	// CreateWalletTransferWithBody Transfer between two wallets
 	//
 	// Moves money from the merchant's wallet of `from_country` to its wallet of `to_country` at
-	// the current exchange rate (rounded half-up), at once and atomically: one `TRANSFERT`
-	// transaction (status `SUCCESS`), a `TRANSFER_OUT` ledger entry on the source wallet and a
-	// `TRANSFER_IN` entry on the destination wallet (created on first use). `amount` is in the
-	// source wallet's currency. A source that cannot cover it answers `422
-	// insufficient_balance`; a frozen wallet on either side `422 wallet_frozen`.
+	// the current exchange rate, at once and atomically: one `TRANSFERT` transaction (status
+	// `SUCCESS`), a `TRANSFER_OUT` ledger entry on the source wallet and a `TRANSFER_IN` entry
+	// on the destination wallet (created on first use). `amount` is in the source wallet's
+	// currency. A source that cannot cover it answers `422 insufficient_balance`; a frozen
+	// wallet on either side `422 wallet_frozen`.
+	//
+	// **Rounding.** `credited_amount` is `amount × exchange_rate` rounded **down** to the
+	// destination currency's unit (a whole XOF, XAF or GNF; a cent of CDF): a transfer is
+	// never credited more than it is worth, so moving money back and forth between wallets
+	// never creates any (each leg may lose less than one unit of its destination currency).
+	// 1 XOF (15.32 GNF at 15.3211262323) is credited 15 GNF. An amount worth less than one
+	// unit of the destination currency is refused with a validation error on `amount` that
+	// names the smallest amount that can be transferred (8 GNF, worth 0.52 XOF: "transfer at
+	// least 16 GNF"); nothing is moved. Transfer larger amounts, less often, to lose less to
+	// rounding. Sika's rates are stored to ten decimals, each rounded down from the one value
+	// per EUR they are derived from, so that no chain of transfers can return more than it
+	// started with.
 	//
 	// Needs scope `PAYOUT` or `BOTH`; with an API key, a whitelisted IP. Accepts
 	// `Idempotency-Key`.
@@ -8637,11 +8651,23 @@ type ClientInterface interface {
 	// CreateWalletTransfer Transfer between two wallets
 	//
 	// Moves money from the merchant's wallet of `from_country` to its wallet of `to_country` at
-	// the current exchange rate (rounded half-up), at once and atomically: one `TRANSFERT`
-	// transaction (status `SUCCESS`), a `TRANSFER_OUT` ledger entry on the source wallet and a
-	// `TRANSFER_IN` entry on the destination wallet (created on first use). `amount` is in the
-	// source wallet's currency. A source that cannot cover it answers `422
-	// insufficient_balance`; a frozen wallet on either side `422 wallet_frozen`.
+	// the current exchange rate, at once and atomically: one `TRANSFERT` transaction (status
+	// `SUCCESS`), a `TRANSFER_OUT` ledger entry on the source wallet and a `TRANSFER_IN` entry
+	// on the destination wallet (created on first use). `amount` is in the source wallet's
+	// currency. A source that cannot cover it answers `422 insufficient_balance`; a frozen
+	// wallet on either side `422 wallet_frozen`.
+	//
+	// **Rounding.** `credited_amount` is `amount × exchange_rate` rounded **down** to the
+	// destination currency's unit (a whole XOF, XAF or GNF; a cent of CDF): a transfer is
+	// never credited more than it is worth, so moving money back and forth between wallets
+	// never creates any (each leg may lose less than one unit of its destination currency).
+	// 1 XOF (15.32 GNF at 15.3211262323) is credited 15 GNF. An amount worth less than one
+	// unit of the destination currency is refused with a validation error on `amount` that
+	// names the smallest amount that can be transferred (8 GNF, worth 0.52 XOF: "transfer at
+	// least 16 GNF"); nothing is moved. Transfer larger amounts, less often, to lose less to
+	// rounding. Sika's rates are stored to ten decimals, each rounded down from the one value
+	// per EUR they are derived from, so that no chain of transfers can return more than it
+	// started with.
 	//
 	// Needs scope `PAYOUT` or `BOTH`; with an API key, a whitelisted IP. Accepts
 	// `Idempotency-Key`.
@@ -10889,8 +10915,9 @@ func (c *RawClient) ListPaymentLinkTransactions(ctx context.Context, id Id, para
 // `GET /payments/{id}/verify/` or `GET /transactions/{id}/`.
 //
 // **Currency.** The customer always pays in the currency of `country`. When `currency` is
-// another currency, `amount` is converted at the current exchange rate (rounded half-up to
-// the country currency's unit): the transaction's `currency`, `amount` and fees are in the
+// another currency, `amount` is converted at the current exchange rate, rounded down to
+// the country currency's unit (a converted amount is never worth more than what was asked:
+// 10 EUR at 655.957 is 6559 XOF): the transaction's `currency`, `amount` and fees are in the
 // country's currency, and `original_amount`, `original_currency` and `exchange_rate` keep
 // what was asked. A currency without a rate to the country's is a validation error on
 // `currency`. The converted amount must lie within the network's limits
@@ -10973,8 +11000,9 @@ func (c *RawClient) SoftpayWithBody(ctx context.Context, params *SoftpayParams, 
 // `GET /payments/{id}/verify/` or `GET /transactions/{id}/`.
 //
 // **Currency.** The customer always pays in the currency of `country`. When `currency` is
-// another currency, `amount` is converted at the current exchange rate (rounded half-up to
-// the country currency's unit): the transaction's `currency`, `amount` and fees are in the
+// another currency, `amount` is converted at the current exchange rate, rounded down to
+// the country currency's unit (a converted amount is never worth more than what was asked:
+// 10 EUR at 655.957 is 6559 XOF): the transaction's `currency`, `amount` and fees are in the
 // country's currency, and `original_amount`, `original_currency` and `exchange_rate` keep
 // what was asked. A currency without a rate to the country's is a validation error on
 // `currency`. The converted amount must lie within the network's limits
@@ -11687,11 +11715,23 @@ func (c *RawClient) ListWalletTransfers(ctx context.Context, params *ListWalletT
 // CreateWalletTransferWithBody Transfer between two wallets
 //
 // Moves money from the merchant's wallet of `from_country` to its wallet of `to_country` at
-// the current exchange rate (rounded half-up), at once and atomically: one `TRANSFERT`
-// transaction (status `SUCCESS`), a `TRANSFER_OUT` ledger entry on the source wallet and a
-// `TRANSFER_IN` entry on the destination wallet (created on first use). `amount` is in the
-// source wallet's currency. A source that cannot cover it answers `422
-// insufficient_balance`; a frozen wallet on either side `422 wallet_frozen`.
+// the current exchange rate, at once and atomically: one `TRANSFERT` transaction (status
+// `SUCCESS`), a `TRANSFER_OUT` ledger entry on the source wallet and a `TRANSFER_IN` entry
+// on the destination wallet (created on first use). `amount` is in the source wallet's
+// currency. A source that cannot cover it answers `422 insufficient_balance`; a frozen
+// wallet on either side `422 wallet_frozen`.
+//
+// **Rounding.** `credited_amount` is `amount × exchange_rate` rounded **down** to the
+// destination currency's unit (a whole XOF, XAF or GNF; a cent of CDF): a transfer is
+// never credited more than it is worth, so moving money back and forth between wallets
+// never creates any (each leg may lose less than one unit of its destination currency).
+// 1 XOF (15.32 GNF at 15.3211262323) is credited 15 GNF. An amount worth less than one
+// unit of the destination currency is refused with a validation error on `amount` that
+// names the smallest amount that can be transferred (8 GNF, worth 0.52 XOF: "transfer at
+// least 16 GNF"); nothing is moved. Transfer larger amounts, less often, to lose less to
+// rounding. Sika's rates are stored to ten decimals, each rounded down from the one value
+// per EUR they are derived from, so that no chain of transfers can return more than it
+// started with.
 //
 // Needs scope `PAYOUT` or `BOTH`; with an API key, a whitelisted IP. Accepts
 // `Idempotency-Key`.
@@ -11714,11 +11754,23 @@ func (c *RawClient) CreateWalletTransferWithBody(ctx context.Context, params *Cr
 // CreateWalletTransfer Transfer between two wallets
 //
 // Moves money from the merchant's wallet of `from_country` to its wallet of `to_country` at
-// the current exchange rate (rounded half-up), at once and atomically: one `TRANSFERT`
-// transaction (status `SUCCESS`), a `TRANSFER_OUT` ledger entry on the source wallet and a
-// `TRANSFER_IN` entry on the destination wallet (created on first use). `amount` is in the
-// source wallet's currency. A source that cannot cover it answers `422
-// insufficient_balance`; a frozen wallet on either side `422 wallet_frozen`.
+// the current exchange rate, at once and atomically: one `TRANSFERT` transaction (status
+// `SUCCESS`), a `TRANSFER_OUT` ledger entry on the source wallet and a `TRANSFER_IN` entry
+// on the destination wallet (created on first use). `amount` is in the source wallet's
+// currency. A source that cannot cover it answers `422 insufficient_balance`; a frozen
+// wallet on either side `422 wallet_frozen`.
+//
+// **Rounding.** `credited_amount` is `amount × exchange_rate` rounded **down** to the
+// destination currency's unit (a whole XOF, XAF or GNF; a cent of CDF): a transfer is
+// never credited more than it is worth, so moving money back and forth between wallets
+// never creates any (each leg may lose less than one unit of its destination currency).
+// 1 XOF (15.32 GNF at 15.3211262323) is credited 15 GNF. An amount worth less than one
+// unit of the destination currency is refused with a validation error on `amount` that
+// names the smallest amount that can be transferred (8 GNF, worth 0.52 XOF: "transfer at
+// least 16 GNF"); nothing is moved. Transfer larger amounts, less often, to lose less to
+// rounding. Sika's rates are stored to ten decimals, each rounded down from the one value
+// per EUR they are derived from, so that no chain of transfers can return more than it
+// started with.
 //
 // Needs scope `PAYOUT` or `BOTH`; with an API key, a whitelisted IP. Accepts
 // `Idempotency-Key`.
@@ -19853,8 +19905,9 @@ type ClientWithResponsesInterface interface {
 	// `GET /payments/{id}/verify/` or `GET /transactions/{id}/`.
 	//
 	// **Currency.** The customer always pays in the currency of `country`. When `currency` is
-	// another currency, `amount` is converted at the current exchange rate (rounded half-up to
-	// the country currency's unit): the transaction's `currency`, `amount` and fees are in the
+	// another currency, `amount` is converted at the current exchange rate, rounded down to
+	// the country currency's unit (a converted amount is never worth more than what was asked:
+	// 10 EUR at 655.957 is 6559 XOF): the transaction's `currency`, `amount` and fees are in the
 	// country's currency, and `original_amount`, `original_currency` and `exchange_rate` keep
 	// what was asked. A currency without a rate to the country's is a validation error on
 	// `currency`. The converted amount must lie within the network's limits
@@ -19927,8 +19980,9 @@ type ClientWithResponsesInterface interface {
 	// `GET /payments/{id}/verify/` or `GET /transactions/{id}/`.
 	//
 	// **Currency.** The customer always pays in the currency of `country`. When `currency` is
-	// another currency, `amount` is converted at the current exchange rate (rounded half-up to
-	// the country currency's unit): the transaction's `currency`, `amount` and fees are in the
+	// another currency, `amount` is converted at the current exchange rate, rounded down to
+	// the country currency's unit (a converted amount is never worth more than what was asked:
+	// 10 EUR at 655.957 is 6559 XOF): the transaction's `currency`, `amount` and fees are in the
 	// country's currency, and `original_amount`, `original_currency` and `exchange_rate` keep
 	// what was asked. A currency without a rate to the country's is a validation error on
 	// `currency`. The converted amount must lie within the network's limits
@@ -20411,11 +20465,23 @@ type ClientWithResponsesInterface interface {
 	// CreateWalletTransferWithBodyWithResponse Transfer between two wallets
 	//
 	// Moves money from the merchant's wallet of `from_country` to its wallet of `to_country` at
-	// the current exchange rate (rounded half-up), at once and atomically: one `TRANSFERT`
-	// transaction (status `SUCCESS`), a `TRANSFER_OUT` ledger entry on the source wallet and a
-	// `TRANSFER_IN` entry on the destination wallet (created on first use). `amount` is in the
-	// source wallet's currency. A source that cannot cover it answers `422
-	// insufficient_balance`; a frozen wallet on either side `422 wallet_frozen`.
+	// the current exchange rate, at once and atomically: one `TRANSFERT` transaction (status
+	// `SUCCESS`), a `TRANSFER_OUT` ledger entry on the source wallet and a `TRANSFER_IN` entry
+	// on the destination wallet (created on first use). `amount` is in the source wallet's
+	// currency. A source that cannot cover it answers `422 insufficient_balance`; a frozen
+	// wallet on either side `422 wallet_frozen`.
+	//
+	// **Rounding.** `credited_amount` is `amount × exchange_rate` rounded **down** to the
+	// destination currency's unit (a whole XOF, XAF or GNF; a cent of CDF): a transfer is
+	// never credited more than it is worth, so moving money back and forth between wallets
+	// never creates any (each leg may lose less than one unit of its destination currency).
+	// 1 XOF (15.32 GNF at 15.3211262323) is credited 15 GNF. An amount worth less than one
+	// unit of the destination currency is refused with a validation error on `amount` that
+	// names the smallest amount that can be transferred (8 GNF, worth 0.52 XOF: "transfer at
+	// least 16 GNF"); nothing is moved. Transfer larger amounts, less often, to lose less to
+	// rounding. Sika's rates are stored to ten decimals, each rounded down from the one value
+	// per EUR they are derived from, so that no chain of transfers can return more than it
+	// started with.
 	//
 	// Needs scope `PAYOUT` or `BOTH`; with an API key, a whitelisted IP. Accepts
 	// `Idempotency-Key`.
@@ -20428,11 +20494,23 @@ type ClientWithResponsesInterface interface {
 	// CreateWalletTransferWithResponse Transfer between two wallets
 	//
 	// Moves money from the merchant's wallet of `from_country` to its wallet of `to_country` at
-	// the current exchange rate (rounded half-up), at once and atomically: one `TRANSFERT`
-	// transaction (status `SUCCESS`), a `TRANSFER_OUT` ledger entry on the source wallet and a
-	// `TRANSFER_IN` entry on the destination wallet (created on first use). `amount` is in the
-	// source wallet's currency. A source that cannot cover it answers `422
-	// insufficient_balance`; a frozen wallet on either side `422 wallet_frozen`.
+	// the current exchange rate, at once and atomically: one `TRANSFERT` transaction (status
+	// `SUCCESS`), a `TRANSFER_OUT` ledger entry on the source wallet and a `TRANSFER_IN` entry
+	// on the destination wallet (created on first use). `amount` is in the source wallet's
+	// currency. A source that cannot cover it answers `422 insufficient_balance`; a frozen
+	// wallet on either side `422 wallet_frozen`.
+	//
+	// **Rounding.** `credited_amount` is `amount × exchange_rate` rounded **down** to the
+	// destination currency's unit (a whole XOF, XAF or GNF; a cent of CDF): a transfer is
+	// never credited more than it is worth, so moving money back and forth between wallets
+	// never creates any (each leg may lose less than one unit of its destination currency).
+	// 1 XOF (15.32 GNF at 15.3211262323) is credited 15 GNF. An amount worth less than one
+	// unit of the destination currency is refused with a validation error on `amount` that
+	// names the smallest amount that can be transferred (8 GNF, worth 0.52 XOF: "transfer at
+	// least 16 GNF"); nothing is moved. Transfer larger amounts, less often, to lose less to
+	// rounding. Sika's rates are stored to ten decimals, each rounded down from the one value
+	// per EUR they are derived from, so that no chain of transfers can return more than it
+	// started with.
 	//
 	// Needs scope `PAYOUT` or `BOTH`; with an API key, a whitelisted IP. Accepts
 	// `Idempotency-Key`.
@@ -28206,8 +28284,9 @@ func (c *ClientWithResponses) ListPaymentLinkTransactionsWithResponse(ctx contex
 // `GET /payments/{id}/verify/` or `GET /transactions/{id}/`.
 //
 // **Currency.** The customer always pays in the currency of `country`. When `currency` is
-// another currency, `amount` is converted at the current exchange rate (rounded half-up to
-// the country currency's unit): the transaction's `currency`, `amount` and fees are in the
+// another currency, `amount` is converted at the current exchange rate, rounded down to
+// the country currency's unit (a converted amount is never worth more than what was asked:
+// 10 EUR at 655.957 is 6559 XOF): the transaction's `currency`, `amount` and fees are in the
 // country's currency, and `original_amount`, `original_currency` and `exchange_rate` keep
 // what was asked. A currency without a rate to the country's is a validation error on
 // `currency`. The converted amount must lie within the network's limits
@@ -28286,8 +28365,9 @@ func (c *ClientWithResponses) SoftpayWithBodyWithResponse(ctx context.Context, p
 // `GET /payments/{id}/verify/` or `GET /transactions/{id}/`.
 //
 // **Currency.** The customer always pays in the currency of `country`. When `currency` is
-// another currency, `amount` is converted at the current exchange rate (rounded half-up to
-// the country currency's unit): the transaction's `currency`, `amount` and fees are in the
+// another currency, `amount` is converted at the current exchange rate, rounded down to
+// the country currency's unit (a converted amount is never worth more than what was asked:
+// 10 EUR at 655.957 is 6559 XOF): the transaction's `currency`, `amount` and fees are in the
 // country's currency, and `original_amount`, `original_currency` and `exchange_rate` keep
 // what was asked. A currency without a rate to the country's is a validation error on
 // `currency`. The converted amount must lie within the network's limits
@@ -28926,11 +29006,23 @@ func (c *ClientWithResponses) ListWalletTransfersWithResponse(ctx context.Contex
 // CreateWalletTransferWithBodyWithResponse Transfer between two wallets
 //
 // Moves money from the merchant's wallet of `from_country` to its wallet of `to_country` at
-// the current exchange rate (rounded half-up), at once and atomically: one `TRANSFERT`
-// transaction (status `SUCCESS`), a `TRANSFER_OUT` ledger entry on the source wallet and a
-// `TRANSFER_IN` entry on the destination wallet (created on first use). `amount` is in the
-// source wallet's currency. A source that cannot cover it answers `422
-// insufficient_balance`; a frozen wallet on either side `422 wallet_frozen`.
+// the current exchange rate, at once and atomically: one `TRANSFERT` transaction (status
+// `SUCCESS`), a `TRANSFER_OUT` ledger entry on the source wallet and a `TRANSFER_IN` entry
+// on the destination wallet (created on first use). `amount` is in the source wallet's
+// currency. A source that cannot cover it answers `422 insufficient_balance`; a frozen
+// wallet on either side `422 wallet_frozen`.
+//
+// **Rounding.** `credited_amount` is `amount × exchange_rate` rounded **down** to the
+// destination currency's unit (a whole XOF, XAF or GNF; a cent of CDF): a transfer is
+// never credited more than it is worth, so moving money back and forth between wallets
+// never creates any (each leg may lose less than one unit of its destination currency).
+// 1 XOF (15.32 GNF at 15.3211262323) is credited 15 GNF. An amount worth less than one
+// unit of the destination currency is refused with a validation error on `amount` that
+// names the smallest amount that can be transferred (8 GNF, worth 0.52 XOF: "transfer at
+// least 16 GNF"); nothing is moved. Transfer larger amounts, less often, to lose less to
+// rounding. Sika's rates are stored to ten decimals, each rounded down from the one value
+// per EUR they are derived from, so that no chain of transfers can return more than it
+// started with.
 //
 // Needs scope `PAYOUT` or `BOTH`; with an API key, a whitelisted IP. Accepts
 // `Idempotency-Key`.
@@ -28949,11 +29041,23 @@ func (c *ClientWithResponses) CreateWalletTransferWithBodyWithResponse(ctx conte
 // CreateWalletTransferWithResponse Transfer between two wallets
 //
 // Moves money from the merchant's wallet of `from_country` to its wallet of `to_country` at
-// the current exchange rate (rounded half-up), at once and atomically: one `TRANSFERT`
-// transaction (status `SUCCESS`), a `TRANSFER_OUT` ledger entry on the source wallet and a
-// `TRANSFER_IN` entry on the destination wallet (created on first use). `amount` is in the
-// source wallet's currency. A source that cannot cover it answers `422
-// insufficient_balance`; a frozen wallet on either side `422 wallet_frozen`.
+// the current exchange rate, at once and atomically: one `TRANSFERT` transaction (status
+// `SUCCESS`), a `TRANSFER_OUT` ledger entry on the source wallet and a `TRANSFER_IN` entry
+// on the destination wallet (created on first use). `amount` is in the source wallet's
+// currency. A source that cannot cover it answers `422 insufficient_balance`; a frozen
+// wallet on either side `422 wallet_frozen`.
+//
+// **Rounding.** `credited_amount` is `amount × exchange_rate` rounded **down** to the
+// destination currency's unit (a whole XOF, XAF or GNF; a cent of CDF): a transfer is
+// never credited more than it is worth, so moving money back and forth between wallets
+// never creates any (each leg may lose less than one unit of its destination currency).
+// 1 XOF (15.32 GNF at 15.3211262323) is credited 15 GNF. An amount worth less than one
+// unit of the destination currency is refused with a validation error on `amount` that
+// names the smallest amount that can be transferred (8 GNF, worth 0.52 XOF: "transfer at
+// least 16 GNF"); nothing is moved. Transfer larger amounts, less often, to lose less to
+// rounding. Sika's rates are stored to ten decimals, each rounded down from the one value
+// per EUR they are derived from, so that no chain of transfers can return more than it
+// started with.
 //
 // Needs scope `PAYOUT` or `BOTH`; with an API key, a whitelisted IP. Accepts
 // `Idempotency-Key`.

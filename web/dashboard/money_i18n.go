@@ -129,7 +129,7 @@ var moneyTranslations = map[string]map[string]string{
 
 		"transfers_title":   "Transferts entre soldes",
 		"transfer_new":      "Transférer entre deux soldes",
-		"transfer_help":     "Au taux de change du moment, immédiatement.",
+		"transfer_help":     "Au taux de change du moment, immédiatement. Le montant crédité est arrondi à l'unité inférieure de la devise d'arrivée : un montant qui vaut moins d'une unité est refusé.",
 		"transfer_from":     "Depuis le solde",
 		"transfer_to":       "Vers le solde",
 		"transfer_amount":   "Montant (devise du solde de départ)",
@@ -319,7 +319,7 @@ var moneyTranslations = map[string]map[string]string{
 
 		"transfers_title":   "Transfers between balances",
 		"transfer_new":      "Transfer between two balances",
-		"transfer_help":     "At the current exchange rate, at once.",
+		"transfer_help":     "At the current exchange rate, at once. The amount credited is rounded down to the unit of the destination currency: an amount worth less than one unit is refused.",
 		"transfer_from":     "From the balance",
 		"transfer_to":       "To the balance",
 		"transfer_amount":   "Amount (currency of the source balance)",

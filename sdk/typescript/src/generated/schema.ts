@@ -349,8 +349,9 @@ export interface paths {
          *     `GET /payments/{id}/verify/` or `GET /transactions/{id}/`.
          *
          *     **Currency.** The customer always pays in the currency of `country`. When `currency` is
-         *     another currency, `amount` is converted at the current exchange rate (rounded half-up to
-         *     the country currency's unit): the transaction's `currency`, `amount` and fees are in the
+         *     another currency, `amount` is converted at the current exchange rate, rounded down to
+         *     the country currency's unit (a converted amount is never worth more than what was asked:
+         *     10 EUR at 655.957 is 6559 XOF): the transaction's `currency`, `amount` and fees are in the
          *     country's currency, and `original_amount`, `original_currency` and `exchange_rate` keep
          *     what was asked. A currency without a rate to the country's is a validation error on
          *     `currency`. The converted amount must lie within the network's limits
@@ -1038,11 +1039,23 @@ export interface paths {
         /**
          * Transfer between two wallets
          * @description Moves money from the merchant's wallet of `from_country` to its wallet of `to_country` at
-         *     the current exchange rate (rounded half-up), at once and atomically: one `TRANSFERT`
-         *     transaction (status `SUCCESS`), a `TRANSFER_OUT` ledger entry on the source wallet and a
-         *     `TRANSFER_IN` entry on the destination wallet (created on first use). `amount` is in the
-         *     source wallet's currency. A source that cannot cover it answers `422
-         *     insufficient_balance`; a frozen wallet on either side `422 wallet_frozen`.
+         *     the current exchange rate, at once and atomically: one `TRANSFERT` transaction (status
+         *     `SUCCESS`), a `TRANSFER_OUT` ledger entry on the source wallet and a `TRANSFER_IN` entry
+         *     on the destination wallet (created on first use). `amount` is in the source wallet's
+         *     currency. A source that cannot cover it answers `422 insufficient_balance`; a frozen
+         *     wallet on either side `422 wallet_frozen`.
+         *
+         *     **Rounding.** `credited_amount` is `amount × exchange_rate` rounded **down** to the
+         *     destination currency's unit (a whole XOF, XAF or GNF; a cent of CDF): a transfer is
+         *     never credited more than it is worth, so moving money back and forth between wallets
+         *     never creates any (each leg may lose less than one unit of its destination currency).
+         *     1 XOF (15.32 GNF at 15.3211262323) is credited 15 GNF. An amount worth less than one
+         *     unit of the destination currency is refused with a validation error on `amount` that
+         *     names the smallest amount that can be transferred (8 GNF, worth 0.52 XOF: "transfer at
+         *     least 16 GNF"); nothing is moved. Transfer larger amounts, less often, to lose less to
+         *     rounding. Sika's rates are stored to ten decimals, each rounded down from the one value
+         *     per EUR they are derived from, so that no chain of transfers can return more than it
+         *     started with.
          *
          *     Needs scope `PAYOUT` or `BOTH`; with an API key, a whitelisted IP. Accepts
          *     `Idempotency-Key`.
@@ -2329,6 +2342,7 @@ export interface components {
             from_currency: components["schemas"]["CurrencyCode"];
             to_currency: components["schemas"]["CurrencyCode"];
             amount: components["schemas"]["Amount"];
+            /** @description What the destination wallet gained, in `to_currency`; `amount × exchange_rate` rounded down to `to_currency`'s unit, never zero. */
             credited_amount: components["schemas"]["Amount"];
             /** @description Units of to_currency per unit of from_currency. */
             exchange_rate: string;
