@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	_ "embed"
 	"encoding/base64"
@@ -13,6 +14,8 @@ import (
 	"sync"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/sikahq/sika/web/webapp"
 )
 
 // The OpenAPI document is written in YAML (openapi.yaml) and served as JSON. It is parsed and
@@ -24,7 +27,7 @@ var (
 
 	openAPISource, openAPIRaw, openAPIErr = loadOpenAPI()
 
-	// servedOpenAPI caches the served document by public URL.
+	// servedOpenAPI caches the served document (a servedBody) by public URL.
 	servedOpenAPI sync.Map
 )
 
@@ -49,24 +52,55 @@ func loadOpenAPI() (*yaml.Node, []byte, error) {
 // openAPIDocument serves the OpenAPI 3.1 document.
 func (s *Server) openAPIDocument(w http.ResponseWriter, r *http.Request) {
 	routeName(r)
-	doc, err := servedOpenAPIJSON(s.cfg.PublicURL)
+	doc, err := servedOpenAPIBody(s.cfg.PublicURL)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-cache")
-	_, _ = w.Write(doc)
+	doc.write(w, r)
 }
 
-// servedOpenAPIJSON is the document with every relative server URL (`/api/v1`, `/`) made
-// absolute on publicURL; without a public URL they stay relative.
+// servedBody is a response body kept with its gzip encoding, made once. The document is most
+// of what /docs/ weighs: 525 KB of JSON, about 51 KB gzipped.
+type servedBody struct{ plain, gzipped []byte }
+
+func newServedBody(plain []byte) servedBody {
+	var gz bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression) // a valid level: no error
+	_, _ = zw.Write(plain)
+	_ = zw.Close()
+	return servedBody{plain: plain, gzipped: gz.Bytes()}
+}
+
+// write sends the body, gzipped when the client takes gzip.
+func (b servedBody) write(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Add("Vary", "Accept-Encoding")
+	body := b.plain
+	if webapp.AcceptsGzip(r) {
+		h.Set("Content-Encoding", "gzip")
+		body = b.gzipped
+	}
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	_, _ = w.Write(body)
+}
+
+// servedOpenAPIJSON is servedOpenAPIBody's JSON.
 func servedOpenAPIJSON(publicURL string) ([]byte, error) {
+	doc, err := servedOpenAPIBody(publicURL)
+	return doc.plain, err
+}
+
+// servedOpenAPIBody is the document with every relative server URL (`/api/v1`, `/`) made
+// absolute on publicURL; without a public URL they stay relative.
+func servedOpenAPIBody(publicURL string) (servedBody, error) {
 	if doc, ok := servedOpenAPI.Load(publicURL); ok {
-		return doc.([]byte), nil
+		return doc.(servedBody), nil
 	}
 	if openAPIErr != nil {
-		return nil, openAPIErr
+		return servedBody{}, openAPIErr
 	}
 	doc, err := yamlToJSON(openAPISource, func(path []string, value string) string {
 		if publicURL == "" || !isServerURL(path) || !strings.HasPrefix(value, "/") {
@@ -75,10 +109,11 @@ func servedOpenAPIJSON(publicURL string) ([]byte, error) {
 		return publicURL + strings.TrimSuffix(value, "/")
 	})
 	if err != nil {
-		return nil, err
+		return servedBody{}, err
 	}
-	servedOpenAPI.Store(publicURL, doc)
-	return doc, nil
+	body := newServedBody(doc)
+	servedOpenAPI.Store(publicURL, body)
+	return body, nil
 }
 
 // isServerURL reports whether a document path is the url of a Server Object: of the document,
@@ -281,7 +316,7 @@ var (
 	docsHTML, docsCSP = buildDocsPage()
 )
 
-func buildDocsPage() ([]byte, string) {
+func buildDocsPage() (servedBody, string) {
 	html := strings.NewReplacer("{{style}}", docsCSS, "{{script}}", docsJS).Replace(docsTemplate)
 	csp := strings.Join([]string{
 		"default-src 'self'",
@@ -293,7 +328,7 @@ func buildDocsPage() ([]byte, string) {
 		"form-action 'none'",
 		"frame-ancestors 'none'",
 	}, "; ")
-	return []byte(html), csp
+	return newServedBody([]byte(html)), csp
 }
 
 // cspHash is the CSP source expression allowing one inline script or style.
@@ -310,5 +345,5 @@ func (s *Server) docsPage(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Security-Policy", docsCSP)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
-	_, _ = w.Write(docsHTML)
+	docsHTML.write(w, r)
 }

@@ -2,7 +2,9 @@ package api
 
 import (
 	"bytes"
+	"compress/gzip"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -116,6 +118,17 @@ func deliverVerdict(token string, err error, report func(string)) {
 func (rec *exchangeRecorder) validate(v *openAPIValidator, req *http.Request) error {
 	body := rec.body.Bytes()
 	header := rec.Header()
+	if header.Get("Content-Encoding") == "gzip" && !rec.truncated {
+		// The document and the reference go gzipped to a client that takes it: validate what
+		// the client reads.
+		zr, err := gzip.NewReader(bytes.NewReader(body))
+		if err != nil {
+			return fmt.Errorf("%s %s: Content-Encoding gzip, but %v", req.Method, req.URL.RequestURI(), err)
+		}
+		if body, err = io.ReadAll(zr); err != nil {
+			return fmt.Errorf("%s %s: Content-Encoding gzip, but %v", req.Method, req.URL.RequestURI(), err)
+		}
+	}
 	if rec.truncated || strings.HasPrefix(header.Get("Content-Type"), "text/event-stream") {
 		// The status and the headers only: a stream has no end to validate, a huge export is
 		// checked on its first rows by the export tests.

@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -22,6 +24,8 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/gorilla/mux"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/sikahq/sika"
@@ -484,6 +488,34 @@ func (r *failureRecorder) Error(args ...any) { r.Errorf("%s", fmt.Sprint(args...
 func (r *failureRecorder) Fatalf(format string, args ...any) {
 	r.Errorf(format, args...)
 	r.TB.Fatalf("failureRecorder: Fatalf: "+format, args...)
+}
+
+// TestDocsServedGzipped: the reference page and the document go gzipped to a client that takes
+// gzip (a browser), as they are otherwise, and not to one that does not.
+func TestDocsServedGzipped(t *testing.T) {
+	srv := newDocTestServer(Config{})
+	for _, path := range []string{"/docs/", "/openapi.json", "/api/v1/openapi.json"} {
+		plain := httptest.NewRecorder()
+		srv.ServeHTTP(plain, httptest.NewRequest(http.MethodGet, path, nil))
+		require.Equal(t, http.StatusOK, plain.Code, path)
+		assert.Empty(t, plain.Header().Get("Content-Encoding"), path)
+
+		req := httptest.NewRequest(http.MethodGet, path, nil)
+		req.Header.Set("Accept-Encoding", "gzip, deflate, br")
+		zipped := httptest.NewRecorder()
+		srv.ServeHTTP(zipped, req)
+		require.Equal(t, http.StatusOK, zipped.Code, path)
+		assert.Equal(t, "gzip", zipped.Header().Get("Content-Encoding"), path)
+		assert.Contains(t, zipped.Header().Values("Vary"), "Accept-Encoding", path)
+		size := zipped.Body.Len()
+		assert.Equal(t, strconv.Itoa(size), zipped.Header().Get("Content-Length"), path)
+		zr, err := gzip.NewReader(zipped.Body)
+		require.NoError(t, err, path)
+		body, err := io.ReadAll(zr)
+		require.NoError(t, err, path)
+		assert.Equal(t, plain.Body.Bytes(), body, path)
+		t.Logf("%s: %d bytes, %d gzipped", path, len(body), size)
+	}
 }
 
 func TestDocsPage(t *testing.T) {

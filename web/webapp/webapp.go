@@ -571,6 +571,10 @@ func loadStatic(out map[string]staticFile, fsys fs.FS) {
 	}
 }
 
+// AcceptsGzip reports whether the request's Accept-Encoding takes gzip (not with q=0): the
+// API's document and reference are served gzipped by the same rule as the apps' assets.
+func AcceptsGzip(r *http.Request) bool { return acceptsGzip(r) }
+
 // acceptsGzip reports whether the request's Accept-Encoding takes gzip (not with q=0).
 func acceptsGzip(r *http.Request) bool {
 	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
