@@ -1,12 +1,15 @@
 package sika
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 var (
@@ -18,7 +21,8 @@ var (
 )
 
 // TestMarkdownLinks checks that every relative link of the repository's Markdown files names a
-// file or directory that exists (anchors are not checked). Links inside code are not links.
+// file or directory that exists, and that an anchor into a Markdown file names one of its
+// headings (GitHub's slugs). Links inside code are not links.
 func TestMarkdownLinks(t *testing.T) {
 	var files int
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
@@ -41,19 +45,31 @@ func TestMarkdownLinks(t *testing.T) {
 			return err
 		}
 		for _, l := range markdownLinks(string(body)) {
-			target := l.target
-			if i := strings.IndexAny(target, "#?"); i >= 0 {
-				target = target[:i]
+			target, anchor, _ := strings.Cut(l.target, "#")
+			target, _, _ = strings.Cut(target, "?")
+			if strings.Contains(target, ":") {
+				continue // a URL (https:, mailto:)
 			}
-			if target == "" || strings.Contains(target, ":") {
-				continue // an anchor in the same file, or a URL (https:, mailto:)
-			}
-			resolved := filepath.Join(filepath.Dir(path), filepath.FromSlash(target))
-			if strings.HasPrefix(target, "/") {
-				resolved = filepath.FromSlash(strings.TrimPrefix(target, "/"))
+			resolved := path
+			if target != "" {
+				resolved = filepath.Join(filepath.Dir(path), filepath.FromSlash(target))
+				if strings.HasPrefix(target, "/") {
+					resolved = filepath.FromSlash(strings.TrimPrefix(target, "/"))
+				}
 			}
 			if _, err := os.Stat(resolved); err != nil {
 				t.Errorf("%s:%d: link to %q: %s does not exist", path, l.line, l.target, resolved)
+				continue
+			}
+			if anchor == "" || !strings.HasSuffix(resolved, ".md") {
+				continue
+			}
+			text, err := os.ReadFile(resolved)
+			if err != nil {
+				return err
+			}
+			if !slices.Contains(headingSlugs(string(text)), anchor) {
+				t.Errorf("%s:%d: link to %q: %s has no heading #%s", path, l.line, l.target, resolved, anchor)
 			}
 		}
 		return nil
@@ -64,6 +80,49 @@ func TestMarkdownLinks(t *testing.T) {
 	if files < 3 {
 		t.Fatalf("found only %d Markdown files; is the test run from the module's root?", files)
 	}
+}
+
+// headingSlugs returns the anchors GitHub gives a Markdown text's headings: lower case, code
+// marks and punctuation dropped (but - and _), spaces made -, and -1, -2… after a repeat.
+func headingSlugs(text string) []string {
+	var slugs []string
+	seen := map[string]int{}
+	fence := ""
+	for _, line := range strings.Split(text, "\n") {
+		trimmed := strings.TrimSpace(line)
+		if fence != "" {
+			if strings.HasPrefix(trimmed, fence) {
+				fence = ""
+			}
+			continue
+		}
+		if strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~") {
+			fence = trimmed[:3]
+			continue
+		}
+		heading := strings.TrimLeft(line, "#")
+		if len(heading) == len(line) || len(line)-len(heading) > 6 || !strings.HasPrefix(heading, " ") {
+			continue
+		}
+		var b strings.Builder
+		for _, r := range strings.ToLower(strings.TrimSpace(heading)) {
+			switch {
+			case r == ' ':
+				b.WriteRune('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				b.WriteRune(r)
+			}
+		}
+		slug := b.String()
+		if n := seen[slug]; n > 0 {
+			seen[slug]++
+			slug = fmt.Sprintf("%s-%d", slug, n)
+		} else {
+			seen[slug] = 1
+		}
+		slugs = append(slugs, slug)
+	}
+	return slugs
 }
 
 type markdownLink struct {
@@ -112,5 +171,10 @@ func TestMarkdownLinksParsing(t *testing.T) {
 	want := []string{"docs/a.md#top", "img/x.png", "docs/c.md", "https://example.com", "#anchor"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("got %q, want %q", got, want)
+	}
+	slugs := headingSlugs("# Sika\n## The dashboard's JSON API\n```\n# not a heading\n```\n## Scale: 1,000 payments/s\n### What `make test` does\n## Scale: 1,000 payments/s\n#hashtag\n")
+	wantSlugs := []string{"sika", "the-dashboards-json-api", "scale-1000-paymentss", "what-make-test-does", "scale-1000-paymentss-1"}
+	if strings.Join(slugs, " ") != strings.Join(wantSlugs, " ") {
+		t.Errorf("slugs: got %q, want %q", slugs, wantSlugs)
 	}
 }
