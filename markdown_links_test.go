@@ -87,21 +87,9 @@ func TestMarkdownLinks(t *testing.T) {
 func headingSlugs(text string) []string {
 	var slugs []string
 	seen := map[string]int{}
-	fence := ""
-	for _, line := range strings.Split(text, "\n") {
-		trimmed := strings.TrimSpace(line)
-		if fence != "" {
-			if strings.HasPrefix(trimmed, fence) {
-				fence = ""
-			}
-			continue
-		}
-		if strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~") {
-			fence = trimmed[:3]
-			continue
-		}
-		heading := strings.TrimLeft(line, "#")
-		if len(heading) == len(line) || len(line)-len(heading) > 6 || !strings.HasPrefix(heading, " ") {
+	for _, line := range proseLines(text) {
+		heading := strings.TrimLeft(line.text, "#")
+		if len(heading) == len(line.text) || len(line.text)-len(heading) > 6 || !strings.HasPrefix(heading, " ") {
 			continue
 		}
 		var b strings.Builder
@@ -125,15 +113,15 @@ func headingSlugs(text string) []string {
 	return slugs
 }
 
-type markdownLink struct {
-	line   int
-	target string
+// proseLine is a line of Markdown outside fenced code, with its number (from 1).
+type proseLine struct {
+	number int
+	text   string
 }
 
-// markdownLinks returns the link targets of a Markdown text, outside fenced code blocks and
-// inline code.
-func markdownLinks(text string) []markdownLink {
-	var links []markdownLink
+// proseLines returns the lines of a Markdown text that are not in a fenced code block.
+func proseLines(text string) []proseLine {
+	var lines []proseLine
 	fence := ""
 	for i, line := range strings.Split(text, "\n") {
 		trimmed := strings.TrimSpace(line)
@@ -147,12 +135,27 @@ func markdownLinks(text string) []markdownLink {
 			fence = trimmed[:3]
 			continue
 		}
-		line = inlineCode.ReplaceAllString(line, "")
-		for _, m := range inlineLink.FindAllStringSubmatch(line, -1) {
-			links = append(links, markdownLink{i + 1, m[1]})
+		lines = append(lines, proseLine{i + 1, line})
+	}
+	return lines
+}
+
+type markdownLink struct {
+	line   int
+	target string
+}
+
+// markdownLinks returns the link targets of a Markdown text, outside fenced code blocks and
+// inline code.
+func markdownLinks(text string) []markdownLink {
+	var links []markdownLink
+	for _, line := range proseLines(text) {
+		prose := inlineCode.ReplaceAllString(line.text, "")
+		for _, m := range inlineLink.FindAllStringSubmatch(prose, -1) {
+			links = append(links, markdownLink{line.number, m[1]})
 		}
-		if m := referenceLink.FindStringSubmatch(line); m != nil {
-			links = append(links, markdownLink{i + 1, m[1]})
+		if m := referenceLink.FindStringSubmatch(prose); m != nil {
+			links = append(links, markdownLink{line.number, m[1]})
 		}
 	}
 	return links
