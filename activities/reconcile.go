@@ -63,6 +63,50 @@ func ReconcileLateAnswer(ctx context.Context, st *store.Store, gws *gateway.Rout
 	return out, err
 }
 
+// ReceiveCallback is what Sika does with an operator's authenticated callback about one of
+// its attempts before answering the operator: a signed success is written durably first
+// (store.ReconcileSuccess: decided at once, or kept for the run still deciding the payment);
+// a callback about the attempt its run waits for is then handed to the workflow (signal,
+// which answers false when no workflow takes it any more); any other success, signed or
+// confirmed by a status read, is reconciled. An error means nothing durable was written for a
+// success: the operator must be answered 5xx, so that it sends again. It answers what the
+// success did ("" when nothing).
+func ReceiveCallback(ctx context.Context, st *store.Store, gws *gateway.Router, attempt sika.TransactionAttempt, cb gateway.Callback,
+	signal func(context.Context) (bool, error)) (store.ReconcileOutcome, error) {
+	t, err := st.Transaction(ctx, attempt.Transaction)
+	if err != nil {
+		return "", err
+	}
+	var out store.ReconcileOutcome
+	if attempt.Status == sika.AttemptPending && t.Status == sika.StatusPending && t.Run == attempt.Run {
+		if cb.Trusted && cb.Status == gateway.StatusSuccess {
+			// Kept before the workflow is told and the operator answered: a signal the run
+			// no longer takes (it is closing) cannot lose it; the run's end processes it.
+			if _, out, err = st.ReconcileSuccess(ctx, store.LateSuccess{AttemptID: attempt.ID, GatewayReference: cb.GatewayReference,
+				Source: "signed callback"}); err != nil {
+				return "", fmt.Errorf("keep callback: %w", err)
+			}
+		}
+		taken, err := signal(ctx)
+		if err != nil || taken {
+			return out, err
+		}
+	}
+	if cb.Status != gateway.StatusSuccess || attempt.Status == sika.AttemptSuccess {
+		return out, nil // a failure or a duplicate about an ended run: nothing to change
+	}
+	source := "signed callback"
+	if !cb.Trusted {
+		source = "unsigned callback"
+	}
+	out, err = ReconcileLateAnswer(ctx, st, gws, LateAnswer{AttemptID: attempt.ID, Status: cb.Status,
+		GatewayReference: cb.GatewayReference, Trusted: cb.Trusted, Source: source})
+	if err != nil {
+		return "", fmt.Errorf("reconcile callback: %w", err)
+	}
+	return out, nil
+}
+
 // ReconcileLateAnswer is the activity of the same name, for a workflow that received a
 // success after it had recorded its run's end.
 func (a *Activities) ReconcileLateAnswer(ctx context.Context, in LateAnswer) (store.ReconcileOutcome, error) {
@@ -71,17 +115,18 @@ func (a *Activities) ReconcileLateAnswer(ctx context.Context, in LateAnswer) (st
 
 // RecheckSweepResult reports one re-check sweep.
 type RecheckSweepResult struct {
-	Read, Reconciled, Closed int
+	Read, Reconciled, Closed, Flagged, Answers int
 }
 
 // recheckBatch bounds one sweep; the next sweep takes the rest.
 const recheckBatch = 200
 
 // RecheckEndedAttempts re-reads at their gateways the attempts that ended without the
-// operator's final word (a collection expired with its cancel unclear, a payout support ended
-// FAILED) and not read in the last interval: a
-// SUCCESS is reconciled, a FAILED ends the re-reads, anything else waits for the next sweep
-// (until the operator's late-success window closes).
+// operator's final word (a collection expired with its cancel unclear, a run support ended)
+// and not read in the last interval: a SUCCESS is reconciled, a FAILED of an attempt support
+// recorded SUCCESS is flagged, any final answer ends the re-reads, anything else waits for the
+// next sweep (until the operator's late-success window closes). It then processes the
+// operators' inbox rows that no run's end took (store.ProcessOperatorAnswers).
 func (a *Activities) RecheckEndedAttempts(ctx context.Context, interval time.Duration) (RecheckSweepResult, error) {
 	var res RecheckSweepResult
 	due, err := a.Store.DueRechecks(ctx, interval, recheckBatch)
@@ -102,20 +147,31 @@ func (a *Activities) RecheckEndedAttempts(ctx context.Context, interval time.Dur
 				read = gw.DisbursementStatus // a payout support ended without the operator's word
 			}
 			st, err := read(ctx, attempt.ID.String())
-			if err == nil {
-				answer, final = string(st.Status), st.Status.Final()
-				if st.Status == gateway.StatusSuccess {
-					out, err := ReconcileLateAnswer(ctx, a.Store, a.Gateways, LateAnswer{AttemptID: attempt.ID, Status: st.Status,
-						GatewayReference: st.GatewayReference, Trusted: true, Source: "re-check sweep"})
-					if err != nil {
-						return res, err
-					}
-					logger.Info("late success reconciled", "attempt", attempt.ID, "gateway", attempt.Gateway, "outcome", out)
-					res.Reconciled++
-					continue
-				}
-			} else {
+			switch {
+			case err != nil:
 				logger.Warn("re-check unavailable", "attempt", attempt.ID, "gateway", attempt.Gateway, "err", err)
+			case st.Status == gateway.StatusSuccess:
+				out, err := ReconcileLateAnswer(ctx, a.Store, a.Gateways, LateAnswer{AttemptID: attempt.ID, Status: st.Status,
+					GatewayReference: st.GatewayReference, Trusted: true, Source: "re-check sweep"})
+				if err != nil {
+					return res, err
+				}
+				logger.Info("late success reconciled", "attempt", attempt.ID, "gateway", attempt.Gateway, "outcome", out)
+				res.Reconciled++
+				answer, final = string(st.Status), true
+			case st.Status == gateway.StatusFailed && attempt.Status == sika.AttemptSuccess:
+				flagged, err := a.Store.ReconcileFailure(ctx, attempt.ID, "re-check sweep")
+				if err != nil {
+					return res, err
+				}
+				if flagged {
+					logger.Warn("operator failed an attempt recorded SUCCESS", "attempt", attempt.ID, "gateway", attempt.Gateway)
+					res.Flagged++
+				}
+				res.Closed++
+				continue
+			default:
+				answer, final = string(st.Status), st.Status.Final()
 			}
 		}
 		if final {
@@ -124,6 +180,11 @@ func (a *Activities) RecheckEndedAttempts(ctx context.Context, interval time.Dur
 		if err := a.Store.NoteRecheck(ctx, attempt.ID, answer, final); err != nil {
 			return res, err
 		}
+	}
+	// A kept answer is normally processed by its run's end; those older than an interval are
+	// past any run that ended normally.
+	if res.Answers, err = a.Store.ProcessOperatorAnswers(ctx, interval, recheckBatch); err != nil {
+		return res, err
 	}
 	return res, nil
 }

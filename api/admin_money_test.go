@@ -403,8 +403,12 @@ func TestUnclearPayoutSupport(t *testing.T) {
 		assert.Nil(t, flag.ResolvedAt)
 		ms.call(t, "GET", "/api/v1/admin/money-flags/?all=true&limit=500", nil, staff...).data(t, &flags)
 		assert.True(t, containsFlag(flags, flag.ID))
+		// What the wallet still has of it is held again at once, so that the merchant cannot
+		// spend it a second time before support acts; nothing is debited (issue 21).
 		w, _ = ms.money(t, acct)
-		assert.Equal(t, "5000.00", amountOf(w.AvailableAmount), "a flag is for a person: the wallet is not touched")
+		assert.Equal(t, "4000.00", amountOf(w.AvailableAmount), "held again")
+		assert.Equal(t, "1000.00", amountOf(w.PendingAmount), "held, not debited: a flag is for a person")
+		assert.Contains(t, flag.Reason, "1000.00 of 1000.00 XOF held again pending support")
 
 		disc, err := testStore.CheckLedger(t.Context())
 		require.NoError(t, err)
@@ -472,6 +476,12 @@ func TestUnclearPayoutSupport(t *testing.T) {
 		ms.call(t, "GET", "/api/v1/admin/transactions/"+p.ID.String()+"/staff-actions/", nil, staff...).data(t, &actions)
 		require.Len(t, actions, 1)
 		assert.Equal(t, reason, actions[0].Reason)
+
+		// Support's SUCCESS is not the operator's word: the attempt is still re-read, so that a
+		// FAILED the operator gives later is flagged (issue 21).
+		var until *time.Time
+		require.NoError(t, testStore.Pool().QueryRow(t.Context(), `SELECT recheck_until FROM transaction_attempts WHERE id = $1`, ref).Scan(&until))
+		assert.NotNil(t, until, "re-read after support ended it SUCCESS")
 	})
 }
 

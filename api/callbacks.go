@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/activities"
 	"github.com/sikahq/sika/gateway"
+	"github.com/sikahq/sika/store"
 	"github.com/sikahq/sika/workflows"
 )
 
@@ -21,9 +21,12 @@ import (
 const maxCallbackBody = 64 << 10
 
 // gatewayCallback receives an operator's report, authenticated by the gateway that claims to
-// have sent it, and hands it to the payment's workflow. It answers 200 for anything it
-// authenticated, including duplicates and reports on finished payments: the workflow ignores
-// what it no longer needs, and an operator that sees errors only sends more.
+// have sent it, and hands it to the payment's workflow. A success is written durably before
+// the operator is answered 200: reconciled at once when its run has ended, else kept in the
+// operators' inbox (store.ReconcileSuccess) for the run's end to process, whichever attempt of
+// the run it is about. It answers 200 for anything it authenticated, including duplicates and
+// reports on finished payments, and 5xx when it could not record a success, so that an
+// operator that retries sends it again.
 func (s *Server) gatewayCallback(w http.ResponseWriter, r *http.Request) {
 	routeName(r)
 	name := mux.Vars(r)["gateway"]
@@ -65,56 +68,27 @@ func (s *Server) gatewayCallback(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	t, err := s.store.Transaction(ctx, attempt.Transaction)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	if attempt.Status == sika.AttemptPending && t.Status == sika.StatusPending && t.Run == attempt.Run {
+	signal := func(ctx context.Context) (bool, error) {
 		workflowID := workflows.PaymentWorkflowID(attempt.Transaction)
 		if cb.Kind == gateway.CallbackDisbursement {
 			workflowID = workflows.PayoutWorkflowID(attempt.Transaction)
 		}
-		err = s.cfg.Temporal.SignalWorkflow(ctx, workflowID, "", workflows.SignalGatewayCallback,
+		err := s.cfg.Temporal.SignalWorkflow(ctx, workflowID, "", workflows.SignalGatewayCallback,
 			workflows.GatewayCallback{AttemptID: attempt.ID, Status: cb.Status, GatewayReference: cb.GatewayReference,
 				FailureCode: cb.FailureCode, FailureMessage: cb.FailureMessage, Trusted: cb.Trusted})
 		var notFound *serviceerror.NotFound
-		if !errors.As(err, &notFound) {
-			if err != nil {
-				writeError(w, r, err)
-				return
-			}
-			writeData(w, http.StatusOK, map[string]bool{"received": true})
-			return
+		if errors.As(err, &notFound) {
+			return false, nil // no workflow is waiting any more: the report is late
 		}
-		// No workflow is waiting any more: the report is late, as below.
+		return err == nil, err
 	}
-	if err := s.reconcileLateCallback(ctx, attempt, cb); err != nil {
+	out, err := activities.ReceiveCallback(ctx, s.store, s.cfg.Gateways, attempt, cb, signal)
+	if err != nil {
 		writeError(w, r, err)
 		return
 	}
+	if out != "" && out != store.ReconcileAlready {
+		logFrom(r.Context()).Warn("operator success recorded", "gateway", name, "attempt", attempt.ID, "outcome", out)
+	}
 	writeData(w, http.StatusOK, map[string]bool{"received": true})
-}
-
-// reconcileLateCallback acts on a callback about an attempt whose run has ended (or been
-// replaced by a retry): a success, verified by its signature or else by a status read, is
-// reconciled (credited exactly once, or flagged for support); anything else is only logged.
-// An error is answered 5xx so that an operator that retries sends it again.
-func (s *Server) reconcileLateCallback(ctx context.Context, attempt sika.TransactionAttempt, cb gateway.Callback) error {
-	log := logFrom(ctx).With("gateway", attempt.Gateway, "attempt", attempt.ID, "status", cb.Status)
-	if cb.Status != gateway.StatusSuccess || attempt.Status == sika.AttemptSuccess {
-		log.Info("callback for an ended run: nothing to reconcile")
-		return nil
-	}
-	source := "signed callback"
-	if !cb.Trusted {
-		source = "unsigned callback"
-	}
-	out, err := activities.ReconcileLateAnswer(ctx, s.store, s.cfg.Gateways, activities.LateAnswer{AttemptID: attempt.ID, Status: cb.Status,
-		GatewayReference: cb.GatewayReference, Trusted: cb.Trusted, Source: source})
-	if err != nil {
-		return fmt.Errorf("reconcile late callback: %w", err)
-	}
-	log.Warn("late success reconciled", "outcome", out)
-	return nil
 }

@@ -183,7 +183,8 @@ func markCheckoutSessionPaid(ctx context.Context, tx pgx.Tx, t sika.Transaction)
 // locking the session in the same Postgres transaction: a session that is no longer PENDING, or
 // whose expires_at has passed at now, answers 409 session_not_payable and nothing is created.
 // A session has at most one payment in flight: while one is PENDING, another answers 409
-// checkout_payment_in_progress and nothing is created. Postgres enforces it (the unique index
+// checkout_payment_in_progress and nothing is created; while an earlier one may still be paid
+// at its operator (an attempt re-read, waitForUnresolved), 409 outcome_unresolved. Postgres enforces it (the unique index
 // checkoutInFlightIndex), so concurrent calls on one session create exactly one payment.
 func (s *Store) CreateCheckoutPayment(ctx context.Context, nt NewTransaction, start WorkflowStart, now time.Time) (sika.Transaction, int64, error) {
 	if nt.CheckoutSession == nil {
@@ -196,6 +197,9 @@ func (s *Store) CreateCheckoutPayment(ctx context.Context, nt NewTransaction, st
 		}
 		if !c.Payable(now) {
 			return sessionNotPayable(c)
+		}
+		if err := waitForUnresolved(ctx, tx, "this checkout session", `t.checkout_session_id = $1 AND t.id <> $2`, c.ID, t.ID); err != nil {
+			return err
 		}
 		return setTransactionSlug(ctx, tx, t.ID, "checkout_session_slug", c.Slug)
 	})
@@ -282,4 +286,24 @@ func setTransactionSlug(ctx context.Context, tx pgx.Tx, id uuid.UUID, column, sl
 		return fmt.Errorf("set %s: %w", column, err)
 	}
 	return nil
+}
+
+// waitForUnresolved refuses (409 outcome_unresolved, with the time it can be tried again) a new
+// payment while an earlier payment of the same session or customer (the payments that match
+// where, with $1 and $2) may still be paid at its operator: one of its attempts ended without
+// the operator's final word and is still re-read. Pushing the customer again then could charge
+// them twice.
+func waitForUnresolved(ctx context.Context, tx pgx.Tx, of, where string, args ...any) error {
+	var gw string
+	var until time.Time
+	err := tx.QueryRow(ctx, `SELECT a.gateway, a.recheck_until FROM transaction_attempts a JOIN transactions t ON t.id = a.transaction_id
+		WHERE `+where+` AND t.status <> 'SUCCESS' AND a.recheck_until > now() ORDER BY a.recheck_until DESC LIMIT 1`, args...).Scan(&gw, &until)
+	if isNoRows(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read unresolved payments: %w", err)
+	}
+	return sika.Errorf(sika.CodeOutcomeUnresolved, "An earlier payment of %s expired at %s without the operator confirming its cancel; "+
+		"Sika re-reads it until %s so that the customer is not charged twice. Pay again after that.", of, gw, until.UTC().Format(time.RFC3339))
 }

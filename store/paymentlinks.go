@@ -141,7 +141,9 @@ func (s *Store) ListLinkTransactions(ctx context.Context, linkID uuid.UUID, page
 // transaction, after the insert, it locks the link row and counts the link's transactions, the
 // new one included: concurrent payments on one link queue on that lock and each counts what
 // the previous ones committed, so a link never generates more than usage_limit transactions
-// (409 usage_limit_reached). A disabled or deleted link answers 409 link_inactive.
+// (409 usage_limit_reached). A disabled or deleted link answers 409 link_inactive. A customer
+// whose earlier payment of the link may still be paid at its operator waits (409
+// outcome_unresolved, waitForUnresolved).
 func (s *Store) CreateLinkPayment(ctx context.Context, nt NewTransaction, start WorkflowStart) (sika.Transaction, int64, error) {
 	if nt.PaymentLink == nil {
 		return sika.Transaction{}, 0, fmt.Errorf("create link payment: no link")
@@ -160,6 +162,10 @@ func (s *Store) CreateLinkPayment(ctx context.Context, nt NewTransaction, start 
 		}
 		if !active {
 			return sika.Errorf(sika.CodeLinkInactive, "This payment link is disabled.")
+		}
+		if err := waitForUnresolved(ctx, tx, "this customer on this payment link", `t.payment_link_id = $1 AND t.customer_phone = $2 AND t.id <> $3`,
+			*t.PaymentLink, t.CustomerPhone, t.ID); err != nil {
+			return err
 		}
 		if err := setTransactionSlug(ctx, tx, t.ID, "payment_link_slug", slug); err != nil {
 			return err

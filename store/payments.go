@@ -38,9 +38,13 @@ func (s *Store) GatewayRoutes(ctx context.Context, networkID uuid.UUID, env sika
 // EnsureAttempt records an attempt, or returns the one already recorded with the same id (an
 // activity that runs twice records it once).
 func (s *Store) EnsureAttempt(ctx context.Context, t sika.Transaction, a sika.TransactionAttempt) (sika.TransactionAttempt, error) {
-	_, err := s.pool.Exec(ctx, `INSERT INTO transaction_attempts (id, transaction_id, merchant_id, environment, run, sequence, gateway, priority, status)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'PENDING') ON CONFLICT DO NOTHING`,
-		a.ID, t.ID, t.Merchant, t.Environment, a.Run, a.Sequence, a.Gateway, a.Priority)
+	// The attempt keeps the price and the number it asks the customer to pay (a retry may
+	// price the payment again on another network): a late success is credited at this price.
+	_, err := s.pool.Exec(ctx, `INSERT INTO transaction_attempts (id, transaction_id, merchant_id, environment, run, sequence, gateway, priority, status,
+			network_id, network, customer_phone, client_fee, gateway_fee, platform_fee, debited_amount, net_amount)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'PENDING', $9, $10, $11, $12, $13, $14, $15, $16) ON CONFLICT DO NOTHING`,
+		a.ID, t.ID, t.Merchant, t.Environment, a.Run, a.Sequence, a.Gateway, a.Priority,
+		t.NetworkID, t.Network, t.CustomerPhone, t.ClientFee.Decimal, t.GatewayFee.Decimal, t.PlatformFee.Decimal, t.DebitedAmount.Decimal, t.NetAmount.Decimal)
 	if err != nil {
 		return a, fmt.Errorf("insert attempt: %w", err)
 	}
@@ -150,25 +154,49 @@ func (s *Store) CompletePayment(ctx context.Context, c Completion) (t sika.Trans
 			return fmt.Errorf("lock transaction: %w", err)
 		}
 		if t.Status != sika.StatusPending || t.Run != c.Run {
+			if err := endStaleAttempt(ctx, tx, c); err != nil {
+				return err
+			}
 			if c.Status == sika.StatusSuccess && c.Attempt.ID != uuid.Nil {
 				// The operator paid an attempt of a run that is over (a retry replaced it, or a
 				// late success already decided it): never drop a success, reconcile it.
-				t, _, err = reconcileSuccess(ctx, tx, LateSuccess{AttemptID: c.Attempt.ID, GatewayReference: c.Attempt.GatewayReference,
-					Source: "status of a run that had ended"})
-				return err
-			}
-			return nil
-		}
-		if c.Attempt.ID != uuid.Nil {
-			if err := updateAttempt(ctx, tx, c.Attempt); err != nil {
-				return err
-			}
-			if c.RecheckFor > 0 {
-				if _, err := tx.Exec(ctx, `UPDATE transaction_attempts SET recheck_until = now() + $2 * interval '1 millisecond' WHERE id = $1`,
-					c.Attempt.ID, c.RecheckFor.Milliseconds()); err != nil {
-					return fmt.Errorf("keep attempt re-read: %w", err)
+				if t, _, err = reconcileSuccess(ctx, tx, LateSuccess{AttemptID: c.Attempt.ID, GatewayReference: c.Attempt.GatewayReference,
+					Source: "status of a run that had ended"}); err != nil {
+					return err
 				}
 			}
+			return processKeptAnswers(ctx, tx, t.ID)
+		}
+		var decided uuid.UUID // the kept answer the run ends on, if any
+		if c.Status == sika.StatusFailed {
+			// The operator reported another attempt of this run paid while the run went on (a
+			// gateway that answered 503 and paid anyway, a success that came while the end was
+			// being recorded): the run ends SUCCESS on it, not FAILED.
+			kept, err := keptAnswers(ctx, tx, t.ID)
+			if err != nil {
+				return err
+			}
+			for _, k := range kept {
+				if k.Run != t.Run {
+					continue
+				}
+				if k.AttemptID != c.Attempt.ID {
+					if err := endAttempt(ctx, tx, c); err != nil {
+						return err
+					}
+				}
+				decided = k.ID
+				c.Status, c.Gateway, c.TriggeredBy, c.RecheckFor = sika.StatusSuccess, k.Gateway, sika.TriggerSystem, 0
+				c.Reason = fmt.Sprintf("Confirmed by %s for attempt %s (%s) while the run was ending: %s", k.Gateway, k.AttemptID, k.Source, c.Reason)
+				c.Attempt = AttemptUpdate{ID: k.AttemptID, Status: sika.AttemptSuccess, GatewayReference: k.GatewayReference}
+				if err := markAttemptPaid(ctx, tx, k.AttemptID, k.GatewayReference); err != nil {
+					return err
+				}
+				break
+			}
+		}
+		if err := endAttempt(ctx, tx, c); err != nil {
+			return err
 		}
 		if c.Staff != nil {
 			if err := recordStaffAction(ctx, tx, *c.Staff); err != nil {
@@ -204,16 +232,65 @@ func (s *Store) CompletePayment(ctx context.Context, c Completion) (t sika.Trans
 		if err := transactionEvents(ctx, tx, t); err != nil {
 			return err
 		}
+		if decided != uuid.Nil {
+			if err := answerProcessed(ctx, tx, decided, ReconcileCredited); err != nil {
+				return err
+			}
+		}
 		paid, err := payCheckoutSession(ctx, tx, t)
-		if err != nil || paid {
+		if err != nil {
 			return err
 		}
-		// Another payment paid the session first (only a late success can get here): the
-		// customer paid twice.
-		return flagMoney(ctx, tx, FlagRefundDue, t, c.Attempt.ID, t.DebitedAmount.Decimal,
-			fmt.Sprintf("Checkout session %s was already paid by another payment: this one is credited and due for refund.", *t.CheckoutSession))
+		if !paid {
+			// Another payment paid the session first (only a late success can get here): the
+			// customer paid twice.
+			if err := flagMoney(ctx, tx, FlagRefundDue, t, c.Attempt.ID, t.DebitedAmount.Decimal,
+				fmt.Sprintf("Checkout session %s was already paid by another payment: this one is credited and due for refund.", *t.CheckoutSession)); err != nil {
+				return err
+			}
+		}
+		// What the operator said about the run's other attempts while it went on is settled
+		// now that the run's end is recorded (a second success: REFUND_DUE, PAYOUT_PAID_TWICE).
+		if err := processKeptAnswers(ctx, tx, t.ID); err != nil {
+			return err
+		}
+		t, err = scanTransaction(tx.QueryRow(ctx, `SELECT `+transactionColumns+` FROM transactions t WHERE t.id = $1`, t.ID))
+		return err
 	})
 	return t, changed, err
+}
+
+// endAttempt records the run's answer on its attempt and, when the run ended it without the
+// operator's final word (expired with its cancel unclear, ended by support), how long it is
+// re-read. An attempt already final (a duplicate completion, an attempt the operator reported
+// paid) is left as it is.
+func endAttempt(ctx context.Context, tx pgx.Tx, c Completion) error {
+	if c.Attempt.ID == uuid.Nil {
+		return nil
+	}
+	_, err := tx.Exec(ctx, `UPDATE transaction_attempts SET status = $2,
+			gateway_reference = CASE WHEN $3 = '' THEN gateway_reference ELSE $3 END,
+			failure_code = $4, failure_message = $5, updated_at = now(),
+			completed_at = CASE WHEN $2 = 'PENDING' THEN NULL ELSE now() END,
+			recheck_until = CASE WHEN $6::bigint > 0 THEN now() + $6::bigint * interval '1 millisecond' ELSE recheck_until END
+		WHERE id = $1 AND status = 'PENDING'`, c.Attempt.ID, c.Attempt.Status, c.Attempt.GatewayReference,
+		c.Attempt.FailureCode, c.Attempt.FailureMessage, c.RecheckFor.Milliseconds())
+	if err != nil {
+		return fmt.Errorf("end attempt: %w", err)
+	}
+	return nil
+}
+
+// endStaleAttempt records the end a run gives its attempt when its transaction no longer
+// waits for that run (a retry replaced it, or a late success of an earlier run decided the
+// payment): an attempt that expired with its cancel unclear is still re-read until the
+// operator's final word, or a customer who approves it later would be neither credited nor
+// flagged.
+func endStaleAttempt(ctx context.Context, tx pgx.Tx, c Completion) error {
+	if c.Status == sika.StatusSuccess {
+		return nil // reconciled by the caller
+	}
+	return endAttempt(ctx, tx, c)
 }
 
 // completionPosting is the wallet movement that ends a transaction, if any.
@@ -298,6 +375,9 @@ func (s *Store) RetryPayment(ctx context.Context, merchantID uuid.UUID, env sika
 			}
 			if status == sika.CheckoutPaid {
 				return sika.Errorf(sika.CodeSessionNotPayable, "Checkout session is already PAID by another payment; retrying this one would charge the customer twice.")
+			}
+			if err := waitForUnresolved(ctx, tx, "this checkout session", `t.checkout_session_id = $1 AND t.id <> $2`, *t.CheckoutSession, t.ID); err != nil {
+				return err
 			}
 		}
 		from := sika.StatusFailed

@@ -37,12 +37,25 @@ const (
 	ReconcileInFlight ReconcileOutcome = "IN_FLIGHT"
 )
 
+// FlagKind is why money needs a person (money_flags.kind).
+type FlagKind string
+
 // Money flag kinds.
 const (
-	FlagRefundDue              = "REFUND_DUE"
-	FlagPayoutPaidAfterRelease = "PAYOUT_PAID_AFTER_RELEASE"
-	FlagPayoutPaidTwice        = "PAYOUT_PAID_TWICE"
+	FlagRefundDue              FlagKind = "REFUND_DUE"
+	FlagPayoutPaidAfterRelease FlagKind = "PAYOUT_PAID_AFTER_RELEASE"
+	FlagPayoutPaidTwice        FlagKind = "PAYOUT_PAID_TWICE"
+	// FlagFailedAfterSuccess: the operator reports FAILED an attempt recorded SUCCESS (support
+	// ended an unclear run SUCCESS and the operator later failed it): the wallet moved for
+	// money that did not move, and a person must put it right.
+	FlagFailedAfterSuccess FlagKind = "FAILED_AFTER_SUCCESS"
 )
+
+// AnswerStatus is an operator's answer kept in the inbox (operator_answers.status).
+type AnswerStatus string
+
+// AnswerSuccess is the only answer that needs keeping: a success to credit or flag.
+const AnswerSuccess AnswerStatus = "SUCCESS"
 
 // LateSuccess is a verified operator success for an attempt whose run may have ended.
 type LateSuccess struct {
@@ -53,24 +66,174 @@ type LateSuccess struct {
 	Source string
 }
 
-// ReconcileSuccess records a verified success that arrived for an attempt after its run ended:
-// the attempt becomes SUCCESS and the money is accounted for exactly once (the attempt's own
-// status, under the transaction's row lock, and a unique ledger index keyed by the attempt make
-// a second call change nothing).
+// ReconcileSuccess records a verified success about an attempt: the attempt becomes SUCCESS
+// and the money is accounted for exactly once (the attempt's own status, under the
+// transaction's row lock, and a unique ledger index keyed by the attempt make a second call
+// change nothing).
 //
 //   - A collection recorded FAILED (or PENDING in a newer run after a retry) moves to SUCCESS
-//     with a SYSTEM status log naming the source, the wallet is credited (COLLECTION/CREDIT) and
-//     transaction.succeeded is recorded; its checkout session becomes PAID if still PENDING, and
-//     when another payment already paid the session the success is flagged REFUND_DUE.
+//     with a SYSTEM status log naming the source, at the price of the attempt that was paid,
+//     the wallet is credited (COLLECTION/CREDIT) and transaction.succeeded is recorded; its
+//     checkout session becomes PAID if still PENDING, and when another payment already paid
+//     the session the success is flagged REFUND_DUE.
 //   - A collection already SUCCESS through another attempt: the customer paid twice; the
 //     wallet is credited for what was received and the attempt is flagged REFUND_DUE.
-//   - A payout: flagged (PAYOUT_PAID_AFTER_RELEASE or PAYOUT_PAID_TWICE) for support.
+//   - A payout: flagged (PAYOUT_PAID_AFTER_RELEASE or PAYOUT_PAID_TWICE) for support; a payout
+//     whose hold was released has what is still available held again.
+//   - An attempt of the run still deciding its transaction (IN_FLIGHT): the answer is kept in
+//     the operators' inbox (operator_answers) in the same Postgres transaction; the run's end
+//     processes it (CompletePayment), else the re-check schedule (ProcessOperatorAnswers).
+//
+// Whatever the outcome, the answer is durable when this returns without error: the caller may
+// acknowledge it.
 func (s *Store) ReconcileSuccess(ctx context.Context, in LateSuccess) (t sika.Transaction, out ReconcileOutcome, err error) {
 	err = s.InTx(ctx, func(tx pgx.Tx) error {
 		t, out, err = reconcileSuccess(ctx, tx, in)
-		return err
+		if err != nil || out != ReconcileInFlight {
+			return err
+		}
+		return keepAnswer(ctx, tx, t.ID, in)
 	})
 	return t, out, err
+}
+
+// keepAnswer writes a success the run still deciding its transaction must take into account.
+func keepAnswer(ctx context.Context, tx pgx.Tx, txID uuid.UUID, in LateSuccess) error {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO operator_answers (id, attempt_id, transaction_id, status, gateway_reference, source)
+		VALUES ($1, $2, $3, $4, $5, $6)`, id, in.AttemptID, txID, AnswerSuccess, in.GatewayReference, in.Source); err != nil {
+		return fmt.Errorf("keep operator answer: %w", err)
+	}
+	return nil
+}
+
+// keptAnswer is an unprocessed row of the operators' inbox.
+type keptAnswer struct {
+	ID uuid.UUID
+	LateSuccess
+	Gateway string
+	Run     int
+}
+
+// keptAnswers locks the unprocessed answers about a transaction's attempts, oldest first.
+func keptAnswers(ctx context.Context, tx pgx.Tx, txID uuid.UUID) ([]keptAnswer, error) {
+	rows, err := tx.Query(ctx, `SELECT o.id, o.attempt_id, o.gateway_reference, o.source, a.gateway, a.run
+		FROM operator_answers o JOIN transaction_attempts a ON a.id = o.attempt_id
+		WHERE o.transaction_id = $1 AND o.processed_at IS NULL ORDER BY o.received_at, o.id FOR UPDATE OF o`, txID)
+	if err != nil {
+		return nil, fmt.Errorf("read operator answers: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (keptAnswer, error) {
+		var k keptAnswer
+		err := r.Scan(&k.ID, &k.AttemptID, &k.GatewayReference, &k.Source, &k.Gateway, &k.Run)
+		return k, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("scan operator answers: %w", err)
+	}
+	return out, nil
+}
+
+// answerProcessed records what a kept answer did.
+func answerProcessed(ctx context.Context, tx pgx.Tx, id uuid.UUID, out ReconcileOutcome) error {
+	if _, err := tx.Exec(ctx, `UPDATE operator_answers SET processed_at = now(), outcome = $2 WHERE id = $1`, id, out); err != nil {
+		return fmt.Errorf("record operator answer: %w", err)
+	}
+	return nil
+}
+
+// processKeptAnswers reconciles the kept answers about a transaction whose run is no longer
+// deciding them, in the caller's Postgres transaction.
+func processKeptAnswers(ctx context.Context, tx pgx.Tx, txID uuid.UUID) error {
+	kept, err := keptAnswers(ctx, tx, txID)
+	if err != nil {
+		return err
+	}
+	for _, k := range kept {
+		_, out, err := reconcileSuccess(ctx, tx, k.LateSuccess)
+		if err != nil {
+			return err
+		}
+		if out == ReconcileInFlight {
+			continue
+		}
+		if err := answerProcessed(ctx, tx, k.ID, out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ProcessOperatorAnswers is the re-check schedule's pass over the operators' inbox: the kept
+// answers received at least olderThan ago whose run has ended are reconciled (a run that ends
+// processes its own at once; this catches any other way out). It answers how many it processed.
+func (s *Store) ProcessOperatorAnswers(ctx context.Context, olderThan time.Duration, limit int) (int, error) {
+	rows, err := s.pool.Query(ctx, `SELECT DISTINCT o.transaction_id FROM operator_answers o
+		JOIN transactions t ON t.id = o.transaction_id
+		JOIN transaction_attempts a ON a.id = o.attempt_id
+		WHERE o.processed_at IS NULL AND o.received_at <= now() - $1 * interval '1 millisecond'
+		  AND NOT (t.status = 'PENDING' AND t.run = a.run)
+		LIMIT $2`, olderThan.Milliseconds(), limit)
+	if err != nil {
+		return 0, fmt.Errorf("list operator answers: %w", err)
+	}
+	txs, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return 0, fmt.Errorf("scan operator answers: %w", err)
+	}
+	for _, id := range txs {
+		if err := s.InTx(ctx, func(tx pgx.Tx) error { return processKeptAnswers(ctx, tx, id) }); err != nil {
+			return 0, err
+		}
+	}
+	return len(txs), nil
+}
+
+// markAttemptPaid records the operator's success on an attempt, whatever it was recorded.
+func markAttemptPaid(ctx context.Context, tx pgx.Tx, attemptID uuid.UUID, ref string) error {
+	if _, err := tx.Exec(ctx, `UPDATE transaction_attempts SET status = 'SUCCESS', gateway_reference = $2,
+			failure_code = '', failure_message = '', last_answer = 'SUCCESS', last_answer_at = now(),
+			recheck_until = NULL, updated_at = now(), completed_at = now()
+		WHERE id = $1`, attemptID, ref); err != nil {
+		return fmt.Errorf("record attempt paid: %w", err)
+	}
+	return nil
+}
+
+// attemptPrice is what an attempt asked the customer to pay (absent for attempts recorded
+// before their price was kept).
+type attemptPrice struct {
+	NetworkID                                                    *uuid.UUID
+	Network, CustomerPhone                                       *string
+	ClientFee, GatewayFee, PlatformFee, DebitedAmount, NetAmount *decimal.Decimal
+}
+
+// pricedAs gives the transaction the price of the attempt that was paid when a later run
+// priced it otherwise (a retry on another network): the record and the credit say what the
+// customer paid. It answers whether anything changed.
+func pricedAs(ctx context.Context, tx pgx.Tx, t sika.Transaction, attemptID uuid.UUID) (sika.Transaction, bool, error) {
+	var p attemptPrice
+	if err := tx.QueryRow(ctx, `SELECT network_id, network, customer_phone, client_fee, gateway_fee, platform_fee, debited_amount, net_amount
+		FROM transaction_attempts WHERE id = $1`, attemptID).Scan(&p.NetworkID, &p.Network, &p.CustomerPhone,
+		&p.ClientFee, &p.GatewayFee, &p.PlatformFee, &p.DebitedAmount, &p.NetAmount); err != nil {
+		return t, false, fmt.Errorf("read attempt price: %w", err)
+	}
+	if p.NetAmount == nil || p.NetworkID == nil ||
+		(*p.NetworkID == t.NetworkID && p.NetAmount.Equal(t.NetAmount.Decimal) && p.DebitedAmount.Equal(t.DebitedAmount.Decimal) &&
+			p.ClientFee.Equal(t.ClientFee.Decimal) && *p.CustomerPhone == t.CustomerPhone) {
+		return t, false, nil
+	}
+	t, err := scanTransaction(tx.QueryRow(ctx, `UPDATE transactions t SET network_id = $2, network = $3, customer_phone = $4,
+			client_fee = $5, gateway_fee = $6, platform_fee = $7, debited_amount = $8, net_amount = $9, updated_at = now()
+		WHERE t.id = $1 RETURNING `+transactionColumns, t.ID, p.NetworkID, p.Network, p.CustomerPhone,
+		p.ClientFee, p.GatewayFee, p.PlatformFee, p.DebitedAmount, p.NetAmount))
+	if err != nil {
+		return t, false, fmt.Errorf("price as the paid attempt: %w", err)
+	}
+	return t, true, nil
 }
 
 func reconcileSuccess(ctx context.Context, tx pgx.Tx, in LateSuccess) (sika.Transaction, ReconcileOutcome, error) {
@@ -100,27 +263,26 @@ func reconcileSuccess(ctx context.Context, tx pgx.Tx, in LateSuccess) (sika.Tran
 	if ref == "" {
 		ref = attempt.GatewayReference
 	}
-	if _, err := tx.Exec(ctx, `UPDATE transaction_attempts SET status = 'SUCCESS', gateway_reference = $2,
-			failure_code = '', failure_message = '', last_answer = 'SUCCESS', last_answer_at = now(),
-			recheck_until = NULL, updated_at = now(), completed_at = now()
-		WHERE id = $1`, attempt.ID, ref); err != nil {
-		return t, "", fmt.Errorf("reconcile: record attempt: %w", err)
+	if err := markAttemptPaid(ctx, tx, attempt.ID, ref); err != nil {
+		return t, "", err
 	}
 	if t.FlowDirection != sika.DirectionInbound {
-		kind := FlagPayoutPaidAfterRelease
-		if t.Status == sika.StatusSuccess {
-			kind = FlagPayoutPaidTwice
-		}
-		reason := fmt.Sprintf("%s reported attempt %s paid (%s) while the payout is %s.", attempt.Gateway, attempt.ID, in.Source, t.Status)
-		if err := flagMoney(ctx, tx, kind, t, attempt.ID, t.DebitedAmount.Sub(t.ClientFee.Decimal), reason); err != nil {
-			return t, "", err
-		}
-		return t, ReconcilePayoutFlagged, nil
+		return reconcilePayout(ctx, tx, t, attempt, in.Source)
 	}
 	if t.Status == sika.StatusSuccess {
 		// Paid twice: the money is with the merchant's operator account, so it is credited (the
-		// ledger must match what was received) and a person refunds the customer.
-		p, _ := completionPosting(t)
+		// ledger must match what was received, at the price of the attempt paid) and a person
+		// refunds the customer.
+		paid := t
+		var price attemptPrice
+		if err := tx.QueryRow(ctx, `SELECT debited_amount, net_amount FROM transaction_attempts WHERE id = $1`, attempt.ID).
+			Scan(&price.DebitedAmount, &price.NetAmount); err != nil {
+			return t, "", fmt.Errorf("read attempt price: %w", err)
+		}
+		if price.NetAmount != nil {
+			paid.DebitedAmount, paid.NetAmount = sika.NewAmount(*price.DebitedAmount), sika.NewAmount(*price.NetAmount)
+		}
+		p, _ := completionPosting(paid)
 		p.Attempt, p.Description = &attempt.ID, "Second collection "+t.Reference+" (refund due)"
 		if _, err := postLedgerEntry(ctx, tx, p); err != nil {
 			return t, "", err
@@ -131,12 +293,16 @@ func reconcileSuccess(ctx context.Context, tx pgx.Tx, in LateSuccess) (sika.Tran
 		if err := insertStatusLog(ctx, tx, t, &from, sika.StatusSuccess, reason, sika.TriggerSystem); err != nil {
 			return t, "", err
 		}
-		return t, ReconcileRefundDue, flagMoney(ctx, tx, FlagRefundDue, t, attempt.ID, t.DebitedAmount.Decimal, reason)
+		return t, ReconcileRefundDue, flagMoney(ctx, tx, FlagRefundDue, t, attempt.ID, paid.DebitedAmount.Decimal, reason)
 	}
 	from := t.Status
 	was := string(t.Status)
 	if t.FailureCode != "" {
 		was += " " + t.FailureCode
+	}
+	t, repriced, err := pricedAs(ctx, tx, t, attempt.ID)
+	if err != nil {
+		return t, "", err
 	}
 	t, err = scanTransaction(tx.QueryRow(ctx, `UPDATE transactions t SET status = 'SUCCESS', failure_code = '', failure_message = '',
 			gateway = $2, gateway_reference = $3, pending_reason = '', otp = NULL, updated_at = now(), completed_at = now()
@@ -145,6 +311,10 @@ func reconcileSuccess(ctx context.Context, tx pgx.Tx, in LateSuccess) (sika.Tran
 		return t, "", fmt.Errorf("reconcile: complete transaction: %w", err)
 	}
 	reason := fmt.Sprintf("Reconciled: %s reported attempt %s paid (%s) after the payment was recorded %s.", attempt.Gateway, attempt.ID, in.Source, was)
+	if repriced {
+		reason += fmt.Sprintf(" Credited at the price of that attempt (run %d, %s, %s %s debited).", attempt.Run, t.Network,
+			sika.FormatAmount(t.DebitedAmount.Decimal), t.Currency)
+	}
 	if err := insertStatusLog(ctx, tx, t, &from, sika.StatusSuccess, reason, sika.TriggerSystem); err != nil {
 		return t, "", err
 	}
@@ -165,6 +335,77 @@ func reconcileSuccess(ctx context.Context, tx pgx.Tx, in LateSuccess) (sika.Tran
 	return t, ReconcileRefundDue, flagMoney(ctx, tx, FlagRefundDue, t, attempt.ID, t.DebitedAmount.Decimal, reason)
 }
 
+// reconcilePayout flags a payout the operator reports paid through an attempt the run did not
+// settle on. Paid twice (SUCCESS through another attempt): flagged PAYOUT_PAID_TWICE. Paid after
+// its hold was released (FAILED): what the wallet still has of the amount is held again at once,
+// so that the merchant cannot spend it twice before support acts, and the flag and the status
+// log say how much. The wallet is never debited behind a person's back.
+func reconcilePayout(ctx context.Context, tx pgx.Tx, t sika.Transaction, attempt sika.TransactionAttempt, source string) (sika.Transaction, ReconcileOutcome, error) {
+	sent := t.DebitedAmount.Sub(t.ClientFee.Decimal)
+	if t.Status == sika.StatusSuccess {
+		reason := fmt.Sprintf("%s reported attempt %s paid (%s) while the payout had already been paid through another attempt.", attempt.Gateway, attempt.ID, source)
+		return t, ReconcilePayoutFlagged, flagMoney(ctx, tx, FlagPayoutPaidTwice, t, attempt.ID, sent, reason)
+	}
+	held := t.DebitedAmount.Decimal
+	var available decimal.Decimal
+	if err := tx.QueryRow(ctx, `SELECT coalesce((SELECT available_amount FROM wallets WHERE merchant_id = $1 AND environment = $2 AND country = $3 FOR UPDATE), 0)`,
+		t.Merchant, t.Environment, t.Country).Scan(&available); err != nil {
+		return t, "", fmt.Errorf("read wallet: %w", err)
+	}
+	rehold := decimal.Min(held, decimal.Max(available, decimal.Zero))
+	reason := fmt.Sprintf("%s reported attempt %s paid (%s) after the payout was recorded %s and its hold released.", attempt.Gateway, attempt.ID, source, t.Status)
+	if rehold.IsPositive() {
+		if _, err := postLedgerEntry(ctx, tx, ledgerPosting{Merchant: t.Merchant, Environment: t.Environment, Country: t.Country, Currency: t.Currency,
+			Type: sika.LedgerPayoutHold, Direction: sika.Debit, Amount: rehold, AvailableDelta: rehold.Neg(), PendingDelta: rehold,
+			Transaction: &t.ID, Attempt: &attempt.ID, Again: true, Description: "Payout " + t.Reference + " paid after its release: held again"}); err != nil {
+			return t, "", err
+		}
+	}
+	reason += fmt.Sprintf(" %s of %s %s held again pending support", sika.FormatAmount(rehold), sika.FormatAmount(held), t.Currency)
+	if short := held.Sub(rehold); short.IsPositive() {
+		reason += fmt.Sprintf("; %s %s had already been spent", sika.FormatAmount(short), t.Currency)
+	}
+	reason += "."
+	if err := insertStatusLog(ctx, tx, t, &t.Status, t.Status, reason, sika.TriggerSystem); err != nil {
+		return t, "", err
+	}
+	return t, ReconcilePayoutFlagged, flagMoney(ctx, tx, FlagPayoutPaidAfterRelease, t, attempt.ID, sent, reason)
+}
+
+// ReconcileFailure records a FAILED the operator gave, after the run ended, about an attempt
+// recorded SUCCESS (support ended an unclear run SUCCESS): nothing is rewritten behind a
+// person's back; the attempt is flagged FAILED_AFTER_SUCCESS and its re-reads end. It answers
+// whether a flag was raised.
+func (s *Store) ReconcileFailure(ctx context.Context, attemptID uuid.UUID, source string) (bool, error) {
+	flagged := false
+	err := s.InTx(ctx, func(tx pgx.Tx) error {
+		attempt, err := scanAttempt(tx.QueryRow(ctx, `SELECT `+attemptColumns+` FROM transaction_attempts a WHERE a.id = $1 FOR UPDATE`, attemptID))
+		if err != nil {
+			return fmt.Errorf("reconcile failure: lock attempt: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `UPDATE transaction_attempts SET recheck_until = NULL, rechecked_at = now(), last_answer = 'FAILED', last_answer_at = now()
+			WHERE id = $1`, attemptID); err != nil {
+			return fmt.Errorf("reconcile failure: %w", err)
+		}
+		if attempt.Status != sika.AttemptSuccess {
+			return nil
+		}
+		t, err := scanTransaction(tx.QueryRow(ctx, `SELECT `+transactionColumns+` FROM transactions t WHERE t.id = $1`, attempt.Transaction))
+		if err != nil {
+			return fmt.Errorf("reconcile failure: read transaction: %w", err)
+		}
+		amount := t.NetAmount.Decimal
+		if t.FlowDirection == sika.DirectionOutbound {
+			amount = t.DebitedAmount.Decimal
+		}
+		reason := fmt.Sprintf("%s reported attempt %s FAILED (%s) after it was recorded SUCCESS: the wallet moved for money the operator did not move.",
+			attempt.Gateway, attempt.ID, source)
+		flagged = true
+		return flagMoney(ctx, tx, FlagFailedAfterSuccess, t, attempt.ID, amount, reason)
+	})
+	return flagged, err
+}
+
 // payCheckoutSession marks the checkout session of a successful payment PAID (markCheckoutSessionPaid)
 // and reports false only when another payment had already paid it: the customer paid the
 // session twice.
@@ -181,7 +422,7 @@ func payCheckoutSession(ctx context.Context, tx pgx.Tx, t sika.Transaction) (boo
 }
 
 // flagMoney records a money flag for support (once per kind and attempt).
-func flagMoney(ctx context.Context, tx pgx.Tx, kind string, t sika.Transaction, attempt uuid.UUID, amount decimal.Decimal, reason string) error {
+func flagMoney(ctx context.Context, tx pgx.Tx, kind FlagKind, t sika.Transaction, attempt uuid.UUID, amount decimal.Decimal, reason string) error {
 	id, err := uuid.NewV7()
 	if err != nil {
 		return err
@@ -197,7 +438,7 @@ func flagMoney(ctx context.Context, tx pgx.Tx, kind string, t sika.Transaction, 
 // MoneyFlag is money that needs a person (see the kinds above).
 type MoneyFlag struct {
 	ID             uuid.UUID        `json:"id"`
-	Kind           string           `json:"kind"`
+	Kind           FlagKind         `json:"kind"`
 	Transaction    uuid.UUID        `json:"transaction"`
 	Attempt        *uuid.UUID       `json:"attempt"`
 	Merchant       uuid.UUID        `json:"merchant"`

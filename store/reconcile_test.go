@@ -145,14 +145,7 @@ func TestASecondSuccessIsCreditedAndFlaggedForRefund(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, store.ReconcileRefundDue, out)
 	assert.Equal(t, "600.00", available(t, m), "what the operator received is in the wallet")
-	flags, err := st.MoneyFlags(ctx, false, 1000)
-	require.NoError(t, err)
-	var mine []store.MoneyFlag
-	for _, f := range flags {
-		if f.Transaction == tx.ID {
-			mine = append(mine, f)
-		}
-	}
+	mine := flagsOf(t, tx)
 	require.Len(t, mine, 1)
 	assert.Equal(t, store.FlagRefundDue, mine[0].Kind)
 	assert.Equal(t, second.ID, *mine[0].Attempt)

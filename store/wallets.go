@@ -29,6 +29,9 @@ type ledgerPosting struct {
 	Settlement     *uuid.UUID
 	WalletTransfer *uuid.UUID
 	Description    string
+	// Again is a second movement of its type for the transaction, one per Attempt (a payout
+	// re-held when the operator paid an attempt after the hold had been released).
+	Again bool
 }
 
 // postLedgerEntry applies a movement to the wallet of (merchant, environment, country), created
@@ -52,8 +55,8 @@ func postLedgerEntry(ctx context.Context, tx pgx.Tx, p ledgerPosting) (bool, err
 	if p.Transaction != nil {
 		var exists bool
 		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM ledger_entries WHERE transaction_id = $1 AND type = $2
-				AND ($3::uuid IS NULL OR attempt_id IS NULL OR attempt_id = $3))`,
-			*p.Transaction, p.Type, p.Attempt).Scan(&exists); err != nil {
+				AND ($3::uuid IS NULL OR (attempt_id IS NULL AND NOT $4) OR attempt_id = $3))`,
+			*p.Transaction, p.Type, p.Attempt, p.Again).Scan(&exists); err != nil {
 			return false, fmt.Errorf("check ledger entry: %w", err)
 		}
 		if exists {

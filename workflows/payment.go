@@ -274,12 +274,13 @@ func (p *payment) resolveBySupport(ctx workflow.Context, r SupportResolution) (P
 	if p.outcome == nil {
 		out := *p.attempt
 		out.Kind = activities.OutcomeSuccess
+		// The operator never gave its final word: keep reading it, so that a payment it still
+		// makes after a FAILED (store.ReconcileSuccess), or a failure it reports after a
+		// SUCCESS (store.ReconcileFailure), is flagged for support.
+		out.RecheckFor = gateway.DefaultLateSuccess
 		if r.Status == sika.StatusFailed {
 			out.Kind, out.FailureCode = activities.OutcomeFailed, FailureEndedBySupport
 			out.FailureMessage = "Ended by support: " + r.Reason
-			// The operator never said FAILED: keep reading it, so that a payment it still
-			// makes is flagged for support (store.ReconcileSuccess).
-			out.RecheckFor = gateway.DefaultLateSuccess
 		}
 		p.outcome, p.trigger = &out, sika.TriggerAdmin
 		p.staff = &store.StaffAction{Staff: r.Staff, Action: "end_unclear_run", Transaction: &p.in.TransactionID, Reason: r.Reason,

@@ -69,6 +69,19 @@ func RecheckAtGateway(ctx context.Context, c client.Client, st *store.Store, gws
 	out.Asked, out.Gateway = true, st2
 	switch {
 	case st2.Status.Final() && t.Status == sika.StatusPending:
+		if st2.Status == gateway.StatusSuccess {
+			// Kept first (the operators' inbox): an update the workflow does not take loses
+			// nothing, the run's end processes it.
+			if _, out.Reconciled, err = st.ReconcileSuccess(ctx, store.LateSuccess{AttemptID: attempt.ID, GatewayReference: st2.GatewayReference,
+				Source: "status read by a re-check"}); err != nil {
+				return out, err
+			}
+			if out.Reconciled != store.ReconcileInFlight {
+				out.Disagrees = out.Reconciled == store.ReconcilePayoutFlagged
+				return out, nil
+			}
+			out.Reconciled = ""
+		}
 		outcome := activities.CollectionOutcome{AttemptID: attempt.ID, Gateway: attempt.Gateway, GatewayReference: st2.GatewayReference,
 			FailureCode: st2.FailureCode, FailureMessage: st2.FailureMessage, Kind: activities.OutcomeFailed}
 		if st2.Status == gateway.StatusSuccess {

@@ -145,6 +145,11 @@ func scenarioFor(msisdn string, gw GatewayConfig, kind gateway.CallbackKind) sce
 		sc.notFoundFirst = true
 	case "011":
 		sc.late = true
+	case "012":
+		// The first gateway answers 503 (like 005) and the next one keeps the push waiting for
+		// the customer (like 004, until approved by hand or expired): the run stays at the next
+		// gateway while a test plays the first operator reporting its closed attempt paid.
+		sc.unavailable, sc.ticks = gw.UnavailableOn005, 0
 	}
 	return sc
 }

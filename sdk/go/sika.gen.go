@@ -587,6 +587,7 @@ func (e MerchantPayoutMethodType) Valid() bool {
 
 // Defines values for MoneyFlagKind.
 const (
+	MoneyFlagKindFAILEDAFTERSUCCESS     MoneyFlagKind = "FAILED_AFTER_SUCCESS"
 	MoneyFlagKindPAYOUTPAIDAFTERRELEASE MoneyFlagKind = "PAYOUT_PAID_AFTER_RELEASE"
 	MoneyFlagKindPAYOUTPAIDTWICE        MoneyFlagKind = "PAYOUT_PAID_TWICE"
 	MoneyFlagKindREFUNDDUE              MoneyFlagKind = "REFUND_DUE"
@@ -595,6 +596,8 @@ const (
 // Valid indicates whether the value is a known member of the MoneyFlagKind enum.
 func (e MoneyFlagKind) Valid() bool {
 	switch e {
+	case MoneyFlagKindFAILEDAFTERSUCCESS:
+		return true
 	case MoneyFlagKindPAYOUTPAIDAFTERRELEASE:
 		return true
 	case MoneyFlagKindPAYOUTPAIDTWICE:
@@ -2910,7 +2913,7 @@ type ErrorObject struct {
 	// | 405 | `method_not_allowed` | the path does not take this method |
 	// | 409 | `not_pending` | cancel of a checkout session that is not `PENDING` (the message names its status) |
 	// | 409 | `not_failed` | retry of a payment that is not `FAILED` |
-	// | 409 | `outcome_unresolved` | retry of a payment whose last attempt the operator may still pay |
+	// | 409 | `outcome_unresolved` | retry of a payment whose last attempt the operator may still pay; a new payment of a checkout session (of a link, by the same number) while an earlier one may still be paid |
 	// | 409 | `idempotency_key_reused` | same `Idempotency-Key`, other body or route |
 	// | 409 | `idempotency_key_in_use` | same key while the first request still runs |
 	// | 409 | `usage_limit_reached` | the payment link has produced `usage_limit` transactions |
@@ -2956,7 +2959,7 @@ type ErrorObject struct {
 // | 405 | `method_not_allowed` | the path does not take this method |
 // | 409 | `not_pending` | cancel of a checkout session that is not `PENDING` (the message names its status) |
 // | 409 | `not_failed` | retry of a payment that is not `FAILED` |
-// | 409 | `outcome_unresolved` | retry of a payment whose last attempt the operator may still pay |
+// | 409 | `outcome_unresolved` | retry of a payment whose last attempt the operator may still pay; a new payment of a checkout session (of a link, by the same number) while an earlier one may still be paid |
 // | 409 | `idempotency_key_reused` | same `Idempotency-Key`, other body or route |
 // | 409 | `idempotency_key_in_use` | same key while the first request still runs |
 // | 409 | `usage_limit_reached` | the payment link has produced `usage_limit` transactions |
@@ -3532,7 +3535,7 @@ type MoneyFlag struct {
 	Environment Environment        `json:"environment"`
 	Id          openapi_types.UUID `json:"id"`
 
-	// Kind `REFUND_DUE`: a customer paid twice (credited; refund them). `PAYOUT_PAID_AFTER_RELEASE`: the operator reports paid a payout whose hold was released (the wallet was not touched). `PAYOUT_PAID_TWICE`: a second paid attempt of a payout.
+	// Kind `REFUND_DUE`: a customer paid twice (credited; refund them). `PAYOUT_PAID_AFTER_RELEASE`: the operator reports paid a payout whose hold was released (what the wallet still had of the amount is held again; the reason says how much). `PAYOUT_PAID_TWICE`: a second paid attempt of a payout. `FAILED_AFTER_SUCCESS`: the operator reports failed an attempt support had ended `SUCCESS` (the wallet moved for money that did not).
 	Kind           MoneyFlagKind       `json:"kind"`
 	Merchant       openapi_types.UUID  `json:"merchant"`
 	Reason         string              `json:"reason"`
@@ -3542,7 +3545,7 @@ type MoneyFlag struct {
 	Transaction    openapi_types.UUID  `json:"transaction"`
 }
 
-// MoneyFlagKind `REFUND_DUE`: a customer paid twice (credited; refund them). `PAYOUT_PAID_AFTER_RELEASE`: the operator reports paid a payout whose hold was released (the wallet was not touched). `PAYOUT_PAID_TWICE`: a second paid attempt of a payout.
+// MoneyFlagKind `REFUND_DUE`: a customer paid twice (credited; refund them). `PAYOUT_PAID_AFTER_RELEASE`: the operator reports paid a payout whose hold was released (what the wallet still had of the amount is held again; the reason says how much). `PAYOUT_PAID_TWICE`: a second paid attempt of a payout. `FAILED_AFTER_SUCCESS`: the operator reports failed an attempt support had ended `SUCCESS` (the wallet moved for money that did not).
 type MoneyFlagKind string
 
 // Network A mobile-money operator in one country.
@@ -7006,7 +7009,8 @@ type ClientInterface interface {
 	//
 	// Every merchant's money flags: `REFUND_DUE` (a customer paid twice: credited, to be
 	// refunded), `PAYOUT_PAID_AFTER_RELEASE` (the operator reports paid a payout whose hold was
-	// released), `PAYOUT_PAID_TWICE`. The open ones, oldest first; with `all=true` the resolved
+	// released: what is still in the wallet is held again), `PAYOUT_PAID_TWICE`,
+	// `FAILED_AFTER_SUCCESS` (the operator failed an attempt support ended `SUCCESS`). The open ones, oldest first; with `all=true` the resolved
 	// ones too, after the open ones. Staff session only (`403 admin_only` otherwise).
 	//
 	// Corresponds with GET /admin/money-flags/ (the `ListMoneyFlags` operationId).
@@ -7360,7 +7364,10 @@ type ClientInterface interface {
 	// A session that is not `PENDING` or whose `expires_at` has passed answers
 	// `409 session_not_payable`. A session has at most one payment in flight: while one of
 	// its payments is `PENDING`, another answers `409 checkout_payment_in_progress` (nothing
-	// is created; wait for the outcome of the first, then pay again if it failed). Public:
+	// is created; wait for the outcome of the first, then pay again if it failed). While an
+	// earlier payment of the session (of a link: of the same customer number) expired without
+	// the operator confirming its withdrawal and may still be paid, a new one answers
+	// `409 outcome_unresolved`, the message giving the time after which to pay again. Public:
 	// the slug authorises it; limited per client address.
 	//
 	// Takes any type of body and a specified content type.
@@ -7376,7 +7383,10 @@ type ClientInterface interface {
 	// A session that is not `PENDING` or whose `expires_at` has passed answers
 	// `409 session_not_payable`. A session has at most one payment in flight: while one of
 	// its payments is `PENDING`, another answers `409 checkout_payment_in_progress` (nothing
-	// is created; wait for the outcome of the first, then pay again if it failed). Public:
+	// is created; wait for the outcome of the first, then pay again if it failed). While an
+	// earlier payment of the session (of a link: of the same customer number) expired without
+	// the operator confirming its withdrawal and may still be paid, a new one answers
+	// `409 outcome_unresolved`, the message giving the time after which to pay again. Public:
 	// the slug authorises it; limited per client address.
 	//
 	// Takes a body of the `application/json` content type.
@@ -8131,6 +8141,7 @@ type ClientInterface interface {
 	// | `009` | `SUCCESS` after about 20 s |
 	// | `010` | the initiation's answer is lost and the operator answers "not found" for about 3 s (re-sends refused): the payment stays `PENDING` until it shows up, then `SUCCESS` after about 4 s, pushed once |
 	// | `011` | the customer approves too late: `FAILED` `expired` when the push lifetime ends (the sandbox refuses the cancel), then `SUCCESS` when the late payment arrives, about 6 min after the start (credited once) |
+	// | `012` | the first gateway is unavailable and the next one waits for the customer (as `004`, approve with `POST /sandbox/pushes/{ref}/approve`): for playing the first operator reporting its closed attempt paid while the run is at the next gateway |
 	//
 	// The only valid sandbox OTP (pre-payment or post-push) is `123456`; any other code fails
 	// with `invalid_otp`. Sandbox pre-payment OTP networks: `ORANGE_SN`, `ORANGE_CI`,
@@ -8206,6 +8217,7 @@ type ClientInterface interface {
 	// | `009` | `SUCCESS` after about 20 s |
 	// | `010` | the initiation's answer is lost and the operator answers "not found" for about 3 s (re-sends refused): the payment stays `PENDING` until it shows up, then `SUCCESS` after about 4 s, pushed once |
 	// | `011` | the customer approves too late: `FAILED` `expired` when the push lifetime ends (the sandbox refuses the cancel), then `SUCCESS` when the late payment arrives, about 6 min after the start (credited once) |
+	// | `012` | the first gateway is unavailable and the next one waits for the customer (as `004`, approve with `POST /sandbox/pushes/{ref}/approve`): for playing the first operator reporting its closed attempt paid while the run is at the next gateway |
 	//
 	// The only valid sandbox OTP (pre-payment or post-push) is `123456`; any other code fails
 	// with `invalid_otp`. Sandbox pre-payment OTP networks: `ORANGE_SN`, `ORANGE_CI`,
@@ -8378,7 +8390,7 @@ type ClientInterface interface {
 	// back to the second gateway; `006` times out but is paid once; `007` no callback; `008`
 	// duplicated callbacks; `009` about 20 s; `010` answer lost, then "not found" for about 3 s,
 	// paid once after about 4 s (`PENDING` meanwhile, the hold kept); `011` stays `PENDING` for
-	// about 6 min, then `SUCCESS`.
+	// about 6 min, then `SUCCESS`; `012` falls back to the second gateway, which waits as `004`.
 	//
 	// Needs scope `PAYOUT` or `BOTH`. Accepts `Idempotency-Key`.
 	//
@@ -8420,7 +8432,7 @@ type ClientInterface interface {
 	// back to the second gateway; `006` times out but is paid once; `007` no callback; `008`
 	// duplicated callbacks; `009` about 20 s; `010` answer lost, then "not found" for about 3 s,
 	// paid once after about 4 s (`PENDING` meanwhile, the hold kept); `011` stays `PENDING` for
-	// about 6 min, then `SUCCESS`.
+	// about 6 min, then `SUCCESS`; `012` falls back to the second gateway, which waits as `004`.
 	//
 	// Needs scope `PAYOUT` or `BOTH`. Accepts `Idempotency-Key`.
 	//
@@ -8869,7 +8881,8 @@ func (c *RawClient) UnsuspendMerchant(ctx context.Context, id Id, reqEditors ...
 //
 // Every merchant's money flags: `REFUND_DUE` (a customer paid twice: credited, to be
 // refunded), `PAYOUT_PAID_AFTER_RELEASE` (the operator reports paid a payout whose hold was
-// released), `PAYOUT_PAID_TWICE`. The open ones, oldest first; with `all=true` the resolved
+// released: what is still in the wallet is held again), `PAYOUT_PAID_TWICE`,
+// `FAILED_AFTER_SUCCESS` (the operator failed an attempt support ended `SUCCESS`). The open ones, oldest first; with `all=true` the resolved
 // ones too, after the open ones. Staff session only (`403 admin_only` otherwise).
 //
 // Corresponds with GET /admin/money-flags/ (the `ListMoneyFlags` operationId).
@@ -9473,7 +9486,10 @@ func (c *RawClient) ConfirmCheckoutOTP(ctx context.Context, slug string, body Co
 // A session that is not `PENDING` or whose `expires_at` has passed answers
 // `409 session_not_payable`. A session has at most one payment in flight: while one of
 // its payments is `PENDING`, another answers `409 checkout_payment_in_progress` (nothing
-// is created; wait for the outcome of the first, then pay again if it failed). Public:
+// is created; wait for the outcome of the first, then pay again if it failed). While an
+// earlier payment of the session (of a link: of the same customer number) expired without
+// the operator confirming its withdrawal and may still be paid, a new one answers
+// `409 outcome_unresolved`, the message giving the time after which to pay again. Public:
 // the slug authorises it; limited per client address.
 //
 // Takes any type of body and a specified content type.
@@ -9499,7 +9515,10 @@ func (c *RawClient) PayCheckoutSessionWithBody(ctx context.Context, slug string,
 // A session that is not `PENDING` or whose `expires_at` has passed answers
 // `409 session_not_payable`. A session has at most one payment in flight: while one of
 // its payments is `PENDING`, another answers `409 checkout_payment_in_progress` (nothing
-// is created; wait for the outcome of the first, then pay again if it failed). Public:
+// is created; wait for the outcome of the first, then pay again if it failed). While an
+// earlier payment of the session (of a link: of the same customer number) expired without
+// the operator confirming its withdrawal and may still be paid, a new one answers
+// `409 outcome_unresolved`, the message giving the time after which to pay again. Public:
 // the slug authorises it; limited per client address.
 //
 // Takes a body of the `application/json` content type.
@@ -10954,6 +10973,7 @@ func (c *RawClient) ListPaymentLinkTransactions(ctx context.Context, id Id, para
 // | `009` | `SUCCESS` after about 20 s |
 // | `010` | the initiation's answer is lost and the operator answers "not found" for about 3 s (re-sends refused): the payment stays `PENDING` until it shows up, then `SUCCESS` after about 4 s, pushed once |
 // | `011` | the customer approves too late: `FAILED` `expired` when the push lifetime ends (the sandbox refuses the cancel), then `SUCCESS` when the late payment arrives, about 6 min after the start (credited once) |
+// | `012` | the first gateway is unavailable and the next one waits for the customer (as `004`, approve with `POST /sandbox/pushes/{ref}/approve`): for playing the first operator reporting its closed attempt paid while the run is at the next gateway |
 //
 // The only valid sandbox OTP (pre-payment or post-push) is `123456`; any other code fails
 // with `invalid_otp`. Sandbox pre-payment OTP networks: `ORANGE_SN`, `ORANGE_CI`,
@@ -11039,6 +11059,7 @@ func (c *RawClient) SoftpayWithBody(ctx context.Context, params *SoftpayParams, 
 // | `009` | `SUCCESS` after about 20 s |
 // | `010` | the initiation's answer is lost and the operator answers "not found" for about 3 s (re-sends refused): the payment stays `PENDING` until it shows up, then `SUCCESS` after about 4 s, pushed once |
 // | `011` | the customer approves too late: `FAILED` `expired` when the push lifetime ends (the sandbox refuses the cancel), then `SUCCESS` when the late payment arrives, about 6 min after the start (credited once) |
+// | `012` | the first gateway is unavailable and the next one waits for the customer (as `004`, approve with `POST /sandbox/pushes/{ref}/approve`): for playing the first operator reporting its closed attempt paid while the run is at the next gateway |
 //
 // The only valid sandbox OTP (pre-payment or post-push) is `123456`; any other code fails
 // with `invalid_otp`. Sandbox pre-payment OTP networks: `ORANGE_SN`, `ORANGE_CI`,
@@ -11291,7 +11312,7 @@ func (c *RawClient) VerifyPayment(ctx context.Context, id openapi_types.UUID, pa
 // back to the second gateway; `006` times out but is paid once; `007` no callback; `008`
 // duplicated callbacks; `009` about 20 s; `010` answer lost, then "not found" for about 3 s,
 // paid once after about 4 s (`PENDING` meanwhile, the hold kept); `011` stays `PENDING` for
-// about 6 min, then `SUCCESS`.
+// about 6 min, then `SUCCESS`; `012` falls back to the second gateway, which waits as `004`.
 //
 // Needs scope `PAYOUT` or `BOTH`. Accepts `Idempotency-Key`.
 //
@@ -11343,7 +11364,7 @@ func (c *RawClient) InitializePayoutWithBody(ctx context.Context, params *Initia
 // back to the second gateway; `006` times out but is paid once; `007` no callback; `008`
 // duplicated callbacks; `009` about 20 s; `010` answer lost, then "not found" for about 3 s,
 // paid once after about 4 s (`PENDING` meanwhile, the hold kept); `011` stays `PENDING` for
-// about 6 min, then `SUCCESS`.
+// about 6 min, then `SUCCESS`; `012` falls back to the second gateway, which waits as `004`.
 //
 // Needs scope `PAYOUT` or `BOTH`. Accepts `Idempotency-Key`.
 //
@@ -18717,7 +18738,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Every merchant's money flags: `REFUND_DUE` (a customer paid twice: credited, to be
 	// refunded), `PAYOUT_PAID_AFTER_RELEASE` (the operator reports paid a payout whose hold was
-	// released), `PAYOUT_PAID_TWICE`. The open ones, oldest first; with `all=true` the resolved
+	// released: what is still in the wallet is held again), `PAYOUT_PAID_TWICE`,
+	// `FAILED_AFTER_SUCCESS` (the operator failed an attempt support ended `SUCCESS`). The open ones, oldest first; with `all=true` the resolved
 	// ones too, after the open ones. Staff session only (`403 admin_only` otherwise).
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -19093,7 +19115,10 @@ type ClientWithResponsesInterface interface {
 	// A session that is not `PENDING` or whose `expires_at` has passed answers
 	// `409 session_not_payable`. A session has at most one payment in flight: while one of
 	// its payments is `PENDING`, another answers `409 checkout_payment_in_progress` (nothing
-	// is created; wait for the outcome of the first, then pay again if it failed). Public:
+	// is created; wait for the outcome of the first, then pay again if it failed). While an
+	// earlier payment of the session (of a link: of the same customer number) expired without
+	// the operator confirming its withdrawal and may still be paid, a new one answers
+	// `409 outcome_unresolved`, the message giving the time after which to pay again. Public:
 	// the slug authorises it; limited per client address.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -19109,7 +19134,10 @@ type ClientWithResponsesInterface interface {
 	// A session that is not `PENDING` or whose `expires_at` has passed answers
 	// `409 session_not_payable`. A session has at most one payment in flight: while one of
 	// its payments is `PENDING`, another answers `409 checkout_payment_in_progress` (nothing
-	// is created; wait for the outcome of the first, then pay again if it failed). Public:
+	// is created; wait for the outcome of the first, then pay again if it failed). While an
+	// earlier payment of the session (of a link: of the same customer number) expired without
+	// the operator confirming its withdrawal and may still be paid, a new one answers
+	// `409 outcome_unresolved`, the message giving the time after which to pay again. Public:
 	// the slug authorises it; limited per client address.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -19944,6 +19972,7 @@ type ClientWithResponsesInterface interface {
 	// | `009` | `SUCCESS` after about 20 s |
 	// | `010` | the initiation's answer is lost and the operator answers "not found" for about 3 s (re-sends refused): the payment stays `PENDING` until it shows up, then `SUCCESS` after about 4 s, pushed once |
 	// | `011` | the customer approves too late: `FAILED` `expired` when the push lifetime ends (the sandbox refuses the cancel), then `SUCCESS` when the late payment arrives, about 6 min after the start (credited once) |
+	// | `012` | the first gateway is unavailable and the next one waits for the customer (as `004`, approve with `POST /sandbox/pushes/{ref}/approve`): for playing the first operator reporting its closed attempt paid while the run is at the next gateway |
 	//
 	// The only valid sandbox OTP (pre-payment or post-push) is `123456`; any other code fails
 	// with `invalid_otp`. Sandbox pre-payment OTP networks: `ORANGE_SN`, `ORANGE_CI`,
@@ -20019,6 +20048,7 @@ type ClientWithResponsesInterface interface {
 	// | `009` | `SUCCESS` after about 20 s |
 	// | `010` | the initiation's answer is lost and the operator answers "not found" for about 3 s (re-sends refused): the payment stays `PENDING` until it shows up, then `SUCCESS` after about 4 s, pushed once |
 	// | `011` | the customer approves too late: `FAILED` `expired` when the push lifetime ends (the sandbox refuses the cancel), then `SUCCESS` when the late payment arrives, about 6 min after the start (credited once) |
+	// | `012` | the first gateway is unavailable and the next one waits for the customer (as `004`, approve with `POST /sandbox/pushes/{ref}/approve`): for playing the first operator reporting its closed attempt paid while the run is at the next gateway |
 	//
 	// The only valid sandbox OTP (pre-payment or post-push) is `123456`; any other code fails
 	// with `invalid_otp`. Sandbox pre-payment OTP networks: `ORANGE_SN`, `ORANGE_CI`,
@@ -20193,7 +20223,7 @@ type ClientWithResponsesInterface interface {
 	// back to the second gateway; `006` times out but is paid once; `007` no callback; `008`
 	// duplicated callbacks; `009` about 20 s; `010` answer lost, then "not found" for about 3 s,
 	// paid once after about 4 s (`PENDING` meanwhile, the hold kept); `011` stays `PENDING` for
-	// about 6 min, then `SUCCESS`.
+	// about 6 min, then `SUCCESS`; `012` falls back to the second gateway, which waits as `004`.
 	//
 	// Needs scope `PAYOUT` or `BOTH`. Accepts `Idempotency-Key`.
 	//
@@ -20235,7 +20265,7 @@ type ClientWithResponsesInterface interface {
 	// back to the second gateway; `006` times out but is paid once; `007` no callback; `008`
 	// duplicated callbacks; `009` about 20 s; `010` answer lost, then "not found" for about 3 s,
 	// paid once after about 4 s (`PENDING` meanwhile, the hold kept); `011` stays `PENDING` for
-	// about 6 min, then `SUCCESS`.
+	// about 6 min, then `SUCCESS`; `012` falls back to the second gateway, which waits as `004`.
 	//
 	// Needs scope `PAYOUT` or `BOTH`. Accepts `Idempotency-Key`.
 	//
@@ -26520,7 +26550,8 @@ func (c *ClientWithResponses) UnsuspendMerchantWithResponse(ctx context.Context,
 //
 // Every merchant's money flags: `REFUND_DUE` (a customer paid twice: credited, to be
 // refunded), `PAYOUT_PAID_AFTER_RELEASE` (the operator reports paid a payout whose hold was
-// released), `PAYOUT_PAID_TWICE`. The open ones, oldest first; with `all=true` the resolved
+// released: what is still in the wallet is held again), `PAYOUT_PAID_TWICE`,
+// `FAILED_AFTER_SUCCESS` (the operator failed an attempt support ended `SUCCESS`). The open ones, oldest first; with `all=true` the resolved
 // ones too, after the open ones. Staff session only (`403 admin_only` otherwise).
 //
 // Returns a wrapper object for the known response body format(s).
@@ -27046,7 +27077,10 @@ func (c *ClientWithResponses) ConfirmCheckoutOTPWithResponse(ctx context.Context
 // A session that is not `PENDING` or whose `expires_at` has passed answers
 // `409 session_not_payable`. A session has at most one payment in flight: while one of
 // its payments is `PENDING`, another answers `409 checkout_payment_in_progress` (nothing
-// is created; wait for the outcome of the first, then pay again if it failed). Public:
+// is created; wait for the outcome of the first, then pay again if it failed). While an
+// earlier payment of the session (of a link: of the same customer number) expired without
+// the operator confirming its withdrawal and may still be paid, a new one answers
+// `409 outcome_unresolved`, the message giving the time after which to pay again. Public:
 // the slug authorises it; limited per client address.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -27068,7 +27102,10 @@ func (c *ClientWithResponses) PayCheckoutSessionWithBodyWithResponse(ctx context
 // A session that is not `PENDING` or whose `expires_at` has passed answers
 // `409 session_not_payable`. A session has at most one payment in flight: while one of
 // its payments is `PENDING`, another answers `409 checkout_payment_in_progress` (nothing
-// is created; wait for the outcome of the first, then pay again if it failed). Public:
+// is created; wait for the outcome of the first, then pay again if it failed). While an
+// earlier payment of the session (of a link: of the same customer number) expired without
+// the operator confirming its withdrawal and may still be paid, a new one answers
+// `409 outcome_unresolved`, the message giving the time after which to pay again. Public:
 // the slug authorises it; limited per client address.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -28323,6 +28360,7 @@ func (c *ClientWithResponses) ListPaymentLinkTransactionsWithResponse(ctx contex
 // | `009` | `SUCCESS` after about 20 s |
 // | `010` | the initiation's answer is lost and the operator answers "not found" for about 3 s (re-sends refused): the payment stays `PENDING` until it shows up, then `SUCCESS` after about 4 s, pushed once |
 // | `011` | the customer approves too late: `FAILED` `expired` when the push lifetime ends (the sandbox refuses the cancel), then `SUCCESS` when the late payment arrives, about 6 min after the start (credited once) |
+// | `012` | the first gateway is unavailable and the next one waits for the customer (as `004`, approve with `POST /sandbox/pushes/{ref}/approve`): for playing the first operator reporting its closed attempt paid while the run is at the next gateway |
 //
 // The only valid sandbox OTP (pre-payment or post-push) is `123456`; any other code fails
 // with `invalid_otp`. Sandbox pre-payment OTP networks: `ORANGE_SN`, `ORANGE_CI`,
@@ -28404,6 +28442,7 @@ func (c *ClientWithResponses) SoftpayWithBodyWithResponse(ctx context.Context, p
 // | `009` | `SUCCESS` after about 20 s |
 // | `010` | the initiation's answer is lost and the operator answers "not found" for about 3 s (re-sends refused): the payment stays `PENDING` until it shows up, then `SUCCESS` after about 4 s, pushed once |
 // | `011` | the customer approves too late: `FAILED` `expired` when the push lifetime ends (the sandbox refuses the cancel), then `SUCCESS` when the late payment arrives, about 6 min after the start (credited once) |
+// | `012` | the first gateway is unavailable and the next one waits for the customer (as `004`, approve with `POST /sandbox/pushes/{ref}/approve`): for playing the first operator reporting its closed attempt paid while the run is at the next gateway |
 //
 // The only valid sandbox OTP (pre-payment or post-push) is `123456`; any other code fails
 // with `invalid_otp`. Sandbox pre-payment OTP networks: `ORANGE_SN`, `ORANGE_CI`,
@@ -28626,7 +28665,7 @@ func (c *ClientWithResponses) VerifyPaymentWithResponse(ctx context.Context, id 
 // back to the second gateway; `006` times out but is paid once; `007` no callback; `008`
 // duplicated callbacks; `009` about 20 s; `010` answer lost, then "not found" for about 3 s,
 // paid once after about 4 s (`PENDING` meanwhile, the hold kept); `011` stays `PENDING` for
-// about 6 min, then `SUCCESS`.
+// about 6 min, then `SUCCESS`; `012` falls back to the second gateway, which waits as `004`.
 //
 // Needs scope `PAYOUT` or `BOTH`. Accepts `Idempotency-Key`.
 //
@@ -28674,7 +28713,7 @@ func (c *ClientWithResponses) InitializePayoutWithBodyWithResponse(ctx context.C
 // back to the second gateway; `006` times out but is paid once; `007` no callback; `008`
 // duplicated callbacks; `009` about 20 s; `010` answer lost, then "not found" for about 3 s,
 // paid once after about 4 s (`PENDING` meanwhile, the hold kept); `011` stays `PENDING` for
-// about 6 min, then `SUCCESS`.
+// about 6 min, then `SUCCESS`; `012` falls back to the second gateway, which waits as `004`.
 //
 // Needs scope `PAYOUT` or `BOTH`. Accepts `Idempotency-Key`.
 //

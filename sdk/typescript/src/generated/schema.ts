@@ -388,6 +388,7 @@ export interface paths {
          *     | `009` | `SUCCESS` after about 20 s |
          *     | `010` | the initiation's answer is lost and the operator answers "not found" for about 3 s (re-sends refused): the payment stays `PENDING` until it shows up, then `SUCCESS` after about 4 s, pushed once |
          *     | `011` | the customer approves too late: `FAILED` `expired` when the push lifetime ends (the sandbox refuses the cancel), then `SUCCESS` when the late payment arrives, about 6 min after the start (credited once) |
+         *     | `012` | the first gateway is unavailable and the next one waits for the customer (as `004`, approve with `POST /sandbox/pushes/{ref}/approve`): for playing the first operator reporting its closed attempt paid while the run is at the next gateway |
          *
          *     The only valid sandbox OTP (pre-payment or post-push) is `123456`; any other code fails
          *     with `invalid_otp`. Sandbox pre-payment OTP networks: `ORANGE_SN`, `ORANGE_CI`,
@@ -655,7 +656,10 @@ export interface paths {
          *     A session that is not `PENDING` or whose `expires_at` has passed answers
          *     `409 session_not_payable`. A session has at most one payment in flight: while one of
          *     its payments is `PENDING`, another answers `409 checkout_payment_in_progress` (nothing
-         *     is created; wait for the outcome of the first, then pay again if it failed). Public:
+         *     is created; wait for the outcome of the first, then pay again if it failed). While an
+         *     earlier payment of the session (of a link: of the same customer number) expired without
+         *     the operator confirming its withdrawal and may still be paid, a new one answers
+         *     `409 outcome_unresolved`, the message giving the time after which to pay again. Public:
          *     the slug authorises it; limited per client address.
          */
         post: operations["payCheckoutSession"];
@@ -955,7 +959,7 @@ export interface paths {
          *     back to the second gateway; `006` times out but is paid once; `007` no callback; `008`
          *     duplicated callbacks; `009` about 20 s; `010` answer lost, then "not found" for about 3 s,
          *     paid once after about 4 s (`PENDING` meanwhile, the hold kept); `011` stays `PENDING` for
-         *     about 6 min, then `SUCCESS`.
+         *     about 6 min, then `SUCCESS`; `012` falls back to the second gateway, which waits as `004`.
          *
          *     Needs scope `PAYOUT` or `BOTH`. Accepts `Idempotency-Key`.
          */
@@ -1498,7 +1502,8 @@ export interface paths {
          * Money that needs a person
          * @description Every merchant's money flags: `REFUND_DUE` (a customer paid twice: credited, to be
          *     refunded), `PAYOUT_PAID_AFTER_RELEASE` (the operator reports paid a payout whose hold was
-         *     released), `PAYOUT_PAID_TWICE`. The open ones, oldest first; with `all=true` the resolved
+         *     released: what is still in the wallet is held again), `PAYOUT_PAID_TWICE`,
+         *     `FAILED_AFTER_SUCCESS` (the operator failed an attempt support ended `SUCCESS`). The open ones, oldest first; with `all=true` the resolved
          *     ones too, after the open ones. Staff session only (`403 admin_only` otherwise).
          */
         get: operations["listMoneyFlags"];
@@ -2219,7 +2224,7 @@ export interface components {
              *     | 405 | `method_not_allowed` | the path does not take this method |
              *     | 409 | `not_pending` | cancel of a checkout session that is not `PENDING` (the message names its status) |
              *     | 409 | `not_failed` | retry of a payment that is not `FAILED` |
-             *     | 409 | `outcome_unresolved` | retry of a payment whose last attempt the operator may still pay |
+             *     | 409 | `outcome_unresolved` | retry of a payment whose last attempt the operator may still pay; a new payment of a checkout session (of a link, by the same number) while an earlier one may still be paid |
              *     | 409 | `idempotency_key_reused` | same `Idempotency-Key`, other body or route |
              *     | 409 | `idempotency_key_in_use` | same key while the first request still runs |
              *     | 409 | `usage_limit_reached` | the payment link has produced `usage_limit` transactions |
@@ -2532,10 +2537,10 @@ export interface components {
             /** Format: uuid */
             id: string;
             /**
-             * @description `REFUND_DUE`: a customer paid twice (credited; refund them). `PAYOUT_PAID_AFTER_RELEASE`: the operator reports paid a payout whose hold was released (the wallet was not touched). `PAYOUT_PAID_TWICE`: a second paid attempt of a payout.
+             * @description `REFUND_DUE`: a customer paid twice (credited; refund them). `PAYOUT_PAID_AFTER_RELEASE`: the operator reports paid a payout whose hold was released (what the wallet still had of the amount is held again; the reason says how much). `PAYOUT_PAID_TWICE`: a second paid attempt of a payout. `FAILED_AFTER_SUCCESS`: the operator reports failed an attempt support had ended `SUCCESS` (the wallet moved for money that did not).
              * @enum {string}
              */
-            kind: "REFUND_DUE" | "PAYOUT_PAID_AFTER_RELEASE" | "PAYOUT_PAID_TWICE";
+            kind: "REFUND_DUE" | "PAYOUT_PAID_AFTER_RELEASE" | "PAYOUT_PAID_TWICE" | "FAILED_AFTER_SUCCESS";
             /** Format: uuid */
             transaction: string;
             /** Format: uuid */
@@ -5904,7 +5909,9 @@ export interface operations {
              * @description `session_not_payable`: the session is not `PENDING` or has expired;
              *     `checkout_payment_in_progress`: (session) another payment of the session is still
              *     `PENDING`; `usage_limit_reached`: the payment link produced its `usage_limit` transactions;
-             *     `link_inactive`: the payment link is disabled; `not_pending`: (OTP) the payment is
+             *     `link_inactive`: the payment link is disabled; `outcome_unresolved`: an earlier payment
+             *     of the session (of the link: by the same number) may still be paid at its operator
+             *     (pay again after the time the message gives); `not_pending`: (OTP) the payment is
              *     no longer `PENDING`.
              */
             409: {
@@ -5916,7 +5923,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error: {
                             /** @enum {unknown} */
-                            code?: "session_not_payable" | "checkout_payment_in_progress" | "usage_limit_reached" | "link_inactive" | "not_pending";
+                            code?: "session_not_payable" | "checkout_payment_in_progress" | "outcome_unresolved" | "usage_limit_reached" | "link_inactive" | "not_pending";
                         };
                     };
                 };
@@ -5966,7 +5973,9 @@ export interface operations {
              * @description `session_not_payable`: the session is not `PENDING` or has expired;
              *     `checkout_payment_in_progress`: (session) another payment of the session is still
              *     `PENDING`; `usage_limit_reached`: the payment link produced its `usage_limit` transactions;
-             *     `link_inactive`: the payment link is disabled; `not_pending`: (OTP) the payment is
+             *     `link_inactive`: the payment link is disabled; `outcome_unresolved`: an earlier payment
+             *     of the session (of the link: by the same number) may still be paid at its operator
+             *     (pay again after the time the message gives); `not_pending`: (OTP) the payment is
              *     no longer `PENDING`.
              */
             409: {
@@ -5978,7 +5987,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error: {
                             /** @enum {unknown} */
-                            code?: "session_not_payable" | "checkout_payment_in_progress" | "usage_limit_reached" | "link_inactive" | "not_pending";
+                            code?: "session_not_payable" | "checkout_payment_in_progress" | "outcome_unresolved" | "usage_limit_reached" | "link_inactive" | "not_pending";
                         };
                     };
                 };
@@ -6398,7 +6407,9 @@ export interface operations {
              * @description `session_not_payable`: the session is not `PENDING` or has expired;
              *     `checkout_payment_in_progress`: (session) another payment of the session is still
              *     `PENDING`; `usage_limit_reached`: the payment link produced its `usage_limit` transactions;
-             *     `link_inactive`: the payment link is disabled; `not_pending`: (OTP) the payment is
+             *     `link_inactive`: the payment link is disabled; `outcome_unresolved`: an earlier payment
+             *     of the session (of the link: by the same number) may still be paid at its operator
+             *     (pay again after the time the message gives); `not_pending`: (OTP) the payment is
              *     no longer `PENDING`.
              */
             409: {
@@ -6410,7 +6421,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error: {
                             /** @enum {unknown} */
-                            code?: "session_not_payable" | "checkout_payment_in_progress" | "usage_limit_reached" | "link_inactive" | "not_pending";
+                            code?: "session_not_payable" | "checkout_payment_in_progress" | "outcome_unresolved" | "usage_limit_reached" | "link_inactive" | "not_pending";
                         };
                     };
                 };
@@ -6495,7 +6506,9 @@ export interface operations {
              * @description `session_not_payable`: the session is not `PENDING` or has expired;
              *     `checkout_payment_in_progress`: (session) another payment of the session is still
              *     `PENDING`; `usage_limit_reached`: the payment link produced its `usage_limit` transactions;
-             *     `link_inactive`: the payment link is disabled; `not_pending`: (OTP) the payment is
+             *     `link_inactive`: the payment link is disabled; `outcome_unresolved`: an earlier payment
+             *     of the session (of the link: by the same number) may still be paid at its operator
+             *     (pay again after the time the message gives); `not_pending`: (OTP) the payment is
              *     no longer `PENDING`.
              */
             409: {
@@ -6507,7 +6520,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error: {
                             /** @enum {unknown} */
-                            code?: "session_not_payable" | "checkout_payment_in_progress" | "usage_limit_reached" | "link_inactive" | "not_pending";
+                            code?: "session_not_payable" | "checkout_payment_in_progress" | "outcome_unresolved" | "usage_limit_reached" | "link_inactive" | "not_pending";
                         };
                     };
                 };
