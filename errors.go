@@ -131,6 +131,9 @@ const (
 	MsgInvalidEmail = "Enter a valid email address."
 	// MsgUnknownField answers a body member the route does not declare (strict input).
 	MsgUnknownField = "Unknown field: this operation does not accept it."
+	// MsgReadOnly answers a PUT or PATCH that changes one of the resource's read-only fields
+	// (sent back unchanged, as GET answered it, such a field is accepted and ignored).
+	MsgReadOnly = "This field is read-only: send it as it is or leave it out."
 	// MsgAmountNotPositive answers an amount that is a number but not above zero ("0", "-5").
 	MsgAmountNotPositive = "Ensure this value is greater than 0."
 	// MsgInteger and MsgMinOne answer a count (a page, a page size, a limit, a usage limit) that

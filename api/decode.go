@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"reflect"
@@ -53,6 +54,22 @@ func decodeBody(r *http.Request, dst any) error {
 		}
 	}
 	return decodeJSONObject(body, dst)
+}
+
+// decodeUpdateBody is decodeBody for PUT and PATCH (decodeUpdate): current is the resource as
+// GET answers it. It returns the body without the read-only members sent back unchanged.
+func decodeUpdateBody(r *http.Request, dst, current any) ([]byte, error) {
+	body, ok := bodyFrom(r.Context())
+	if !ok {
+		var err error
+		if body, err = readBody(r, maxJSONBody); err != nil {
+			return nil, err
+		}
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		body = []byte("{}")
+	}
+	return decodeUpdate(body, dst, current)
 }
 
 // noBody is decodeBody for a route that takes no body fields: an empty body or `{}` passes,
@@ -110,6 +127,91 @@ func decodeJSONObject(body []byte, dst any) error {
 		verr.Add(name, sika.MsgUnknownField)
 	}
 	return verr.Err()
+}
+
+// decodeUpdate is decodeJSONObject for PUT and PATCH, where a client sends back the resource as
+// GET answered it with some fields changed: current is that resource. A member dst does not
+// take but current has is one of the resource's read-only fields (id, merchant, created_at…):
+// accepted and ignored when it is unchanged (the same JSON value), refused with MsgReadOnly
+// when it differs. Only members the resource does not have are unknown. It returns the body
+// without the read-only members, for callers that look at which members were sent.
+func decodeUpdate(body []byte, dst, current any) ([]byte, error) {
+	var raw map[string]json.RawMessage
+	if json.Unmarshal(body, &raw) != nil || raw == nil {
+		return body, decodeJSONObject(body, dst) // not an object: its own error
+	}
+	mine, err := json.Marshal(current)
+	if err != nil {
+		return nil, fmt.Errorf("read-only fields: %w", err)
+	}
+	var have map[string]json.RawMessage
+	if err := json.Unmarshal(mine, &have); err != nil {
+		return nil, fmt.Errorf("read-only fields: %w", err)
+	}
+	takes := map[string]bool{}
+	for _, name := range bodyFields(dst) {
+		takes[name] = true
+	}
+	var verr sika.Validation
+	for name, value := range raw {
+		was, readOnly := have[name]
+		if takes[name] || !readOnly {
+			continue
+		}
+		if !sameJSON(value, was) {
+			verr.Add(name, sika.MsgReadOnly)
+		}
+		delete(raw, name)
+	}
+	rest, err := json.Marshal(raw)
+	if err != nil {
+		return nil, fmt.Errorf("read-only fields: %w", err)
+	}
+	if err := decodeJSONObject(rest, dst); err != nil {
+		var se *sika.Error
+		if !errors.As(err, &se) || se.Code != sika.CodeValidation {
+			return nil, err
+		}
+		for name, msgs := range se.Fields {
+			for _, m := range msgs {
+				verr.Add(name, m)
+			}
+		}
+	}
+	return rest, verr.Err()
+}
+
+// sameJSON reports whether two JSON values are equal as values (key order, spacing and number
+// spelling aside).
+func sameJSON(a, b json.RawMessage) bool {
+	var x, y any
+	da, db := json.NewDecoder(bytes.NewReader(a)), json.NewDecoder(bytes.NewReader(b))
+	da.UseNumber()
+	db.UseNumber()
+	if da.Decode(&x) != nil || db.Decode(&y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(normalNumbers(x), normalNumbers(y))
+}
+
+// normalNumbers rewrites the json.Numbers of a decoded value in one spelling (1.0 and 1 alike).
+func normalNumbers(v any) any {
+	switch v := v.(type) {
+	case json.Number:
+		if d, err := decimal.NewFromString(v.String()); err == nil {
+			return d.String()
+		}
+		return v.String()
+	case []any:
+		for i := range v {
+			v[i] = normalNumbers(v[i])
+		}
+	case map[string]any:
+		for k := range v {
+			v[k] = normalNumbers(v[k])
+		}
+	}
+	return v
 }
 
 // jsonFieldName is the body member a struct field decodes ("" for a field that is not part of

@@ -13,8 +13,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
 
 	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/webhook"
@@ -186,7 +188,7 @@ func FuzzDecodePaymentLink(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var plain paymentLinkRequest
 		decoded := fuzzDecode(t, body, &plain)
-		req, err := decodePaymentLink(httptest.NewRequest(http.MethodPost, "/api/v1/payment-links/", bytes.NewReader(body)))
+		req, err := decodePaymentLink(httptest.NewRequest(http.MethodPost, "/api/v1/payment-links/", bytes.NewReader(body)), nil)
 		if (err == nil) != decoded {
 			t.Fatalf("decodePaymentLink(%q): error %v, decodeJSONObject agreed = %v", body, err, decoded)
 		}
@@ -343,6 +345,82 @@ func FuzzParsePage(f *testing.F) {
 		}
 		if off := (p.Page - 1) * p.PageSize; off < 0 || off/p.PageSize != p.Page-1 {
 			t.Fatalf("parsePage(%q) = %+v: the offset overflows", query, p)
+		}
+	})
+}
+
+// fuzzLink is the payment link FuzzDecodeUpdate sends bodies against, as GET answers it.
+var fuzzLink = func() sika.PaymentLink {
+	amount := sika.NewAmount(decimal.RequireFromString("5000"))
+	created := time.Date(2026, 11, 28, 1, 2, 3, 456789000, time.UTC)
+	return sika.PaymentLink{ID: uuid.MustParse("0e0b9b6a-3c1e-4f57-a2b4-8f0f0c7a1d11"), Merchant: uuid.MustParse("5a2c0e7e-9d7b-4a43-8f11-2f6c9d0b3e22"),
+		Name: "T-shirt", Slug: "pl_fuzz", AmountType: sika.AmountFixed, Amount: &amount, Currency: "XOF", IsActive: true,
+		Environment: sika.EnvironmentTest, CreatedAt: created, UpdatedAt: created}
+}()
+
+// FuzzDecodeUpdate: a PUT or PATCH body against a resource (decodePaymentLink on fuzzLink) is
+// decoded only when every member is a field the route takes or one of the resource's read-only
+// fields sent back unchanged (which then are not marked present); a read-only field that differs
+// is refused with the read-only message, naming it; a member the resource does not have is
+// unknown.
+func FuzzDecodeUpdate(f *testing.F) {
+	got, _ := json.Marshal(fuzzLink)
+	f.Add(got)
+	var m map[string]any
+	_ = json.Unmarshal(got, &m)
+	m["name"] = "New name"
+	renamed, _ := json.Marshal(m)
+	f.Add(renamed)
+	m["id"] = uuid.NewString()
+	m["created_at"] = "2020-01-01T00:00:00Z"
+	f.Add(func() []byte { b, _ := json.Marshal(m); return b }())
+	f.Add([]byte(`{"slug":"pl_fuzz","unknown":1}`))
+	have := map[string]json.RawMessage{}
+	_ = json.Unmarshal(got, &have)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		r := httptest.NewRequest(http.MethodPut, "/api/v1/payment-links/x/", bytes.NewReader(body))
+		current := fuzzLink
+		req, err := decodePaymentLink(r, &current)
+		var raw map[string]json.RawMessage
+		isObject := json.Unmarshal(body, &raw) == nil && raw != nil
+		takes := map[string]bool{}
+		for _, name := range bodyFields(&paymentLinkRequest{}) {
+			takes[name] = true
+		}
+		if err == nil {
+			for k, v := range raw {
+				was, readOnly := have[k]
+				switch {
+				case takes[k]:
+					if !req.present[k] {
+						t.Fatalf("%q: %q is not marked present", body, k)
+					}
+				case readOnly && sameJSON(v, was):
+					if req.present[k] {
+						t.Fatalf("%q: the read-only %q is marked present", body, k)
+					}
+				default:
+					t.Fatalf("%q: accepted %q", body, k)
+				}
+			}
+			return
+		}
+		var se *sika.Error
+		if !errors.As(err, &se) {
+			t.Fatalf("%q: %T %v", body, err, err)
+		}
+		if !isObject || se.Code != sika.CodeValidation {
+			return
+		}
+		for field, msgs := range se.Fields {
+			_, readOnly := have[field]
+			isReadOnlyMsg := slices.Contains(msgs, sika.MsgReadOnly)
+			if isReadOnlyMsg != (readOnly && !takes[field] && !sameJSON(raw[field], have[field])) {
+				t.Fatalf("%q: field %q: %q", body, field, msgs)
+			}
+			if slices.Contains(msgs, sika.MsgUnknownField) && (readOnly || takes[field]) {
+				t.Fatalf("%q: the resource's field %q called unknown", body, field)
+			}
 		}
 	})
 }

@@ -52,13 +52,18 @@ type paymentLinkRequest struct {
 }
 
 // decodePaymentLink reads a body and which fields it carries.
-func decodePaymentLink(r *http.Request) (paymentLinkRequest, error) {
+// On PUT and PATCH current is the link as GET answers it (decodeUpdate: its read-only fields
+// may come back unchanged); nil on create.
+func decodePaymentLink(r *http.Request, current *sika.PaymentLink) (paymentLinkRequest, error) {
 	var req paymentLinkRequest
-	body, err := readBody(r, maxJSONBody)
-	if err != nil {
-		return req, err
+	var body []byte
+	var err error
+	if current != nil {
+		body, err = decodeUpdateBody(r, &req, *current)
+	} else if body, err = readBody(r, maxJSONBody); err == nil {
+		err = decodeJSONObject(body, &req)
 	}
-	if err := decodeJSONObject(body, &req); err != nil {
+	if err != nil {
 		return req, err
 	}
 	var raw map[string]json.RawMessage
@@ -153,7 +158,7 @@ func (s *Server) apply(ctx context.Context, req paymentLinkRequest, l *sika.Paym
 }
 
 func (s *Server) createPaymentLink(w http.ResponseWriter, r *http.Request) error {
-	req, err := decodePaymentLink(r)
+	req, err := decodePaymentLink(r, nil)
 	if err != nil {
 		return err
 	}
@@ -205,13 +210,15 @@ func (s *Server) getPaymentLink(w http.ResponseWriter, r *http.Request) error {
 }
 
 // updatePaymentLink is PATCH (the fields sent) and PUT (every field; absent ones take their
-// defaults). `merchant` in the body is ignored: a link is never reassigned.
+// defaults). The link's read-only fields (id, merchant, slug, url, created_at…) may be sent
+// back as GET answered them; changed, they are refused as read-only: a link is never
+// reassigned.
 func (s *Server) updatePaymentLink(w http.ResponseWriter, r *http.Request) error {
-	req, err := decodePaymentLink(r)
+	l, err := s.paymentLinkFor(r)
 	if err != nil {
 		return err
 	}
-	l, err := s.paymentLinkFor(r)
+	req, err := decodePaymentLink(r, &l)
 	if err != nil {
 		return err
 	}

@@ -57,10 +57,10 @@ func TestPaymentLinkCRUD(t *testing.T) {
 
 	other := ps.newAccount(t, true)
 	path := "/api/v1/payment-links/" + l.ID.String() + "/"
-	// merchant is not reassignable: the body does not take it (strict input), and nothing changes.
+	// merchant is not reassignable: a read-only field, refused when it changes, and nothing changes.
 	r = ps.call(t, "PATCH", path, map[string]any{"is_active": false, "merchant": other.Merchant.ID, "usage_limit": 3}, key...)
 	require.Equal(t, http.StatusBadRequest, r.Status, "%s", r.Body)
-	assert.Equal(t, map[string][]string{"merchant": {sika.MsgUnknownField}}, r.fields())
+	assert.Equal(t, map[string][]string{"merchant": {sika.MsgReadOnly}}, r.fields())
 	var got sika.PaymentLink
 	ps.call(t, "GET", path, nil, key...).data(t, &got)
 	assert.True(t, got.IsActive, "a refused update changes nothing")

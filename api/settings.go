@@ -25,8 +25,13 @@ type settingsPatchRequest struct {
 }
 
 func (s *Server) patchMerchantSettings(w http.ResponseWriter, r *http.Request) error {
+	merchant, env := tenant(r.Context())
+	current, err := s.store.MerchantSettings(r.Context(), merchant, env)
+	if err != nil {
+		return err
+	}
 	var req settingsPatchRequest
-	if err := decodeBody(r, &req); err != nil {
+	if _, err := decodeUpdateBody(r, &req, current); err != nil {
 		return err
 	}
 	var v sika.Validation
@@ -44,7 +49,6 @@ func (s *Server) patchMerchantSettings(w http.ResponseWriter, r *http.Request) e
 	if err := v.Err(); err != nil {
 		return err
 	}
-	merchant, env := tenant(r.Context())
 	st, err := s.store.UpdateMerchantSettings(r.Context(), merchant, env, patch)
 	if err != nil {
 		return err

@@ -627,11 +627,87 @@ func TestWebhookPatchRefusesWhatItCannotChange(t *testing.T) {
 	assert.Equal(t, []string{"environment"}, slices.Collect(maps.Keys(r.fields())))
 	r = ts.call(t, "PATCH", path, map[string]any{"payment_link": uuid.NewString()}, dash...)
 	require.Equal(t, 400, r.Status, "%s", r.Body)
-	assert.Equal(t, map[string][]string{"payment_link": {sika.MsgUnknownField}}, r.fields())
+	assert.Equal(t, map[string][]string{"payment_link": {sika.MsgReadOnly}}, r.fields())
 
 	r = ts.call(t, "PATCH", path, map[string]any{"environment": "test", "description": "kept"}, dash...)
 	require.Equal(t, 200, r.Status, "%s", r.Body)
 	r.data(t, &e)
 	assert.Equal(t, "kept", e.Description)
 	assert.Equal(t, sika.EnvironmentTest, e.Environment)
+}
+
+// TestPutPatchRoundTrip: every PUT and PATCH route of the router whose resource GET answers
+// (the same path, or the collection's settings) takes back the resource exactly as GET answered
+// it, with a writable field changed: its read-only fields (id, merchant, slug, created_at…) sent
+// unchanged are accepted; one changed is refused as read-only, naming it; a field the resource
+// does not have is unknown.
+func TestPutPatchRoundTrip(t *testing.T) {
+	ts := newTestServer(t)
+	f := newStrictFixture(t, ts)
+	dash := f.acct.dashboard(sika.EnvironmentTest)
+	r := ts.call(t, "POST", "/api/v1/merchant-webhooks/", map[string]string{"url": "https://93.184.216.34/hooks"}, dash...)
+	require.Equal(t, 201, r.Status, "%s", r.Body)
+	var hook sika.WebhookEndpoint
+	r.data(t, &hook)
+	r = ts.call(t, "POST", "/api/v1/payment-links/", map[string]any{"name": "T-shirt", "amount": "5000", "currency": "XOF",
+		"usage_limit": 4, "metadata": map[string]any{"size": "M"}}, dash...)
+	require.Equal(t, 201, r.Status, "%s", r.Body)
+	var link sika.PaymentLink
+	r.data(t, &link)
+
+	cases := map[string]struct {
+		path     string
+		writable string // a field the route takes, and a new value
+		value    any
+		readOnly string // one of the resource's read-only fields, and a changed value
+		changed  any
+	}{
+		"PUT /payment-links/{id}/":       {"/api/v1/payment-links/" + link.ID.String() + "/", "name", "Hoodie", "slug", "pl_other"},
+		"PATCH /payment-links/{id}/":     {"/api/v1/payment-links/" + link.ID.String() + "/", "is_active", false, "created_at", "2020-01-01T00:00:00Z"},
+		"PATCH /merchant-webhooks/{id}/": {"/api/v1/merchant-webhooks/" + hook.ID.String() + "/", "description", "renamed", "merchant", uuid.NewString()},
+		"PATCH /merchant-settings/":      {"/api/v1/merchant-settings/", "allow_client_override", true, "merchant", uuid.NewString()},
+	}
+	covered := 0
+	for _, where := range writeRoutes(t, ts.Server) {
+		method, _, _ := strings.Cut(where, " ")
+		if method != http.MethodPut && method != http.MethodPatch || strings.Contains(where, "/admin/") {
+			continue // the staff review of a payout method has no GET of its own
+		}
+		c, ok := cases[where]
+		if !assert.True(t, ok, "%s: add it to the round trip", where) {
+			continue
+		}
+		covered++
+		t.Run(where, func(t *testing.T) {
+			var got map[string]any
+			ts.call(t, "GET", c.path, nil, dash...).data(t, &got)
+			require.Contains(t, got, c.readOnly)
+
+			back := maps.Clone(got)
+			back[c.writable] = c.value
+			r := ts.call(t, method, c.path, back, dash...)
+			require.Equal(t, 200, r.Status, "the resource as GET answered it, one field changed: %s", r.Body)
+			var after map[string]any
+			r.data(t, &after)
+			assert.Equal(t, c.value, after[c.writable])
+			for name, v := range got {
+				if name != c.writable && name != "updated_at" {
+					assert.Equal(t, v, after[name], "%s is kept", name)
+				}
+			}
+
+			back = maps.Clone(after)
+			back[c.readOnly] = c.changed
+			r = ts.call(t, method, c.path, back, dash...)
+			require.Equal(t, 400, r.Status, "%s", r.Body)
+			assert.Equal(t, map[string][]string{c.readOnly: {sika.MsgReadOnly}}, r.fields())
+
+			back = maps.Clone(after)
+			back["not_a_field"] = 1
+			r = ts.call(t, method, c.path, back, dash...)
+			require.Equal(t, 400, r.Status, "%s", r.Body)
+			assert.Equal(t, map[string][]string{"not_a_field": {sika.MsgUnknownField}}, r.fields())
+		})
+	}
+	assert.Equal(t, len(cases), covered)
 }

@@ -120,15 +120,19 @@ type webhookPatchRequest struct {
 }
 
 func (s *Server) patchWebhook(w http.ResponseWriter, r *http.Request) error {
-	var req webhookPatchRequest
-	if err := decodeBody(r, &req); err != nil {
-		return err
-	}
 	id, err := pathUUID(r, "id", "Webhook endpoint")
 	if err != nil {
 		return err
 	}
 	merchant, env := tenant(r.Context())
+	current, err := s.store.WebhookEndpointByID(r.Context(), merchant, env, id)
+	if err != nil {
+		return err
+	}
+	var req webhookPatchRequest
+	if _, err := decodeUpdateBody(r, &req, current); err != nil {
+		return err
+	}
 	if req.Environment != nil && sika.Environment(strings.ToUpper(*req.Environment)) != env {
 		return sika.FieldError("environment", "Must be the session's environment ("+string(env)+"); an endpoint never changes environment.")
 	}
