@@ -11,7 +11,7 @@ BIN := $(CURDIR)/bin
 .PHONY: run test test-short build deps temporal-cli vet fmt clean
 
 ## run: the whole service on its embedded default (Postgres, Temporal dev server + UI, API, worker)
-run: build temporal-cli
+run: build temporal-cli temporal-ui
 	$(BIN)/sika dev
 
 ## build: the sika binary in ./bin

@@ -47,6 +47,8 @@ func TestComposeFile(t *testing.T) {
 	assert.Empty(t, s["api"].Ports, "replicas cannot share a host port: the lb publishes 8080")
 	assert.Equal(t, []string{"8080:8080"}, s["lb"].Ports)
 	assert.Equal(t, "temporal:7233", s["api"].Environment["TEMPORAL_ADDRESS"])
+	assert.NotEmpty(t, s["api"].Environment["SIKA_PAYLOAD_KEYS"], "every client encrypts Temporal payloads")
+	assert.Equal(t, "true", s["temporal-ui"].Environment["TEMPORAL_CODEC_INCLUDE_CREDENTIALS"], "the UI decodes with the console's session")
 	for name, svc := range s {
 		for _, v := range svc.Volumes {
 			src, _, found := strings.Cut(v, ":")

@@ -23,6 +23,7 @@ var layerRules = []struct {
 	{"telemetry", []string{"*"}},
 	{"webhook", []string{"*"}},
 	{"filestore", []string{"*"}},
+	{"payloadcodec", []string{"*"}},
 	{"gateway", []string{"store", "activities", "workflows", "api/...", "web/...", "cmd/..."}},
 	{"store", []string{"activities", "workflows", "api/...", "web/...", "cmd/..."}},
 	{"activities", []string{"workflows", "api/...", "web/...", "cmd/..."}},

@@ -20,8 +20,17 @@ import (
 // dashboard. It is handed the API's own code where it acts: the login rule and budget of
 // POST /auth/login/, the re-verify of POST /admin/transactions/{id}/reverify/, the resolution of
 // POST /admin/transactions/{id}/resolve/ (ResolveUnclearPayout), the KYC file checks of
-// GET /merchant-kyc/files/, and the Temporal UI links of the admin lists.
+// GET /merchant-kyc/files/, the Temporal UI links of the admin lists, and the codec server of
+// that UI (PayloadKeys; CORS for the UI's origin).
 func (s *Server) consoleRoutes(root *mux.Router) {
+	var codec http.Handler
+	if s.cfg.PayloadKeys != nil {
+		codec = s.cfg.PayloadKeys.DecodeHandler()
+	}
+	var origins []string
+	if o := console.OriginOf(s.cfg.TemporalUIURL); o != "" {
+		origins = append(origins, o)
+	}
 	app := console.New(console.Config{
 		Store:         s.store,
 		PublicURL:     s.cfg.PublicURL,
@@ -54,6 +63,8 @@ func (s *Server) consoleRoutes(root *mux.Router) {
 			}
 			return file, content, err
 		},
+		Codec:        codec,
+		CodecOrigins: origins,
 		ClientIP:     s.clientIP,
 		RouteMatched: routeName,
 		Logger:       s.cfg.Logger,

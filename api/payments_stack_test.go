@@ -19,6 +19,7 @@ import (
 	"github.com/sikahq/sika/gateway"
 	"github.com/sikahq/sika/gateway/sandbox"
 	"github.com/sikahq/sika/internal/testenv"
+	"github.com/sikahq/sika/payloadcodec"
 	"github.com/sikahq/sika/telemetry"
 	"github.com/sikahq/sika/webhook"
 	"github.com/sikahq/sika/workflows"
@@ -31,10 +32,13 @@ type paymentStack struct {
 	*testServer
 	sandbox  *sandbox.Server
 	temporal client.Client
-	worker   worker.Worker
-	acts     *activities.Activities
-	secret   string
-	sbURL    string
+	// keys encrypt the payloads of temporal (and of its workers); temporalAddr is its server.
+	keys         *payloadcodec.Ring
+	temporalAddr string
+	worker       worker.Worker
+	acts         *activities.Activities
+	secret       string
+	sbURL        string
 }
 
 func (ps *paymentStack) sandboxURL() string { return ps.sbURL }
@@ -70,11 +74,17 @@ func startPaymentStack() (*paymentStack, error) {
 	if err != nil {
 		return nil, err
 	}
-	tc, err := client.Dial(client.Options{HostPort: addr, Logger: quietTemporal(), Interceptors: []interceptor.ClientInterceptor{tracing}})
+	keys, err := payloadcodec.NewRing()
 	if err != nil {
 		return nil, err
 	}
-	ps := &paymentStack{temporal: tc, secret: "sandbox master secret for the api tests"}
+	workflows.Payloads = keys.DataConverter()
+	tc, err := client.Dial(client.Options{HostPort: addr, Logger: quietTemporal(), Interceptors: []interceptor.ClientInterceptor{tracing},
+		DataConverter: workflows.Payloads})
+	if err != nil {
+		return nil, err
+	}
+	ps := &paymentStack{temporal: tc, keys: keys, temporalAddr: addr, secret: "sandbox master secret for the api tests"}
 	ps.sandbox = sandbox.NewServer(sandbox.Config{
 		Gateways: sandbox.DefaultGateways(ps.secret), Tick: stackTick, PushTTL: 6 * time.Second,
 		HoldTimeout: 10 * time.Second, LateAfter: stackPushLifetime + 2*time.Second, Logger: slog.New(slog.DiscardHandler),
@@ -103,7 +113,7 @@ func startPaymentStack() (*paymentStack, error) {
 	cfg := Config{
 		Files:     files,
 		PublicURL: "http://" + hs.Listener.Addr().String(), JWTSecret: []byte("test secret of at least thirty-two bytes"),
-		RateLimitPerMinute: 100000, Logger: testLogger(), Temporal: tc, Gateways: router,
+		RateLimitPerMinute: 100000, Logger: testLogger(), Temporal: tc, Gateways: router, PayloadKeys: keys,
 		WebhookGuard: webhook.Guard{AllowPrivate: true},
 		// Checkout tests expire sessions within seconds and drive hosted pages from one address.
 		CheckoutMinExpiry: time.Second, PublicRateLimitPerMinute: 100000,

@@ -21,6 +21,7 @@ import (
 
 	"github.com/sikahq/sika/api/ratelimit"
 	"github.com/sikahq/sika/gateway"
+	"github.com/sikahq/sika/payloadcodec"
 	"github.com/sikahq/sika/store"
 	"github.com/sikahq/sika/webhook"
 )
@@ -72,6 +73,9 @@ type Config struct {
 	// Gateways reaches the operators (verify re-checks at the gateway; callbacks are parsed by
 	// the gateway that sent them).
 	Gateways *gateway.Router
+	// PayloadKeys are the keys the Temporal clients encrypt payloads with (payloadcodec): the
+	// support console serves the Temporal UI's codec server with them (nil: none).
+	PayloadKeys *payloadcodec.Ring
 	// TemporalUIURL and TemporalNamespace make links to workflows in the Temporal UI for support.
 	TemporalUIURL     string
 	TemporalNamespace string

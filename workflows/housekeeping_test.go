@@ -18,6 +18,7 @@ import (
 	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/activities"
 	"github.com/sikahq/sika/internal/testenv"
+	"github.com/sikahq/sika/payloadcodec"
 	"github.com/sikahq/sika/store"
 )
 
@@ -81,7 +82,10 @@ func TestHousekeepingOnTheDevServer(t *testing.T) {
 	ctx := t.Context()
 	addr, err := testenv.Current().TemporalAddress()
 	require.NoError(t, err)
-	c, err := client.Dial(client.Options{HostPort: addr})
+	keys, err := payloadcodec.NewRing() // as every client of the service
+	require.NoError(t, err)
+	Payloads = keys.DataConverter()
+	c, err := client.Dial(client.Options{HostPort: addr, DataConverter: Payloads})
 	require.NoError(t, err)
 	defer c.Close()
 

@@ -50,6 +50,11 @@ func StartPayment(ctx context.Context, c client.Client, in activities.PaymentInp
 	return startOperation(ctx, c, PaymentWorkflowID(in.TransactionID), Payment, in)
 }
 
+// Payloads is the data converter of the service's Temporal clients (payloadcodec: the memo is
+// encrypted like every payload), with which a start reads the run of the execution open under
+// its id. It is set once at startup, like TaskQueue, by whatever dials Temporal.
+var Payloads = converter.GetDefaultDataConverter()
+
 func startOperation(ctx context.Context, c client.Client, id string, wf any, in activities.PaymentInput) error {
 	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID:                                       id,
@@ -84,7 +89,9 @@ func startOperation(ctx context.Context, c client.Client, id string, wf any, in 
 	}
 	var run int
 	if p := info.GetMemo().GetFields()["run"]; p != nil {
-		_ = converter.GetDefaultDataConverter().FromPayload(p, &run)
+		if err := Payloads.FromPayload(p, &run); err != nil {
+			return fmt.Errorf("start %s run %d: read the open execution's run: %w", id, in.Run, err)
+		}
 	}
 	if run != 0 && run < in.Run {
 		return fmt.Errorf("start %s run %d: run %d is still open; start again once it has closed", id, in.Run, run)

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"time"
 
 	"github.com/sikahq/sika"
+	"github.com/sikahq/sika/payloadcodec"
 	"github.com/sikahq/sika/store"
 )
 
@@ -25,6 +27,8 @@ func runAdmin(ctx context.Context, cfg Config, args []string) error {
 			return runResolve(ctx, cfg, args[1:])
 		case "money-flags":
 			return runMoneyFlags(ctx, cfg, args[1:])
+		case "payload-key":
+			return runPayloadKey(cfg)
 		}
 	}
 	if len(args) == 0 || args[0] != "bootstrap" {
@@ -108,5 +112,21 @@ func runCheckLedger(ctx context.Context, cfg Config) error {
 		return exitCode(1)
 	}
 	fmt.Println("every wallet equals its ledger")
+	return nil
+}
+
+// runPayloadKey prints a new Temporal payload key (id:base64key) and the ring with it first:
+// the rotation of SIKA_PAYLOAD_KEYS (docs/security.md). Old keys stay in the ring while
+// histories encrypted with them are kept.
+func runPayloadKey(cfg Config) error {
+	k, err := payloadcodec.NewKey(time.Now())
+	if err != nil {
+		return err
+	}
+	ring := k
+	if cfg.PayloadKeys != nil {
+		ring += "," + cfg.PayloadKeys.Secret()
+	}
+	fmt.Printf("new key:  %s\n%s=%s\n", k, payloadcodec.EnvKeys, ring)
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/sikahq/sika/internal/devstack"
+	"github.com/sikahq/sika/payloadcodec"
 )
 
 // clusterStateDir is where `sika cluster` keeps its state, under SIKA_STATE_DIR: apart from
@@ -109,6 +110,9 @@ func startDemoCluster(ctx context.Context, cfg Config, bin, stateDir, addr strin
 			return nil, info, stop, err
 		}
 	}
+	if err := devPayloadKeys(&cfg, stateDir); err != nil {
+		return nil, info, stop, err
+	}
 	sbln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, info, stop, fmt.Errorf("listen for the sandbox: %w", err)
@@ -135,6 +139,7 @@ func startDemoCluster(ctx context.Context, cfg Config, bin, stateDir, addr strin
 	c, err := devstack.StartCluster(ctx, devstack.ClusterOptions{
 		RepoRoot: root, StateDir: stateDir, Ephemeral: ephemeral, APIs: apis, Workers: workers, SikaBin: bin, Addr: addr, Logger: logger,
 		Env: []string{"SIKA_SANDBOX_URL=" + sandboxURL, "SIKA_SANDBOX_SECRET=" + cfg.SandboxSecret, "SIKA_JWT_SECRET=" + jwt,
+			payloadcodec.EnvKeys + "=" + cfg.PayloadKeys.Secret(),
 			"SIKA_WEBHOOK_ALLOW_PRIVATE=" + strconv.FormatBool(cfg.WebhookAllowPrivate || !cfg.webhookAllowPrivateSet)},
 		APIEnv: apiEnv, TemporalUI: ui,
 	})

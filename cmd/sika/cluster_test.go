@@ -106,6 +106,36 @@ func TestClusterSoftpay(t *testing.T) {
 		}
 	}
 
+	// The UI decodes payloads through the console's codec server, with the browser's
+	// credentials; the codec server answers the UI's origin (CORS) and wants a console session.
+	resp, err := http.Get(c.TemporalUIURL + "/api/v1/settings")
+	require.NoError(t, err)
+	var settings struct {
+		Codec struct {
+			Endpoint           string
+			IncludeCredentials bool
+		}
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&settings))
+	resp.Body.Close()
+	assert.Equal(t, c.BaseURL+"/console/codec", settings.Codec.Endpoint)
+	assert.True(t, settings.Codec.IncludeCredentials)
+	preflight, _ := http.NewRequest(http.MethodOptions, settings.Codec.Endpoint+"/decode", nil)
+	preflight.Header.Set("Origin", c.TemporalUIURL)
+	preflight.Header.Set("Access-Control-Request-Method", "POST")
+	resp, err = http.DefaultClient.Do(preflight)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusNoContent, resp.StatusCode)
+	assert.Equal(t, c.TemporalUIURL, resp.Header.Get("Access-Control-Allow-Origin"))
+	assert.Equal(t, "true", resp.Header.Get("Access-Control-Allow-Credentials"))
+	decode, _ := http.NewRequest(http.MethodPost, settings.Codec.Endpoint+"/decode", strings.NewReader(`{"payloads":[]}`))
+	decode.Header.Set("Origin", c.TemporalUIURL)
+	resp, err = http.DefaultClient.Do(decode)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "no console session")
+
 	// One API replica down: the one address sends every request to the other.
 	require.NoError(t, c.KillReplica(devstack.KindAPI, 0))
 	require.EventuallyWithT(t, func(ct *assert.CollectT) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sikahq/sika/api"
+	"github.com/sikahq/sika/payloadcodec"
 	"github.com/sikahq/sika/telemetry"
 )
 
@@ -93,6 +94,10 @@ type Config struct {
 	LogLevel slog.Level
 	// LogFormat is json or text (SIKA_LOG_FORMAT, default text for dev, json otherwise).
 	LogFormat string
+	// PayloadKeys encrypt what Sika hands to Temporal (SIKA_PAYLOAD_KEYS: id:base64key pairs,
+	// comma-separated, the first encrypting; see payloadcodec). Every command that talks to
+	// Temporal needs them; `sika dev` and `sika cluster` keep a generated ring in the state dir.
+	PayloadKeys *payloadcodec.Ring
 	// Live configures the real operators LIVE payments go to (SIKA_MTNMOMO_*, …; see live.go).
 	Live LiveGateways
 
@@ -197,6 +202,13 @@ func loadConfig(getenv func(string) string) (Config, error) {
 	}
 	if c.LogFormat != "" && c.LogFormat != "json" && c.LogFormat != "text" {
 		errs = append(errs, fmt.Sprintf("SIKA_LOG_FORMAT=%q is not json or text", c.LogFormat))
+	}
+	if v := getenv(payloadcodec.EnvKeys); v != "" {
+		ring, err := payloadcodec.ParseKeys(v)
+		if err != nil {
+			errs = append(errs, err.Error())
+		}
+		c.PayloadKeys = ring
 	}
 	live := &envReader{getenv: getenv}
 	c.Live = loadLiveGateways(live)

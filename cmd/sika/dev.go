@@ -17,6 +17,7 @@ import (
 
 	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/internal/devstack"
+	"github.com/sikahq/sika/payloadcodec"
 	"github.com/sikahq/sika/store"
 )
 
@@ -84,6 +85,9 @@ func runDev(ctx context.Context, cfg Config) (err error) {
 			return err
 		}
 	}
+	if err := devPayloadKeys(&cfg, stateDir); err != nil {
+		return err
+	}
 	var stops []func() error
 	defer func() {
 		for i := len(stops) - 1; i >= 0; i-- {
@@ -92,6 +96,12 @@ func runDev(ctx context.Context, cfg Config) (err error) {
 			}
 		}
 	}()
+	// Listen first: the Temporal UI is told where the codec server is (the public URL).
+	ln, err := devListener(&cfg)
+	if err != nil {
+		return err
+	}
+	stops = append(stops, func() error { ln.Close(); return nil })
 	temporalUI := ""
 	if cfg.DatabaseURL == "" {
 		pg, err := devstack.StartPostgres(ctx, devstack.PostgresOptions{DataDir: filepath.Join(stateDir, "postgres"), Logger: logger})
@@ -114,15 +124,23 @@ func runDev(ctx context.Context, cfg Config) (err error) {
 			return err
 		}
 		t, err := devstack.StartTemporal(ctx, devstack.TemporalOptions{
-			CLIPath: cli, DBFile: filepath.Join(stateDir, "temporal.db"), UI: true, Logger: logger,
+			CLIPath: cli, DBFile: filepath.Join(stateDir, "temporal.db"), Logger: logger,
 		})
 		if err != nil {
 			return err
 		}
 		stops = append(stops, t.Stop)
-		cfg.TemporalAddress, temporalUI = t.Address(), t.UIURL()
-		if cfg.TemporalUIURL == "" {
-			cfg.TemporalUIURL = temporalUI
+		cfg.TemporalAddress = t.Address()
+		// The UI server of its own (not the dev server's): only it can call the codec server
+		// with the browser's credentials, the console's session.
+		if ui, err := startDevTemporalUI(ctx, cfg, root, stateDir, logger); err != nil {
+			logger.Warn("running without the Temporal UI", "err", err)
+		} else {
+			stops = append(stops, ui.Stop)
+			temporalUI = ui.URL
+			if cfg.TemporalUIURL == "" {
+				cfg.TemporalUIURL = temporalUI
+			}
 		}
 	}
 
@@ -139,10 +157,6 @@ func runDev(ctx context.Context, cfg Config) (err error) {
 	}
 	stops = append(stops, func() error { tc.Close(); return nil })
 
-	ln, err := devListener(&cfg)
-	if err != nil {
-		return err
-	}
 	infoPath := filepath.Join(stateDir, "dev.json")
 	info, err := bootstrapDev(ctx, st, readDevInfo(infoPath))
 	if err != nil {
@@ -184,6 +198,18 @@ func runDev(ctx context.Context, cfg Config) (err error) {
 	return err
 }
 
+// startDevTemporalUI starts the Temporal UI server (bin/temporal-ui-server, built when missing)
+// against the dev server, decoding payloads through the console's codec server.
+func startDevTemporalUI(ctx context.Context, cfg Config, root, stateDir string, logger *slog.Logger) (*devstack.TemporalUI, error) {
+	bin, err := devstack.EnsureTemporalUI(ctx, root, logger)
+	if err != nil {
+		return nil, err
+	}
+	return devstack.StartTemporalUI(ctx, devstack.TemporalUIOptions{Bin: bin, TemporalAddress: cfg.TemporalAddress,
+		Namespace: cfg.TemporalNamespace, Dir: filepath.Join(stateDir, "temporal-ui"), LogPath: filepath.Join(stateDir, "temporal-ui.log"),
+		Logger: logger, CodecEndpoint: cfg.PublicURL + devstack.CodecEndpointPath})
+}
+
 // devListener listens on SIKA_HTTP_ADDR; when that is the default and busy, it takes a free
 // loopback port instead so that `make run` works next to another service. The public URL
 // follows the port actually taken unless SIKA_PUBLIC_URL was set.
@@ -203,6 +229,20 @@ func devListener(cfg *Config) (net.Listener, error) {
 }
 
 // devSecret reads a secret kept in the state directory, creating it on first use.
+// devPayloadKeys gives cfg the key ring kept in <stateDir>/payload_keys (made on first use)
+// unless SIKA_PAYLOAD_KEYS set one: the Temporal histories of the dev state outlive a process.
+func devPayloadKeys(cfg *Config, stateDir string) error {
+	if cfg.PayloadKeys != nil {
+		return nil
+	}
+	keys, err := payloadcodec.LoadOrCreate(filepath.Join(stateDir, "payload_keys"))
+	if err != nil {
+		return err
+	}
+	cfg.PayloadKeys, err = payloadcodec.ParseKeys(keys)
+	return err
+}
+
 func devSecret(path string) (string, error) {
 	if b, err := os.ReadFile(path); err == nil && len(b) >= 32 {
 		return string(b), nil

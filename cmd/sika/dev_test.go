@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sikahq/sika/internal/testenv"
+	"github.com/sikahq/sika/payloadcodec"
 	"github.com/sikahq/sika/workflows"
 )
 
@@ -123,10 +125,14 @@ func TestLoadConfig(t *testing.T) {
 	assert.Equal(t, 24*time.Hour, cfg.IdempotencyTTL)
 	assert.Equal(t, "default", cfg.TemporalNamespace)
 	assert.Equal(t, ".sika", cfg.StateDir)
+	noKeys := cfg
+	noKeys.TemporalAddress = "127.0.0.1:7233"
+	_, err = dialTemporal(t.Context(), noKeys, slog.New(slog.DiscardHandler), nil)
+	assert.ErrorIs(t, err, payloadcodec.ErrNoKeys, "no Temporal client without payload keys")
 
 	bad := map[string]string{
 		"SIKA_RATE_LIMIT_PER_MINUTE": "lots", "SIKA_IDEMPOTENCY_TTL": "1s", "SIKA_TRUSTED_PROXIES": "10.0.0.0/8,nope",
-		"SIKA_LOG_LEVEL": "loud", "SIKA_LOG_FORMAT": "xml",
+		"SIKA_LOG_LEVEL": "loud", "SIKA_LOG_FORMAT": "xml", "SIKA_PAYLOAD_KEYS": "k1:short",
 	}
 	_, err = loadConfig(func(k string) string { return bad[k] })
 	require.Error(t, err)

@@ -60,7 +60,7 @@ func TestWorkerKilledMidPayment(t *testing.T) {
 	require.NoError(t, err)
 	vars := map[string]string{
 		"DATABASE_URL": env.DatabaseURL, "TEMPORAL_ADDRESS": addr, "SIKA_SANDBOX_URL": sbSrv.URL,
-		"SIKA_SANDBOX_SECRET": secret, "SIKA_TASK_QUEUE": workflows.TaskQueue, "SIKA_JWT_SECRET": "fault test jwt secret of 32 bytes or more",
+		"SIKA_SANDBOX_SECRET": secret, "SIKA_TASK_QUEUE": workflows.TaskQueue, "SIKA_JWT_SECRET": "fault test jwt secret of 32 bytes or more", "SIKA_PAYLOAD_KEYS": testPayloadKeys(t),
 		"SIKA_PUBLIC_URL": "http://" + ln.Addr().String(), "SIKA_OUTBOX_SWEEP_INTERVAL": "300ms", "SIKA_LOG_LEVEL": "warn",
 		"SIKA_WEBHOOK_ALLOW_PRIVATE": "true", "SIKA_METRICS_ADDR": "127.0.0.1:0",
 	}

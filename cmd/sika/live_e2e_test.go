@@ -114,7 +114,7 @@ func TestLiveEndToEnd(t *testing.T) {
 	base = "http://" + ln.Addr().String()
 	vars := map[string]string{
 		"DATABASE_URL": env.DatabaseURL, "TEMPORAL_ADDRESS": addr, "SIKA_SANDBOX_URL": sb.URL, "SIKA_SANDBOX_SECRET": secret,
-		"SIKA_TASK_QUEUE": workflows.TaskQueue, "SIKA_JWT_SECRET": "live e2e jwt secret of 32 bytes or more",
+		"SIKA_TASK_QUEUE": workflows.TaskQueue, "SIKA_JWT_SECRET": "live e2e jwt secret of 32 bytes or more", "SIKA_PAYLOAD_KEYS": testPayloadKeys(t),
 		"SIKA_PUBLIC_URL": base, "SIKA_LOG_LEVEL": "warn",
 	}
 	for _, c := range cases {

@@ -41,6 +41,7 @@ commands:
   admin unclear-payouts   payouts that await their operator: [--older-than 15m]
   admin resolve ID        end an unclear payout after a status read: --status FAILED|SUCCESS --reason TEXT --as STAFF_EMAIL
   admin money-flags       second successes (refund due) and payouts paid after release: [--all]
+  admin payload-key       a new Temporal payload key, and SIKA_PAYLOAD_KEYS with it first (rotation)
   stack -- CMD ...    run CMD with a private Postgres and Temporal (make test)
 
 developer commands (an API key in --api-key or SIKA_API_KEY; the API at --base-url or

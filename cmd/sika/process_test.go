@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/gateway/sandbox"
 	"github.com/sikahq/sika/internal/testenv"
+	"github.com/sikahq/sika/payloadcodec"
 	"github.com/sikahq/sika/store"
 	"github.com/sikahq/sika/workflows"
 )
@@ -44,7 +46,7 @@ func newProcessEnv(t *testing.T, name string, tick time.Duration, extra map[stri
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	vars := map[string]string{"DATABASE_URL": env.DatabaseURL, "TEMPORAL_ADDRESS": addr, "SIKA_SANDBOX_URL": sbSrv.URL,
-		"SIKA_SANDBOX_SECRET": secret, "SIKA_TASK_QUEUE": workflows.TaskQueue, "SIKA_JWT_SECRET": name + " jwt secret of 32 bytes or more",
+		"SIKA_SANDBOX_SECRET": secret, "SIKA_TASK_QUEUE": workflows.TaskQueue, "SIKA_JWT_SECRET": name + " jwt secret of 32 bytes or more", "SIKA_PAYLOAD_KEYS": testPayloadKeys(t),
 		"SIKA_PUBLIC_URL": "http://" + ln.Addr().String(), "SIKA_OUTBOX_SWEEP_INTERVAL": "300ms"}
 	for k, v := range extra {
 		vars[k] = v
@@ -56,6 +58,18 @@ func newProcessEnv(t *testing.T, name string, tick time.Duration, extra map[stri
 	t.Cleanup(st.Close)
 	return &processEnv{cfg: cfg, vars: vars, st: st, ln: ln}
 }
+
+// testPayloadKeys is the SIKA_PAYLOAD_KEYS of this package's processes: one ring for all of
+// them, as for the replicas of a deployment (the tests share a task queue, and the schedules one
+// of them created run on any of their workers).
+func testPayloadKeys(t *testing.T) string {
+	t.Helper()
+	ring, err := packageRing()
+	require.NoError(t, err)
+	return ring.Secret()
+}
+
+var packageRing = sync.OnceValues(payloadcodec.NewRing)
 
 // merchantKey registers a merchant in Benin and returns it with a TEST key of both scopes.
 func (pe *processEnv) merchantKey(t *testing.T, name string) (*sika.Merchant, string) {

@@ -21,6 +21,7 @@ import (
 	"github.com/sikahq/sika/api"
 	"github.com/sikahq/sika/api/ratelimit"
 	"github.com/sikahq/sika/filestore"
+	"github.com/sikahq/sika/payloadcodec"
 	"github.com/sikahq/sika/store"
 	"github.com/sikahq/sika/telemetry"
 	"github.com/sikahq/sika/webhook"
@@ -48,11 +49,14 @@ func openStore(ctx context.Context, cfg Config, logger *slog.Logger) (*store.Sto
 }
 
 // dialTemporal connects to the Temporal frontend. The client (and the workers built on it)
-// carries the trace through workflows and activities (telemetry.TemporalTracing), and reports
+// encrypts every payload with cfg.PayloadKeys (payloadcodec), carries the trace through workflows and activities (telemetry.TemporalTracing), and reports
 // the SDK's metrics into reg when one is given.
 func dialTemporal(ctx context.Context, cfg Config, logger *slog.Logger, reg prometheus.Registerer) (client.Client, error) {
 	if cfg.TemporalAddress == "" {
 		return nil, errors.New("TEMPORAL_ADDRESS is not set")
+	}
+	if cfg.PayloadKeys == nil {
+		return nil, payloadcodec.ErrNoKeys
 	}
 	tracing, err := telemetry.TemporalTracing()
 	if err != nil {
@@ -60,9 +64,11 @@ func dialTemporal(ctx context.Context, cfg Config, logger *slog.Logger, reg prom
 	}
 	opts := client.Options{
 		HostPort: cfg.TemporalAddress, Namespace: cfg.TemporalNamespace,
-		Logger:       tlog.NewStructuredLogger(logger.With("component", "temporal")),
-		Interceptors: []interceptor.ClientInterceptor{tracing},
+		Logger:        tlog.NewStructuredLogger(logger.With("component", "temporal")),
+		Interceptors:  []interceptor.ClientInterceptor{tracing},
+		DataConverter: cfg.PayloadKeys.DataConverter(),
 	}
+	workflows.Payloads = opts.DataConverter
 	if reg != nil {
 		if opts.MetricsHandler, err = telemetry.TemporalMetrics(reg, logger); err != nil {
 			return nil, err
@@ -115,6 +121,7 @@ func serveAPI(ctx context.Context, cfg Config, st *store.Store, tc client.Client
 		TrustedProxies:           cfg.TrustedProxies,
 		Temporal:                 tc,
 		TemporalUIURL:            cfg.TemporalUIURL,
+		PayloadKeys:              cfg.PayloadKeys,
 		TemporalNamespace:        cfg.TemporalNamespace,
 		Gateways:                 gateways,
 		WebhookGuard:             webhook.Guard{AllowPrivate: cfg.WebhookAllowPrivate},

@@ -15,6 +15,7 @@ import (
 	tlog "go.temporal.io/sdk/log"
 
 	"github.com/sikahq/sika/internal/devstack"
+	"github.com/sikahq/sika/payloadcodec"
 	"github.com/sikahq/sika/store"
 )
 
@@ -202,7 +203,12 @@ func clusterTarget(ctx context.Context, o options, c *devstack.Cluster) (_ *targ
 	}
 	t.closers = append(t.closers, t.db.Close)
 	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	if t.tc, err = client.DialContext(ctx, client.Options{HostPort: c.TemporalAddress, Namespace: c.Namespace, Logger: tlog.NewStructuredLogger(quiet)}); err != nil {
+	keys, err := payloadcodec.ParseKeys(c.PayloadKeys) // the replicas' ring
+	if err != nil {
+		return nil, err
+	}
+	if t.tc, err = client.DialContext(ctx, client.Options{HostPort: c.TemporalAddress, Namespace: c.Namespace, Logger: tlog.NewStructuredLogger(quiet),
+		DataConverter: keys.DataConverter()}); err != nil {
 		return nil, err
 	}
 	t.closers = append(t.closers, t.tc.Close)

@@ -31,6 +31,7 @@ import (
 	"github.com/sikahq/sika/gateway"
 	"github.com/sikahq/sika/gateway/sandbox"
 	"github.com/sikahq/sika/internal/devstack"
+	"github.com/sikahq/sika/payloadcodec"
 	"github.com/sikahq/sika/store"
 	"github.com/sikahq/sika/telemetry"
 	"github.com/sikahq/sika/webhook"
@@ -128,11 +129,17 @@ func startSelf(ctx context.Context, o options) (_ *target, err error) {
 		}
 		t.closers = append(t.closers, stopTracing)
 	}
+	keys, err := payloadcodec.NewRing() // as the service's client (cmd/sika dialTemporal), payloads encrypted
+	if err != nil {
+		return nil, err
+	}
 	copts := client.Options{
 		HostPort: stack.Temporal.Address(), Namespace: o.namespace,
-		Logger:       tlog.NewStructuredLogger(logger.With("component", "temporal")),
-		Interceptors: []interceptor.ClientInterceptor{tracing},
+		Logger:        tlog.NewStructuredLogger(logger.With("component", "temporal")),
+		Interceptors:  []interceptor.ClientInterceptor{tracing},
+		DataConverter: keys.DataConverter(),
 	}
+	workflows.Payloads = copts.DataConverter
 	if o.noGzip {
 		copts.ConnectionOptions.GrpcCompression = &client.GrpcCompressionNone{}
 	}
@@ -391,7 +398,15 @@ func connectRemote(ctx context.Context, o options) (_ *target, err error) {
 			return nil, err
 		}
 		quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-		if t.tc, err = client.DialContext(ctx, client.Options{HostPort: temporalAddr, Namespace: o.namespace, Logger: tlog.NewStructuredLogger(quiet)}); err != nil {
+		copts := client.Options{HostPort: temporalAddr, Namespace: o.namespace, Logger: tlog.NewStructuredLogger(quiet)}
+		if v := os.Getenv(payloadcodec.EnvKeys); v != "" { // the service's ring, to read its payloads
+			keys, err := payloadcodec.ParseKeys(v)
+			if err != nil {
+				return nil, err
+			}
+			copts.DataConverter = keys.DataConverter()
+		}
+		if t.tc, err = client.DialContext(ctx, copts); err != nil {
 			return nil, fmt.Errorf("connect to temporal at %s: %w", temporalAddr, err)
 		}
 		t.closers = append(t.closers, t.tc.Close)

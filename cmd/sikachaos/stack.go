@@ -19,6 +19,7 @@ import (
 	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/gateway/sandbox"
 	"github.com/sikahq/sika/internal/devstack"
+	"github.com/sikahq/sika/payloadcodec"
 	"github.com/sikahq/sika/store"
 )
 
@@ -199,8 +200,13 @@ func (h *harness) startOperatorAndReceiver(o options) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	keys, err := payloadcodec.NewRing() // the API and worker processes encrypt Temporal payloads alike
+	if err != nil {
+		return nil, err
+	}
 	return []string{
 		"SIKA_SANDBOX_URL=" + h.sandboxURL, "SIKA_SANDBOX_SECRET=" + secret, "SIKA_JWT_SECRET=" + jwt,
+		payloadcodec.EnvKeys + "=" + keys.Secret(),
 		"SIKA_RATE_LIMIT_PER_MINUTE=1000000", "SIKA_PUBLIC_RATE_LIMIT_PER_MINUTE=1000000",
 		"SIKA_PUSH_LIFETIME=" + pushLifetime.String(), "SIKA_OUTBOX_SWEEP_INTERVAL=1s",
 		"SIKA_WEBHOOK_ALLOW_PRIVATE=true", "SIKA_WEBHOOK_SCHEDULE=" + webhookSchedule,

@@ -13,9 +13,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/sikahq/sika/payloadcodec"
 )
 
 // ReplicaKind names one kind of process of a Cluster.
@@ -59,7 +62,8 @@ type ClusterOptions struct {
 	Addr string
 	// Env is added to the environment of every replica, after what the cluster sets
 	// (DATABASE_URL, TEMPORAL_ADDRESS, SIKA_PUBLIC_URL, SIKA_STATE_DIR, SIKA_FILES_DIR, a
-	// SIKA_JWT_SECRET made up for the run, SIKA_LOG_LEVEL=info, …): the sandbox's URL and
+	// SIKA_JWT_SECRET made up for the run, SIKA_PAYLOAD_KEYS made up unless Env has them,
+	// SIKA_LOG_LEVEL=info, …): the sandbox's URL and
 	// secret, for instance. The replicas must log at info level or below: a worker is ready when
 	// it has logged "worker polling".
 	Env []string
@@ -94,6 +98,10 @@ type Cluster struct {
 	// is set and it started; "" otherwise, with the reason in TemporalUIError.
 	TemporalUIURL   string
 	TemporalUIError error
+	// PayloadKeys is the replicas' SIKA_PAYLOAD_KEYS (Env's, or made up for the run): a client
+	// of the cluster's Temporal reads Sika's payloads with payloadcodec.ParseKeys(PayloadKeys).
+	// A secret.
+	PayloadKeys string
 	// DatabaseURL is Sika's database (as the Postgres superuser).
 	DatabaseURL string
 	// StateDir is the cluster's state directory.
@@ -183,14 +191,14 @@ func StartCluster(ctx context.Context, opts ClusterOptions) (_ *Cluster, err err
 	if err := c.startTemporal(ctx); err != nil {
 		return nil, err
 	}
-	if opts.TemporalUI {
-		c.startTemporalUI(ctx)
-	}
 	ln, err := net.Listen("tcp", orDefault(opts.Addr, loopback+":0"))
 	if err != nil {
 		return nil, fmt.Errorf("listen for the API: %w", err)
 	}
 	c.BaseURL = "http://" + ln.Addr().String()
+	if opts.TemporalUI {
+		c.startTemporalUI(ctx)
+	}
 	env, err := c.environ()
 	if err != nil {
 		ln.Close()
@@ -236,15 +244,27 @@ func StartCluster(ctx context.Context, opts ClusterOptions) (_ *Cluster, err err
 }
 
 // environ is the environment of every replica: ours, then the cluster's settings, then Env.
-func (c *Cluster) environ() ([]string, error) {
+func (c *Cluster) environ() (_ []string, err error) {
 	secret := make([]byte, 32)
 	if _, err := rand.Read(secret); err != nil {
 		return nil, err
 	}
+	c.PayloadKeys = ""
+	for _, kv := range c.opts.Env {
+		if v, ok := strings.CutPrefix(kv, payloadcodec.EnvKeys+"="); ok {
+			c.PayloadKeys = v
+		}
+	}
+	if c.PayloadKeys == "" {
+		if c.PayloadKeys, err = payloadcodec.NewKey(time.Now()); err != nil {
+			return nil, err
+		}
+	}
 	env := append(os.Environ(),
 		"DATABASE_URL="+c.DatabaseURL, "TEMPORAL_ADDRESS="+c.TemporalAddress, "TEMPORAL_NAMESPACE="+c.Namespace,
 		"SIKA_PUBLIC_URL="+c.BaseURL, "SIKA_STATE_DIR="+c.StateDir, "SIKA_FILES_DIR="+filepath.Join(c.StateDir, "files"),
-		"SIKA_JWT_SECRET="+hex.EncodeToString(secret), "SIKA_TRUSTED_PROXIES=127.0.0.1/32",
+		"SIKA_JWT_SECRET="+hex.EncodeToString(secret), payloadcodec.EnvKeys+"="+c.PayloadKeys,
+		"SIKA_TRUSTED_PROXIES=127.0.0.1/32",
 		"SIKA_METRICS_ADDR=127.0.0.1:0", // several workers on one machine: each takes a free port
 		"SIKA_LOG_LEVEL=info",           // a worker is ready when it logs "worker polling" (info)
 	)
@@ -430,14 +450,20 @@ func (c *Cluster) startTemporal(ctx context.Context) error {
 	return nil
 }
 
-// startTemporalUI builds (when missing) and starts the Temporal UI server against the frontend:
+// CodecEndpointPath is where Sika's API serves the Temporal UI's codec server (the support
+// console's, web/console.CodecPath without its /decode).
+const CodecEndpointPath = "/console/codec"
+
+// startTemporalUI builds (when missing) and starts the Temporal UI server against the frontend,
+// decoding payloads through the cluster's codec server (CodecEndpointPath on its one address):
 // temporal-ui/config/development.yaml and temporal-ui.log in the state directory. A failure
 // leaves the cluster without the UI: it is logged and kept in TemporalUIError.
 func (c *Cluster) startTemporalUI(ctx context.Context) {
 	bin, err := EnsureTemporalUI(ctx, c.opts.RepoRoot, c.logger)
 	if err == nil {
 		c.ui, err = StartTemporalUI(ctx, TemporalUIOptions{Bin: bin, TemporalAddress: c.TemporalAddress, Namespace: c.Namespace,
-			Dir: filepath.Join(c.StateDir, "temporal-ui"), LogPath: filepath.Join(c.StateDir, "temporal-ui.log"), Logger: c.logger})
+			Dir: filepath.Join(c.StateDir, "temporal-ui"), LogPath: filepath.Join(c.StateDir, "temporal-ui.log"), Logger: c.logger,
+			CodecEndpoint: c.BaseURL + CodecEndpointPath})
 	}
 	if err != nil {
 		c.TemporalUIError = err

@@ -61,6 +61,10 @@ type TemporalUIOptions struct {
 	LogPath string
 	// Port is the HTTP port on 127.0.0.1; 0 picks a free one.
 	Port int
+	// CodecEndpoint, when set, is the codec server the UI decodes payloads with (Sika's
+	// <public URL>/console/codec): the UI calls it from the browser with the browser's
+	// credentials (includeCredentials), so that the support console's session reaches it.
+	CodecEndpoint string
 	// Logger receives progress messages; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -85,6 +89,11 @@ notifyOnNewVersion: false
 hideLogs: true
 cors:
   cookieInsecure: true
+{{- if .Codec}}
+codec:
+  endpoint: "{{.Codec}}"
+  includeCredentials: true
+{{- end}}
 `))
 
 // StartTemporalUI starts the UI server and returns once it serves the UI and its API lists
@@ -114,7 +123,8 @@ func StartTemporalUI(ctx context.Context, opts TemporalUIOptions) (_ *TemporalUI
 		return nil, err
 	}
 	var b bytes.Buffer
-	if err := temporalUIConfig.Execute(&b, map[string]any{"Address": opts.TemporalAddress, "Port": opts.Port, "Namespace": opts.Namespace}); err != nil {
+	if err := temporalUIConfig.Execute(&b, map[string]any{"Address": opts.TemporalAddress, "Port": opts.Port, "Namespace": opts.Namespace,
+		"Codec": opts.CodecEndpoint}); err != nil {
 		return nil, err
 	}
 	if err := os.WriteFile(filepath.Join(confDir, "development.yaml"), b.Bytes(), 0o644); err != nil {

@@ -80,6 +80,11 @@ type Config struct {
 	OpenKYCFile  func(ctx context.Context, sha256, ext string) (sika.KYCFile, io.ReadCloser, error)
 	ClientIP     func(r *http.Request) netip.Addr
 	RouteMatched func(r *http.Request)
+	// Codec is the Temporal payload codec server (payloadcodec.Ring.DecodeHandler), served to
+	// staff sessions at CodecPath; nil serves none. CodecOrigins are the browser origins allowed
+	// to call it (the Temporal UI's: see OriginOf).
+	Codec        http.Handler
+	CodecOrigins []string
 	// IdleTimeout and SessionLifetime: zero means webapp's defaults.
 	IdleTimeout     time.Duration
 	SessionLifetime time.Duration
@@ -142,6 +147,7 @@ func (a *App) routes() *mux.Router {
 	get, post := http.MethodGet, http.MethodPost
 
 	r.Handle(Prefix+"static/{file:.+}", webapp.Static(Prefix, staticFS, a.notFound, a.cfg.RouteMatched)).Methods(get, http.MethodHead)
+	r.HandleFunc(CodecPath, a.codec).Methods(post, http.MethodOptions)
 	r.Handle(Prefix+"login/", a.public(a.loginPage)).Methods(get)
 	r.Handle(Prefix+"login/", a.public(a.login)).Methods(post)
 	r.Handle(Prefix+"logout/", a.staff(a.logout)).Methods(post)
