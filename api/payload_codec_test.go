@@ -42,10 +42,15 @@ func rawHistory(t *testing.T, addr, workflowID string) []*historypb.HistoryEvent
 	return events
 }
 
-// payloadsIn collects every payload of a message, however deep.
+// payloadsIn collects every payload of a message, however deep, but those of headers: a header
+// carries the trace context (telemetry.TemporalTracing), which its interceptor writes with the
+// SDK's default converter, in clear.
 func payloadsIn(m protoreflect.Message) []*commonpb.Payload {
-	if p, ok := m.Interface().(*commonpb.Payload); ok {
-		return []*commonpb.Payload{p}
+	switch v := m.Interface().(type) {
+	case *commonpb.Payload:
+		return []*commonpb.Payload{v}
+	case *commonpb.Header:
+		return nil
 	}
 	var out []*commonpb.Payload
 	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
