@@ -37,6 +37,12 @@ type PaymentResult struct {
 // ErrInvalidOTP is the update failure type of a refused post-push OTP.
 const ErrInvalidOTP = "invalid_otp"
 
+// MaxOTPTries is how many post-push OTPs one payment sends its operator: the try that reaches it
+// and is refused fails the attempt FAILED invalid_otp, whatever the operator would still allow,
+// and a code past it is refused without reaching the operator (parallel tries included: a try
+// is counted before it is sent).
+const MaxOTPTries = 3
+
 // ErrNoOTPExpected is the update failure type of an OTP sent to a payment that takes none.
 const ErrNoOTPExpected = "no_otp_expected"
 
@@ -133,6 +139,8 @@ type payment struct {
 	// staffNote the status log's reason.
 	staff     *store.StaffAction
 	staffNote string
+	// otpTries counts the post-push OTPs sent to the operator (MaxOTPTries).
+	otpTries int
 	// ended is true once the run's end is recorded; recorded is the attempt it was recorded on.
 	ended    bool
 	recorded activities.CollectionOutcome
@@ -240,6 +248,13 @@ func (p *payment) confirmOTP(ctx workflow.Context, otp string) (PaymentResult, e
 	if p.done || p.plan.OTPKind != sika.OTPPostPush {
 		return p.result, temporal.NewApplicationError("this payment does not take an OTP confirmation", ErrNoOTPExpected)
 	}
+	capped := workflow.GetVersion(ctx, "otp-tries-cap", workflow.DefaultVersion, 1) == 1
+	if capped {
+		if p.otpTries >= MaxOTPTries {
+			return p.result, temporal.NewApplicationError("too many OTPs were tried for this payment", ErrInvalidOTP)
+		}
+		p.otpTries++
+	}
 	var conf activities.OTPConfirmation
 	if err := workflow.ExecuteLocalActivity(withGatewayCallOptions(ctx), a.ConfirmCollectionOTP, activities.ConfirmOTPInput{AttemptID: p.attempt.AttemptID, OTP: otp}).Get(ctx, &conf); err != nil {
 		return p.result, err
@@ -247,7 +262,17 @@ func (p *payment) confirmOTP(ctx workflow.Context, otp string) (PaymentResult, e
 	if final(conf.Outcome.Kind) && p.outcome == nil {
 		p.outcome, p.trigger = &conf.Outcome, sika.TriggerSystem
 	}
-	if conf.Rejected && !final(conf.Outcome.Kind) {
+	if conf.Rejected && !final(conf.Outcome.Kind) && capped && p.otpTries >= MaxOTPTries && p.outcome == nil {
+		// The last try was refused: the request is withdrawn at the operator and the attempt
+		// fails, as an expired push does (withdraw).
+		out, err := p.withdraw(withGatewayCallOptions(ctx), gateway.FailureInvalidOTP, fmt.Sprintf("The OTP was refused %d times.", MaxOTPTries))
+		if err != nil {
+			return p.result, err
+		}
+		if p.outcome == nil {
+			p.outcome, p.trigger = &out, sika.TriggerSystem
+		}
+	} else if conf.Rejected && !final(conf.Outcome.Kind) {
 		return p.result, temporal.NewApplicationError("the OTP was refused", ErrInvalidOTP)
 	}
 	err := workflow.Await(ctx, func() bool { return p.done || p.outcome == nil })
@@ -444,25 +469,35 @@ func (p *payment) await(ctx workflow.Context, start activities.StartCollectionIn
 // FAILED expired with the attempt re-read for the operator's late-success window, so that a
 // payment that still goes through is reconciled and credited.
 func (p *payment) expire(ctx workflow.Context) (PaymentResult, error) {
-	var c activities.CollectionOutcome
-	if err := workflow.ExecuteLocalActivity(ctx, a.CancelCollection, p.attempt.AttemptID).Get(ctx, &c); err != nil {
+	out, err := p.withdraw(ctx, gateway.FailureExpired, "The customer did not approve the payment in time.")
+	if err != nil {
 		return PaymentResult{}, err
 	}
 	if p.outcome != nil { // a callback or an update arrived during the cancel
 		return p.complete(ctx, *p.outcome, p.trigger)
 	}
+	return p.complete(ctx, out, sika.TriggerSystem)
+}
+
+// withdraw cancels the waiting attempt at the operator (CancelCollection) and returns the
+// outcome to record: SUCCESS when the customer approved first, else FAILED with code and
+// message, re-read for the operator's late-success window when the cancel was not confirmed.
+func (p *payment) withdraw(ctx workflow.Context, code, message string) (activities.CollectionOutcome, error) {
+	var c activities.CollectionOutcome
+	if err := workflow.ExecuteLocalActivity(ctx, a.CancelCollection, p.attempt.AttemptID).Get(ctx, &c); err != nil {
+		return c, err
+	}
 	if c.Kind == activities.OutcomeSuccess {
-		return p.complete(ctx, c, sika.TriggerSystem)
+		return c, nil
 	}
-	expired := *p.attempt
-	expired.Kind, expired.FailureCode = activities.OutcomeFailed, gateway.FailureExpired
-	expired.FailureMessage = "The customer did not approve the payment in time."
+	out := *p.attempt
+	out.Kind, out.FailureCode, out.FailureMessage = activities.OutcomeFailed, code, message
 	if c.Kind == activities.OutcomeFailed {
-		expired.FailureMessage += " The request was withdrawn at the operator."
+		out.FailureMessage += " The request was withdrawn at the operator."
 	} else {
-		expired.RecheckFor = c.RecheckFor
+		out.RecheckFor = c.RecheckFor
 	}
-	return p.complete(ctx, expired, sika.TriggerSystem)
+	return out, nil
 }
 
 // complete records the run's end (idempotent in the store) and returns it.

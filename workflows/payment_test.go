@@ -662,6 +662,50 @@ func TestPaymentOTP(t *testing.T) {
 		wantAnswered(t, u, failedWith(gateway.FailureInvalidOTP), time.Second)
 		r.wantCompleted(completion(declined, sika.StatusFailed, sika.TriggerSystem, "Refused by sandbox-a: invalid_otp"), time.Second)
 	})
+	t.Run("the last refused code fails the attempt whatever the operator still allows", func(t *testing.T) {
+		r := newPaymentRun(t, postPush, pending)
+		r.checks = []activities.CollectionOutcome{pending}
+		wrong := activities.OTPConfirmation{Rejected: true, Outcome: pending} // the push stays alive at the operator
+		r.otps = []activities.OTPConfirmation{wrong, wrong, wrong, {Outcome: success}}
+		r.cancels = []activities.CollectionOutcome{refused(pending, gateway.FailureCancelled)} // the cancel is confirmed
+		var tries []*updateCall
+		for i := 1; i <= MaxOTPTries; i++ {
+			tries = append(tries, r.update(time.Duration(i)*time.Second, UpdateConfirmOTP, fmt.Sprintf("00000%d", i)))
+		}
+		got := r.execute()
+		check(t, "result", got, failedWith(gateway.FailureInvalidOTP))
+		for _, u := range tries[:MaxOTPTries-1] {
+			wantUpdateFailure(t, u, ErrInvalidOTP, false)
+		}
+		wantAnswered(t, tries[MaxOTPTries-1], failedWith(gateway.FailureInvalidOTP), time.Duration(MaxOTPTries)*time.Second)
+		check(t, "ConfirmCollectionOTP calls", len(r.confirmed), MaxOTPTries)
+		check(t, "CancelCollection calls", r.cancelled, []uuid.UUID{pending.AttemptID})
+		capped := refused(pending, gateway.FailureInvalidOTP)
+		capped.FailureMessage = fmt.Sprintf("The OTP was refused %d times. The request was withdrawn at the operator.", MaxOTPTries)
+		r.wantCompleted(completion(capped, sika.StatusFailed, sika.TriggerSystem, "Refused by sandbox-a: invalid_otp"), time.Duration(MaxOTPTries)*time.Second)
+	})
+	t.Run("parallel codes past the cap never reach the operator", func(t *testing.T) {
+		r := newPaymentRun(t, postPush, pending)
+		r.checks = []activities.CollectionOutcome{pending}
+		r.otpTakes = 2 * time.Second
+		wrong := activities.OTPConfirmation{Rejected: true, Outcome: pending}
+		r.otps = []activities.OTPConfirmation{wrong, wrong, wrong, wrong, wrong, wrong}
+		var tries []*updateCall
+		for i := 0; i < 2*MaxOTPTries; i++ {
+			tries = append(tries, r.update(time.Second, UpdateConfirmOTP, fmt.Sprintf("1%05d", i)))
+		}
+		got := r.execute()
+		check(t, "result", got, failedWith(gateway.FailureInvalidOTP))
+		check(t, "ConfirmCollectionOTP calls", len(r.confirmed), MaxOTPTries)
+		refusedUnsent := 0
+		for _, u := range tries {
+			var appErr *temporal.ApplicationError
+			if errors.As(u.err, &appErr) && appErr.Message() == "too many OTPs were tried for this payment" {
+				refusedUnsent++
+			}
+		}
+		check(t, "codes refused without reaching the operator", refusedUnsent, MaxOTPTries)
+	})
 	t.Run("an OTP sent to a payment that takes none is refused", func(t *testing.T) {
 		r := newPaymentRun(t, twoGateways(), pending)
 		u := r.update(time.Second, UpdateConfirmOTP, "123456")
