@@ -22,6 +22,9 @@ const (
 	EventPayoutFailed            EventType = "payout.failed"
 	EventSettlementSucceeded     EventType = "settlement.succeeded"
 	EventSettlementFailed        EventType = "settlement.failed"
+	EventRefundPending           EventType = "refund.pending"
+	EventRefundSucceeded         EventType = "refund.succeeded"
+	EventRefundFailed            EventType = "refund.failed"
 	EventKYCApproved             EventType = "kyc.approved"
 	EventKYCRejected             EventType = "kyc.rejected"
 )

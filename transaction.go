@@ -17,12 +17,20 @@ const (
 	TypeTopUp    TransactionType = "RECHARGE"  // balance top-up
 	TypePayout   TransactionType = "RETRAIT"   // payout
 	TypeTransfer TransactionType = "TRANSFERT" // between two wallets of a merchant
+	// TypeRefund gives a customer back (part of) a successful collection: OUTBOUND, held and
+	// settled like a payout, pointing at the collection it refunds (RefundedTransaction).
+	TypeRefund TransactionType = "REMBOURSEMENT"
 )
 
 // Valid reports whether t is a known type.
 func (t TransactionType) Valid() bool {
-	return t == TypePayment || t == TypeTopUp || t == TypePayout || t == TypeTransfer
+	return t == TypePayment || t == TypeTopUp || t == TypePayout || t == TypeTransfer || t == TypeRefund
 }
+
+// HoldsFunds reports whether a transaction of type t holds its debited amount on the wallet
+// while it is in flight and settles or releases the hold when it ends: payouts (settlements
+// included) and refunds.
+func (t TransactionType) HoldsFunds() bool { return t == TypePayout || t == TypeRefund }
 
 // FlowDirection is always derived from the type: PAIEMENT and RECHARGE are INBOUND.
 func (t TransactionType) FlowDirection() Direction {
@@ -104,6 +112,13 @@ type Transaction struct {
 	PaymentLink      *uuid.UUID       `json:"payment_link"`
 	FailureCode      string           `json:"failure_code"`
 	FailureMessage   string           `json:"failure_message"`
+	// RefundedTransaction, on a refund, is the collection it gives back; null otherwise.
+	RefundedTransaction *uuid.UUID `json:"refunded_transaction"`
+	// AmountRefunded, on a collection, is what its succeeded refunds gave back (in Currency);
+	// RefundStatus says whether that is none, part or all of what the customer paid (null on
+	// other transactions).
+	AmountRefunded Amount        `json:"amount_refunded"`
+	RefundStatus   *RefundStatus `json:"refund_status"`
 	// PendingReason says why a PENDING transaction waits for the operator rather than the
 	// customer (a payout whose send was unclear); "" otherwise.
 	PendingReason string     `json:"pending_reason"`
@@ -116,6 +131,39 @@ type Transaction struct {
 	// Run counts the runs of the payment (1, then +1 per retry); a workflow run acts only on
 	// the transaction's current run.
 	Run int `json:"-"`
+}
+
+// RefundStatus says how much of a collection was given back.
+type RefundStatus string
+
+// Refund statuses of a collection.
+const (
+	RefundNone    RefundStatus = "NOT_REFUNDED"
+	RefundPartial RefundStatus = "PARTIALLY_REFUNDED"
+	RefundFull    RefundStatus = "REFUNDED"
+)
+
+// Refundable reports whether a refund may be asked of t: a successful collection (PAIEMENT).
+func (t Transaction) Refundable() bool {
+	return t.Type == TypePayment && t.Status == StatusSuccess
+}
+
+// SetRefundStatus fills RefundStatus from AmountRefunded for a collection (what the customer
+// paid is DebitedAmount); other transactions have none.
+func (t *Transaction) SetRefundStatus() {
+	if t.Type != TypePayment {
+		t.RefundStatus = nil
+		return
+	}
+	st := RefundNone
+	switch {
+	case !t.AmountRefunded.IsPositive():
+	case t.AmountRefunded.LessThan(t.DebitedAmount.Decimal):
+		st = RefundPartial
+	default:
+		st = RefundFull
+	}
+	t.RefundStatus = &st
 }
 
 // HasInvoice reports whether the transaction has a PDF invoice: only a successful inbound one

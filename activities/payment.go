@@ -44,6 +44,9 @@ func (a *Activities) PreparePayment(ctx context.Context, in PaymentInput) (Payme
 	if t.Status != sika.StatusPending || t.Run != in.Run {
 		return PaymentPlan{}, nil
 	}
+	if t.Type == sika.TypeRefund {
+		return a.prepareRefund(ctx, t)
+	}
 	network, err := a.Store.NetworkByID(ctx, t.NetworkID)
 	if err != nil {
 		return PaymentPlan{}, fmt.Errorf("prepare payment: %w", err)

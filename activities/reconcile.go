@@ -43,9 +43,9 @@ func ReconcileLateAnswer(ctx context.Context, st *store.Store, gws *gateway.Rout
 		if err != nil {
 			return "", fmt.Errorf("reconcile: %w", err)
 		}
-		read := gw.CollectionStatus
-		if t.FlowDirection == sika.DirectionOutbound {
-			read = gw.DisbursementStatus
+		read, err := StatusReader(ctx, st, gw, t)
+		if err != nil {
+			return "", fmt.Errorf("reconcile: %w", err)
 		}
 		rs, err := read(ctx, attempt.ID.String())
 		if err != nil {
@@ -142,9 +142,10 @@ func (a *Activities) RecheckEndedAttempts(ctx context.Context, interval time.Dur
 			return res, err
 		}
 		if gw, err := a.Gateways.Gateway(attempt.Gateway); err == nil {
-			read := gw.CollectionStatus
-			if t.FlowDirection == sika.DirectionOutbound {
-				read = gw.DisbursementStatus // a payout support ended without the operator's word
+			// A payout support ended without the operator's word is read as a payout.
+			read, err := StatusReader(ctx, a.Store, gw, t)
+			if err != nil {
+				return res, err
 			}
 			st, err := read(ctx, attempt.ID.String())
 			switch {

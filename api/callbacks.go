@@ -69,11 +69,13 @@ func (s *Server) gatewayCallback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	signal := func(ctx context.Context) (bool, error) {
-		workflowID := workflows.PaymentWorkflowID(attempt.Transaction)
-		if cb.Kind == gateway.CallbackDisbursement {
-			workflowID = workflows.PayoutWorkflowID(attempt.Transaction)
+		// The workflow that decides the attempt's transaction (a payment, a payout, a refund),
+		// whatever kind of operation the operator says it reports.
+		t, err := s.store.Transaction(ctx, attempt.Transaction)
+		if err != nil {
+			return false, err
 		}
-		err := s.cfg.Temporal.SignalWorkflow(ctx, workflowID, "", workflows.SignalGatewayCallback,
+		err = s.cfg.Temporal.SignalWorkflow(ctx, workflows.WorkflowIDOf(t), "", workflows.SignalGatewayCallback,
 			workflows.GatewayCallback{AttemptID: attempt.ID, Status: cb.Status, GatewayReference: cb.GatewayReference,
 				FailureCode: cb.FailureCode, FailureMessage: cb.FailureMessage, Trusted: cb.Trusted})
 		var notFound *serviceerror.NotFound

@@ -63,7 +63,7 @@ func statusOf(code sika.Code) int {
 		return http.StatusMethodNotAllowed
 	case sika.CodeNotPending, sika.CodeNotFailed, sika.CodeIdempotencyKeyReused, sika.CodeIdempotencyKeyInUse,
 		sika.CodeUsageLimitReached, sika.CodeLinkInactive, sika.CodeSessionNotPayable, sika.CodePaymentInProgress,
-		sika.CodeOutcomeUnresolved:
+		sika.CodeOutcomeUnresolved, sika.CodeNotRefundable:
 		return http.StatusConflict
 	case sika.CodeFileTooLarge, sika.CodeRequestTooLarge:
 		return http.StatusRequestEntityTooLarge
@@ -71,7 +71,7 @@ func statusOf(code sika.Code) int {
 		return http.StatusUnsupportedMediaType
 	case sika.CodeCurrencyCountry, sika.CodeInsufficientBalance, sika.CodeWalletFrozen, sika.CodeNetworkUnavailable,
 		sika.CodeNetworkCountry, sika.CodeOTPRequired, sika.CodeAmountOutOfRange, sika.CodePayoutMethodUnverified,
-		sika.CodeInvoiceUnavailable:
+		sika.CodeInvoiceUnavailable, sika.CodeRefundExceedsPayment, sika.CodeRefundUnavailable:
 		return http.StatusUnprocessableEntity
 	case sika.CodeRateLimited:
 		return http.StatusTooManyRequests

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+	"go.temporal.io/sdk/client"
 
 	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/activities"
@@ -167,9 +168,16 @@ func (s *Server) quotePayout(ctx context.Context, merchant uuid.UUID, env sika.E
 
 // startPayout starts the workflow of a committed payout (see startPayment).
 func (s *Server) startPayout(ctx context.Context, t sika.Transaction, outboxID int64) {
+	s.startOutbound(ctx, t, outboxID, "payout", workflows.StartPayout)
+}
+
+// startOutbound starts the workflow of a committed outbound operation (a payout, a refund) with
+// start and clears its outbox row (see startPayment).
+func (s *Server) startOutbound(ctx context.Context, t sika.Transaction, outboxID int64, what string,
+	start func(context.Context, client.Client, activities.PaymentInput) error) {
 	ctx = context.WithoutCancel(ctx)
-	if err := workflows.StartPayout(ctx, s.cfg.Temporal, activities.PaymentInput{TransactionID: t.ID, Run: t.Run}); err != nil {
-		logFrom(ctx).Warn("payout workflow not started; the outbox sweeper will", "transaction", t.ID, "err", err)
+	if err := start(ctx, s.cfg.Temporal, activities.PaymentInput{TransactionID: t.ID, Run: t.Run}); err != nil {
+		logFrom(ctx).Warn(what+" workflow not started; the outbox sweeper will", "transaction", t.ID, "err", err)
 		return
 	}
 	if err := s.store.DeleteOutbox(ctx, outboxID); err != nil {

@@ -72,6 +72,11 @@ func (s *Server) routes() *mux.Router {
 	s.handle(root, http.MethodPost, "/payouts/initialize/", s.initializePayout, payout)
 	s.handle(root, http.MethodGet, "/payouts/{id}/verify/", s.verifyPayout, routeOpts{access: accessMerchant, scope: sika.ScopePayout})
 
+	// Refunds of collections: money leaving the wallet, under the payout's guard.
+	s.handle(root, http.MethodPost, "/refunds/", s.createRefund, payout)
+	s.handle(root, http.MethodGet, "/refunds/", s.listRefunds, merchant)
+	s.handle(root, http.MethodGet, "/refunds/{id}/", s.getRefund, merchant)
+
 	// Settlements, wallet transfers and the payout methods settlements go to.
 	s.handle(root, http.MethodPost, "/settlements/", s.createSettlement, payout)
 	s.handle(root, http.MethodGet, "/settlements/", s.listSettlements, merchant)

@@ -47,6 +47,7 @@ var sweepScopes = map[string]sika.Scope{
 	"GET /payouts/{id}/verify/":            sika.ScopePayout,
 	"POST /settlements/":                   sika.ScopePayout,
 	"POST /wallet-transfers/":              sika.ScopePayout,
+	"POST /refunds/":                       sika.ScopePayout,
 	"POST /checkout-sessions/":             sika.ScopePayin,
 	"GET /checkout-sessions/":              sika.ScopePayin,
 	"GET /checkout-sessions/{id}/":         sika.ScopePayin,
@@ -70,6 +71,7 @@ var sweepKinds = []struct{ prefix, kind string }{
 	{"/networks/", "network"},
 	{"/payments/", "payment"},
 	{"/payouts/", "payout"},
+	{"/refunds/", "refund"},
 	{"/checkout-sessions/", "checkout_session"},
 	{"/payment-links/", "payment_link"},
 	{"/merchant-payout-methods/", "payout_method"},
@@ -167,6 +169,27 @@ func sweepFund(t *testing.T, acct *account, env sika.Environment) {
 	require.True(t, changed)
 }
 
+// sweepRefund records a refund of A's collection in env (its workflow is not started).
+func sweepRefund(t *testing.T, payment uuid.UUID, acct *account, env sika.Environment) string {
+	t.Helper()
+	ctx := context.Background()
+	p, err := testStore.TransactionByID(ctx, acct.Merchant.ID, env, payment)
+	require.NoError(t, err)
+	id, err := uuid.NewV7()
+	require.NoError(t, err)
+	ref, err := sika.NewReference("RFD", time.Now())
+	require.NoError(t, err)
+	a := sika.NewAmount(dec("100"))
+	r, outbox, _, err := testStore.CreateRefund(ctx, store.NewTransaction{Transaction: sika.Transaction{
+		ID: id, Reference: ref, Merchant: acct.Merchant.ID, Environment: env, Type: sika.TypeRefund, RefundedTransaction: &p.ID,
+		RequestedAmount: a, DebitedAmount: a, NetAmount: a, Currency: p.Currency, Country: p.Country, NetworkID: p.NetworkID,
+		Network: p.Network, Recipient: p.CustomerPhone, FeeChargeMode: sika.FeeAddOn,
+	}, RefundVia: store.RefundViaPayout}, store.WorkflowStart{ID: "sweep-refund-" + id.String(), Type: "none", Input: nil})
+	require.NoError(t, err)
+	require.NoError(t, testStore.DeleteOutbox(ctx, outbox))
+	return r.ID.String()
+}
+
 // newSweepFixture creates merchant A's objects in LIVE and TEST, through the API where a route
 // creates them and through the store otherwise.
 func newSweepFixture(t *testing.T, ts *testServer, a *account) *sweepFixture {
@@ -194,6 +217,7 @@ func newSweepFixture(t *testing.T, ts *testServer, a *account) *sweepFixture {
 		f.add(env, "payout", payout.ID.String())
 
 		sweepFund(t, a, env)
+		f.add(env, "refund", sweepRefund(t, payment.ID, a, env))
 		wallets, _, err := testStore.ListWallets(ctx, a.Merchant.ID, env, store.PageRequest{Page: 1, PageSize: 10})
 		require.NoError(t, err)
 		require.NotEmpty(t, wallets)

@@ -77,8 +77,13 @@ func queueDeliveries(ctx context.Context, tx pgx.Tx, ev sika.Event) error {
 	return nil
 }
 
+// refundEvents are the refund.* events of a refund's statuses.
+var refundEvents = map[sika.TransactionStatus]sika.EventType{sika.StatusPending: sika.EventRefundPending,
+	sika.StatusSuccess: sika.EventRefundSucceeded, sika.StatusFailed: sika.EventRefundFailed}
+
 // transactionEvents records the events of a transaction's status: transaction.pending,
-// .succeeded or .failed, plus payout.* for payouts and settlement.* for settlements.
+// .succeeded or .failed, plus payout.* for payouts, refund.* for refunds and settlement.* for
+// settlements.
 func transactionEvents(ctx context.Context, tx pgx.Tx, t sika.Transaction) error {
 	var types []sika.EventType
 	switch t.Status {
@@ -94,6 +99,9 @@ func transactionEvents(ctx context.Context, tx pgx.Tx, t sika.Transaction) error
 		if t.Type == sika.TypePayout {
 			types = append(types, sika.EventPayoutFailed)
 		}
+	}
+	if typ, ok := refundEvents[t.Status]; ok && t.Type == sika.TypeRefund {
+		types = append(types, typ)
 	}
 	for _, typ := range types {
 		if _, err := recordEvent(ctx, tx, typ, t.Merchant, t.Environment, t.PaymentLink, &t.ID, t); err != nil {

@@ -28,6 +28,8 @@ type TransactionFilter struct {
 	// CreatedFrom and CreatedTo bound created_at, both inclusive.
 	CreatedFrom *time.Time
 	CreatedTo   *time.Time
+	// Refunded, when set, keeps the refunds of that collection.
+	Refunded *uuid.UUID
 	// Search is a case-insensitive substring of the reference, gateway reference, customer
 	// name, email or phone, payment-link slug or checkout-session slug (search_text).
 	Search string
@@ -77,6 +79,7 @@ func transactionWhere(merchantID uuid.UUID, env sika.Environment, f TransactionF
 	w.addIf(f.Network != "", "t.network = ?", f.Network)
 	w.addIf(f.CreatedFrom != nil, "t.created_at >= ?", f.CreatedFrom)
 	w.addIf(f.CreatedTo != nil, "t.created_at <= ?", f.CreatedTo)
+	w.addIf(f.Refunded != nil, "t.refunded_transaction_id = ?", f.Refunded)
 	if f.Search != "" {
 		w.clauses = append(w.clauses, searchCondition(w, f.Search))
 	}

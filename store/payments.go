@@ -220,6 +220,9 @@ func (s *Store) CompletePayment(ctx context.Context, c Completion) (t sika.Trans
 		if err := insertStatusLog(ctx, tx, t, &from, c.Status, c.Reason, c.TriggeredBy); err != nil {
 			return err
 		}
+		if err := settleRefund(ctx, tx, t); err != nil {
+			return err
+		}
 		if p, ok := completionPosting(t); ok {
 			if p.Type == sika.LedgerCollection && c.Attempt.ID != uuid.Nil {
 				p.Attempt = &c.Attempt.ID
@@ -301,12 +304,12 @@ func completionPosting(t sika.Transaction) (ledgerPosting, bool) {
 	case t.Type == sika.TypePayment && t.Status == sika.StatusSuccess:
 		p.Type, p.Direction, p.Amount, p.AvailableDelta = sika.LedgerCollection, sika.Credit, t.NetAmount.Decimal, t.NetAmount.Decimal
 		p.Description = "Collection " + t.Reference
-	case t.Type == sika.TypePayout && t.Status == sika.StatusSuccess:
+	case t.Type.HoldsFunds() && t.Status == sika.StatusSuccess:
 		p.Type, p.Direction, p.Amount, p.PendingDelta = sika.LedgerPayout, sika.Debit, held, held.Neg()
-		p.Description = "Payout " + t.Reference
-	case t.Type == sika.TypePayout && t.Status == sika.StatusFailed:
+		p.Description = holdLabel(t) + " " + t.Reference
+	case t.Type.HoldsFunds() && t.Status == sika.StatusFailed:
 		p.Type, p.Direction, p.Amount, p.AvailableDelta, p.PendingDelta = sika.LedgerPayoutReversal, sika.Credit, held, held, held.Neg()
-		p.Description = "Payout " + t.Reference + " failed: hold released"
+		p.Description = holdLabel(t) + " " + t.Reference + " failed: hold released"
 	default:
 		return p, false
 	}

@@ -19,7 +19,8 @@ const transactionColumns = `t.id, t.reference, t.gateway_reference, t.merchant_i
 	t.net_amount, t.currency, t.original_amount, t.original_currency, t.exchange_rate, t.country, t.network,
 	t.customer_name, t.customer_email, t.customer_phone, t.recipient, t.description, t.metadata, t.fee_charge_mode,
 	t.checkout_session_id, t.payment_link_id, t.failure_code, t.failure_message, t.created_at, t.updated_at,
-	t.completed_at, coalesce(t.network_id, '00000000-0000-0000-0000-000000000000'::uuid), t.run, t.pending_reason`
+	t.completed_at, coalesce(t.network_id, '00000000-0000-0000-0000-000000000000'::uuid), t.run, t.pending_reason,
+	t.refunded_transaction_id, t.amount_refunded`
 
 func scanTransaction(row pgx.Row) (sika.Transaction, error) {
 	var t sika.Transaction
@@ -30,8 +31,9 @@ func scanTransaction(row pgx.Row) (sika.Transaction, error) {
 		&t.NetAmount, &t.Currency, &origAmount, &t.OriginalCurrency, &t.ExchangeRate, &t.Country, &t.Network,
 		&t.CustomerName, &t.CustomerEmail, &t.CustomerPhone, &t.Recipient, &t.Description, &metadata, &t.FeeChargeMode,
 		&t.CheckoutSession, &t.PaymentLink, &t.FailureCode, &t.FailureMessage, &t.CreatedAt, &t.UpdatedAt,
-		&t.CompletedAt, &t.NetworkID, &t.Run, &t.PendingReason)
+		&t.CompletedAt, &t.NetworkID, &t.Run, &t.PendingReason, &t.RefundedTransaction, &t.AmountRefunded)
 	t.Amount = t.RequestedAmount
+	t.SetRefundStatus()
 	if origAmount != nil {
 		a := sika.NewAmount(*origAmount)
 		t.OriginalAmount = &a
@@ -134,6 +136,9 @@ type NewTransaction struct {
 	Fingerprint []byte
 	// Reason is written on the first status log.
 	Reason string
+	// RefundVia, on a refund, is how it reaches the customer (RefundViaOperator or
+	// RefundViaPayout).
+	RefundVia RefundVia
 }
 
 // CreateTransaction inserts a PENDING transaction, its first status log (from null, CLIENT) and
@@ -171,16 +176,16 @@ func (s *Store) createTransaction(ctx context.Context, nt NewTransaction, start 
 				requested_amount, client_fee, debited_amount, gateway_fee, platform_fee, net_amount, currency,
 				original_amount, original_currency, exchange_rate, country, network_id, network, customer_name, customer_email,
 				customer_phone, recipient, description, metadata, fee_charge_mode, checkout_session_id, payment_link_id,
-				otp, idempotency_key, idempotency_fingerprint)
+				otp, idempotency_key, idempotency_fingerprint, refunded_transaction_id, refund_via)
 			VALUES ($1, $2, $3, $4, $5, 'PENDING', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, NULLIF($17, '00000000-0000-0000-0000-000000000000'::uuid), $18, $19, $20,
-				$21, $22, $23, $24, $25, $26, $27, $28, $29, $30)
+				$21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, NULLIF($32, ''))
 			ON CONFLICT (merchant_id, environment, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
 			RETURNING `+transactionColumns,
 			t.ID, t.Reference, t.Merchant, t.Environment, t.Type, t.RequestedAmount.Decimal, t.ClientFee.Decimal,
 			t.DebitedAmount.Decimal, t.GatewayFee.Decimal, t.PlatformFee.Decimal, t.NetAmount.Decimal, t.Currency,
 			origAmount, t.OriginalCurrency, t.ExchangeRate, t.Country, t.NetworkID, t.Network, t.CustomerName,
 			t.CustomerEmail, t.CustomerPhone, t.Recipient, t.Description, metadata, t.FeeChargeMode, t.CheckoutSession,
-			t.PaymentLink, otp, key, fingerprint)
+			t.PaymentLink, otp, key, fingerprint, t.RefundedTransaction, string(nt.RefundVia))
 		created, err := scanTransaction(row)
 		if isNoRows(err) {
 			return errDuplicateKey

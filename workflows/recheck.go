@@ -15,13 +15,15 @@ import (
 )
 
 // WorkflowIDOf is the workflow that decides a transaction: payment:<id> for collections,
-// payout:<id> for payouts and settlements ("" for transfers, which complete at once).
+// payout:<id> for payouts and settlements, refund:<id> for refunds ("" for transfers, which complete at once).
 func WorkflowIDOf(t sika.Transaction) string {
 	switch t.Type {
 	case sika.TypePayment, sika.TypeTopUp:
 		return PaymentWorkflowID(t.ID)
 	case sika.TypePayout:
 		return PayoutWorkflowID(t.ID)
+	case sika.TypeRefund:
+		return RefundWorkflowID(t.ID)
 	}
 	return ""
 }
@@ -58,9 +60,9 @@ func RecheckAtGateway(ctx context.Context, c client.Client, st *store.Store, gws
 	if err != nil {
 		return out, err
 	}
-	read := gw.CollectionStatus
-	if t.Type == sika.TypePayout {
-		read = gw.DisbursementStatus
+	read, err := activities.StatusReader(ctx, st, gw, t)
+	if err != nil {
+		return out, err
 	}
 	st2, err := read(ctx, attempt.ID.String())
 	if err != nil {

@@ -21,6 +21,7 @@ func Register(w worker.Registry, a *activities.Activities) {
 	w.RegisterWorkflow(PurgeIdempotencyKeys)
 	w.RegisterWorkflow(Payment)
 	w.RegisterWorkflow(Payout)
+	w.RegisterWorkflow(Refund)
 	w.RegisterWorkflow(WebhookDelivery)
 	w.RegisterWorkflow(CheckoutExpiry)
 	w.RegisterWorkflow(RecheckEndedAttempts)

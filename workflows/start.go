@@ -114,13 +114,16 @@ func StartFromOutbox(ctx context.Context, c client.Client, e store.OutboxEntry) 
 			return fmt.Errorf("decode outbox %d: %w", e.ID, err)
 		}
 		return StartCheckoutExpiry(ctx, c, in)
-	case PaymentWorkflowType, PayoutWorkflowType:
+	case PaymentWorkflowType, PayoutWorkflowType, RefundWorkflowType:
 		var in activities.PaymentInput
 		if err := json.Unmarshal(e.Input, &in); err != nil {
 			return fmt.Errorf("decode outbox %d: %w", e.ID, err)
 		}
-		if e.Type == PayoutWorkflowType {
+		switch e.Type {
+		case PayoutWorkflowType:
 			return StartPayout(ctx, c, in)
+		case RefundWorkflowType:
+			return StartRefund(ctx, c, in)
 		}
 		return StartPayment(ctx, c, in)
 	}

@@ -41,8 +41,11 @@ func UpdateOperation(ctx context.Context, c client.Client, t sika.Transaction, n
 	}
 	in := activities.PaymentInput{TransactionID: t.ID, Run: t.Run}
 	start := StartPayment
-	if t.Type == sika.TypePayout {
+	switch t.Type {
+	case sika.TypePayout:
 		start = StartPayout
+	case sika.TypeRefund:
+		start = StartRefund
 	}
 	if err := start(ctx, c, in); err != nil {
 		return fmt.Errorf("update %s: %w", name, err)

@@ -29,7 +29,7 @@ const (
 // Choices of the enumerated filters, in the order the messages list them.
 var (
 	TransactionStatuses = []string{string(sika.StatusPending), string(sika.StatusSuccess), string(sika.StatusFailed), string(sika.StatusCancelled)}
-	TransactionTypes    = []string{string(sika.TypePayment), string(sika.TypeTopUp), string(sika.TypePayout), string(sika.TypeTransfer)}
+	TransactionTypes    = []string{string(sika.TypePayment), string(sika.TypeTopUp), string(sika.TypePayout), string(sika.TypeTransfer), string(sika.TypeRefund)}
 	FlowDirections      = []string{string(sika.DirectionInbound), string(sika.DirectionOutbound)}
 	AttemptStatuses     = []string{string(sika.AttemptPending), string(sika.AttemptSuccess), string(sika.AttemptFailed)}
 	StatusTriggers      = []string{string(sika.TriggerSystem), string(sika.TriggerAdmin), string(sika.TriggerClient), string(sika.TriggerWebhookCallback)}
@@ -124,7 +124,8 @@ func (f *query) search(name string) string {
 
 // Transactions reads the filters of the transaction list and export: exact `status`,
 // `transaction_type`, `flow_direction`, `currency`, `country`, `network`, `merchant`; the
-// `created_at__gte` / `created_at__lte` range; `search`. Country, network and currency must be
+// `created_at__gte` / `created_at__lte` range; `search`; `refunded_transaction` (the refunds of
+// one collection). Country, network and currency must be
 // known to the catalogue. The error is a validation error naming every bad parameter, or the
 // catalogue's failure.
 func Transactions(ctx context.Context, values url.Values, cat Catalogue) (store.TransactionFilter, error) {
@@ -140,6 +141,7 @@ func Transactions(ctx context.Context, values url.Values, cat Catalogue) (store.
 		CreatedFrom:   q.instant("created_at__gte", false),
 		CreatedTo:     q.instant("created_at__lte", true),
 		Search:        q.search("search"),
+		Refunded:      q.id("refunded_transaction"),
 	}
 	if f.CreatedFrom != nil && f.CreatedTo != nil && f.CreatedTo.Before(*f.CreatedFrom) {
 		q.verr.Add("created_at__lte", "Must not be before created_at__gte.")

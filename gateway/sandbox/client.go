@@ -52,6 +52,7 @@ var (
 	_ gateway.Gateway   = (*Client)(nil)
 	_ gateway.Canceller = (*Client)(nil)
 	_ gateway.Windowed  = (*Client)(nil)
+	_ gateway.Refunder  = (*Client)(nil)
 )
 
 // NewClient returns the adapter for the gateway cfg names.
@@ -142,19 +143,25 @@ func (c *Client) Windows() gateway.Windows {
 
 // Disburse asks the sandbox to credit req.Phone, at most once per req.Reference.
 func (c *Client) Disburse(ctx context.Context, req gateway.DisburseRequest) (gateway.OperationStatus, error) {
+	return c.sendOutbound(ctx, "/disbursements", req, "")
+}
+
+// sendOutbound initiates a payout, or (collection set) a refund of that collection.
+func (c *Client) sendOutbound(ctx context.Context, path string, req gateway.DisburseRequest, collection string) (gateway.OperationStatus, error) {
 	body := initiationRequest{
-		Reference:     req.Reference,
-		Amount:        req.Amount.StringFixed(2),
-		Currency:      req.Currency,
-		Country:       req.Country,
-		Network:       req.Network,
-		MSISDN:        req.Phone,
-		RecipientName: req.RecipientName,
-		Description:   req.Description,
-		CallbackURL:   req.CallbackURL,
+		Reference:           req.Reference,
+		Amount:              req.Amount.StringFixed(2),
+		Currency:            req.Currency,
+		Country:             req.Country,
+		Network:             req.Network,
+		MSISDN:              req.Phone,
+		RecipientName:       req.RecipientName,
+		Description:         req.Description,
+		CallbackURL:         req.CallbackURL,
+		CollectionReference: collection,
 	}
 	var resp statusBody
-	if err := c.call(ctx, http.MethodPost, "/disbursements", body, &resp); err != nil {
+	if err := c.call(ctx, http.MethodPost, path, body, &resp); err != nil {
 		return gateway.OperationStatus{}, err
 	}
 	return resp.operationStatus(), nil
@@ -163,6 +170,21 @@ func (c *Client) Disburse(ctx context.Context, req gateway.DisburseRequest) (gat
 // DisbursementStatus reads a payout; an unknown reference is StatusNotFound, not an error.
 func (c *Client) DisbursementStatus(ctx context.Context, reference string) (gateway.OperationStatus, error) {
 	return c.status(ctx, http.MethodGet, "/disbursements/"+url.PathEscape(reference), nil)
+}
+
+// Refund asks the sandbox to give req.Amount of the collection sent as
+// req.CollectionReference back to its payer, at most once per req.Reference (partial refunds
+// are allowed). A collection the sandbox does not know, or one the refunds would exceed, is
+// refused with an Invalid error.
+func (c *Client) Refund(ctx context.Context, req gateway.RefundRequest) (gateway.OperationStatus, error) {
+	return c.sendOutbound(ctx, "/refunds", gateway.DisburseRequest{Reference: req.Reference, Amount: req.Amount, Currency: req.Currency,
+		Country: req.Country, Network: req.Network, Phone: req.Phone, Description: req.Description, CallbackURL: req.CallbackURL},
+		req.CollectionReference)
+}
+
+// RefundStatus reads a refund; an unknown reference is StatusNotFound, not an error.
+func (c *Client) RefundStatus(ctx context.Context, reference string) (gateway.OperationStatus, error) {
+	return c.status(ctx, http.MethodGet, "/refunds/"+url.PathEscape(reference), nil)
 }
 
 // ParseCallback verifies the Sandbox-Signature header of a callback (HMAC-SHA256 with the
@@ -177,7 +199,7 @@ func (c *Client) ParseCallback(_ context.Context, header http.Header, body []byt
 		return gateway.Callback{}, fmt.Errorf("sandbox callback: decode body: %w", err)
 	}
 	switch {
-	case cb.Type != kindCollection && cb.Type != kindDisbursement:
+	case cb.Type != kindCollection && cb.Type != kindDisbursement && cb.Type != kindRefund:
 		return gateway.Callback{}, fmt.Errorf("sandbox callback: unknown type %q", cb.Type)
 	case cb.Status != gateway.StatusPending && !cb.Status.Final():
 		return gateway.Callback{}, fmt.Errorf("sandbox callback: unknown status %q", cb.Status)

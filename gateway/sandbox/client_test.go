@@ -221,7 +221,7 @@ func TestParseCallback(t *testing.T) {
 		require.NoError(t, err)
 	})
 	t.Run("signed garbage", func(t *testing.T) {
-		garbage := []byte(`{"type":"refund","reference":"r1","status":"SUCCESS"}`)
+		garbage := []byte(`{"type":"chargeback","reference":"r1","status":"SUCCESS"}`)
 		_, err := client.ParseCallback(t.Context(), header(sign(secret, now, garbage)), garbage)
 		require.Error(t, err)
 		require.False(t, errors.Is(err, ErrInvalidSignature))

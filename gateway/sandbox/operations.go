@@ -37,8 +37,10 @@ type operation struct {
 	country     string
 	description string
 	callbackURL string
-	scenario    scenario
-	createdAt   time.Time
+	// collection, on a refund, is the collection it gives back.
+	collection *operation
+	scenario   scenario
+	createdAt  time.Time
 	// foundAt is when status reads begin to find a 010 operation (on the real clock, as the
 	// delays run); zero for the others, which are found at once.
 	foundAt time.Time
@@ -56,6 +58,8 @@ type operation struct {
 	callbacksSent  int // deliveries acknowledged with a 2xx
 	callbackTries  int // delivery attempts, acknowledged or not
 	timers         []*time.Timer
+	// refunded, on a collection, is what its refunds not FAILED take back.
+	refunded decimal.Decimal
 }
 
 // outcome is an operation's final (or reported) state.
@@ -113,7 +117,7 @@ type scenario struct {
 func scenarioFor(msisdn string, gw GatewayConfig, kind gateway.CallbackKind) scenario {
 	sc := scenario{suffix: msisdn[len(msisdn)-3:], ticks: 1, outcome: succeeded}
 	byKind := func(collection, disbursement outcome) outcome {
-		if kind == kindDisbursement {
+		if kind != kindCollection { // payouts and refunds send money to the number
 			return disbursement
 		}
 		return collection
@@ -270,6 +274,13 @@ func (s *Server) start(gw GatewayConfig, kind gateway.CallbackKind, req *initiat
 		op.log.Info("sandbox initiation replayed", "requests", op.requests, "status", op.status)
 		return op, false, nil
 	}
+	var collection *operation
+	if kind == kindRefund {
+		var e *apiError
+		if collection, e = s.refundableLocked(gw, req, amount); e != nil {
+			return nil, false, e
+		}
+	}
 	switch {
 	case sc.rejectNumber:
 		return nil, false, errInvalidNumber
@@ -297,6 +308,10 @@ func (s *Server) start(gw GatewayConfig, kind gateway.CallbackKind, req *initiat
 		status:      gateway.StatusPending,
 		requests:    1,
 		pushes:      1,
+		collection:  collection,
+	}
+	if collection != nil {
+		collection.refunded = collection.refunded.Add(amount)
 	}
 	if sc.notFoundFirst {
 		op.foundAt = time.Now().Add(s.cfg.NotFoundFor)
@@ -324,7 +339,7 @@ func (s *Server) start(gw GatewayConfig, kind gateway.CallbackKind, req *initiat
 		return op, true, nil
 	}
 	expired := expiredCollection
-	if kind == kindDisbursement {
+	if kind != kindCollection {
 		expired = expiredDisbursement
 	}
 	// A 010 push reaches the customer once the operator has created it.
@@ -505,6 +520,9 @@ func (s *Server) resolveLocked(op *operation, o outcome, by string) {
 		return
 	}
 	op.status, op.failureCode, op.failureMessage = o.status, o.code, o.message
+	if op.collection != nil && o.status == gateway.StatusFailed { // the refund did not take the money back
+		op.collection.refunded = op.collection.refunded.Sub(op.amount)
+	}
 	op.awaitingOTP, op.nextAction = false, nil
 	s.stopTimersLocked(op)
 	op.log.Info("sandbox operation resolved", "status", o.status, "failure_code", o.code, "by", by)

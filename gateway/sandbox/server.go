@@ -12,6 +12,8 @@
 //	POST /gw/{name}/v1/collections/{reference}/cancel withdraw a pending collection
 //	POST /gw/{name}/v1/disbursements                  initiate a payout
 //	GET  /gw/{name}/v1/disbursements/{reference}      read its status
+//	POST /gw/{name}/v1/refunds                        refund (part of) a successful collection
+//	GET  /gw/{name}/v1/refunds/{reference}            read its status
 //	GET  /gw/{name}/checkout/{reference}              the redirect networks' payment page (no auth)
 //
 // and, for people and tests playing the customer:
@@ -176,6 +178,8 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /gw/{name}/v1/collections/{reference}/cancel", s.cancelCollection)
 	mux.HandleFunc("POST /gw/{name}/v1/disbursements", s.initiate(kindDisbursement))
 	mux.HandleFunc("GET /gw/{name}/v1/disbursements/{reference}", s.readStatus(kindDisbursement))
+	mux.HandleFunc("POST /gw/{name}/v1/refunds", s.initiate(kindRefund))
+	mux.HandleFunc("GET /gw/{name}/v1/refunds/{reference}", s.readStatus(kindRefund))
 	mux.HandleFunc("GET /gw/{name}/checkout/{reference}", s.checkoutPage)
 	mux.HandleFunc("POST /sandbox/pushes/{reference}/approve", s.resolveByHand(true))
 	mux.HandleFunc("POST /sandbox/pushes/{reference}/decline", s.resolveByHand(false))

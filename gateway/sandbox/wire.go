@@ -19,6 +19,7 @@ import (
 const (
 	kindCollection   = gateway.CallbackCollection
 	kindDisbursement = gateway.CallbackDisbursement
+	kindRefund       = gateway.CallbackRefund
 )
 
 // initiationRequest is the body of POST …/collections and …/disbursements (a payout has no
@@ -35,6 +36,8 @@ type initiationRequest struct {
 	RecipientName string `json:"recipient_name,omitempty"`
 	Description   string `json:"description,omitempty"`
 	CallbackURL   string `json:"callback_url,omitempty"`
+	// CollectionReference, on a refund, is the reference of the collection it gives back.
+	CollectionReference string `json:"collection_reference,omitempty"`
 }
 
 // otpRequest is the body of POST …/collections/{reference}/otp.

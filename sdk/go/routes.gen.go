@@ -10,6 +10,7 @@ var idempotentRoutes = []string{
 	"/payments/{id}/confirm-otp/",
 	"/payments/{id}/retry/",
 	"/payouts/initialize/",
+	"/refunds/",
 	"/settlements/",
 	"/wallet-transfers/",
 }

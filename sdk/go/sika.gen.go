@@ -171,10 +171,13 @@ const (
 	ErrorCodeNotFailed                 ErrorCode = "not_failed"
 	ErrorCodeNotFound                  ErrorCode = "not_found"
 	ErrorCodeNotPending                ErrorCode = "not_pending"
+	ErrorCodeNotRefundable             ErrorCode = "not_refundable"
 	ErrorCodeOtpRequired               ErrorCode = "otp_required"
 	ErrorCodeOutcomeUnresolved         ErrorCode = "outcome_unresolved"
 	ErrorCodePayoutMethodUnverified    ErrorCode = "payout_method_unverified"
 	ErrorCodeRateLimited               ErrorCode = "rate_limited"
+	ErrorCodeRefundExceedsPayment      ErrorCode = "refund_exceeds_payment"
+	ErrorCodeRefundUnavailable         ErrorCode = "refund_unavailable"
 	ErrorCodeRequestTooLarge           ErrorCode = "request_too_large"
 	ErrorCodeServiceUnavailable        ErrorCode = "service_unavailable"
 	ErrorCodeSessionNotPayable         ErrorCode = "session_not_payable"
@@ -237,6 +240,8 @@ func (e ErrorCode) Valid() bool {
 		return true
 	case ErrorCodeNotPending:
 		return true
+	case ErrorCodeNotRefundable:
+		return true
 	case ErrorCodeOtpRequired:
 		return true
 	case ErrorCodeOutcomeUnresolved:
@@ -244,6 +249,10 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodePayoutMethodUnverified:
 		return true
 	case ErrorCodeRateLimited:
+		return true
+	case ErrorCodeRefundExceedsPayment:
+		return true
+	case ErrorCodeRefundUnavailable:
 		return true
 	case ErrorCodeRequestTooLarge:
 		return true
@@ -288,6 +297,9 @@ const (
 	EventTypeKycRejected              EventType = "kyc.rejected"
 	EventTypePayoutFailed             EventType = "payout.failed"
 	EventTypePayoutSucceeded          EventType = "payout.succeeded"
+	EventTypeRefundFailed             EventType = "refund.failed"
+	EventTypeRefundPending            EventType = "refund.pending"
+	EventTypeRefundSucceeded          EventType = "refund.succeeded"
 	EventTypeSettlementFailed         EventType = "settlement.failed"
 	EventTypeSettlementSucceeded      EventType = "settlement.succeeded"
 	EventTypeTransactionFailed        EventType = "transaction.failed"
@@ -311,6 +323,12 @@ func (e EventType) Valid() bool {
 	case EventTypePayoutFailed:
 		return true
 	case EventTypePayoutSucceeded:
+		return true
+	case EventTypeRefundFailed:
+		return true
+	case EventTypeRefundPending:
+		return true
+	case EventTypeRefundSucceeded:
 		return true
 	case EventTypeSettlementFailed:
 		return true
@@ -651,6 +669,27 @@ func (e NextActionType) Valid() bool {
 	}
 }
 
+// Defines values for PaymentRefundStatus.
+const (
+	PaymentRefundStatusNOTREFUNDED       PaymentRefundStatus = "NOT_REFUNDED"
+	PaymentRefundStatusPARTIALLYREFUNDED PaymentRefundStatus = "PARTIALLY_REFUNDED"
+	PaymentRefundStatusREFUNDED          PaymentRefundStatus = "REFUNDED"
+)
+
+// Valid indicates whether the value is a known member of the PaymentRefundStatus enum.
+func (e PaymentRefundStatus) Valid() bool {
+	switch e {
+	case PaymentRefundStatusNOTREFUNDED:
+		return true
+	case PaymentRefundStatusPARTIALLYREFUNDED:
+		return true
+	case PaymentRefundStatusREFUNDED:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PaymentLinkAmountType.
 const (
 	PaymentLinkAmountTypeFIXED PaymentLinkAmountType = "FIXED"
@@ -846,6 +885,27 @@ func (e SupportResolutionRequestStatus) Valid() bool {
 	}
 }
 
+// Defines values for TransactionRefundStatus.
+const (
+	TransactionRefundStatusNOTREFUNDED       TransactionRefundStatus = "NOT_REFUNDED"
+	TransactionRefundStatusPARTIALLYREFUNDED TransactionRefundStatus = "PARTIALLY_REFUNDED"
+	TransactionRefundStatusREFUNDED          TransactionRefundStatus = "REFUNDED"
+)
+
+// Valid indicates whether the value is a known member of the TransactionRefundStatus enum.
+func (e TransactionRefundStatus) Valid() bool {
+	switch e {
+	case TransactionRefundStatusNOTREFUNDED:
+		return true
+	case TransactionRefundStatusPARTIALLYREFUNDED:
+		return true
+	case TransactionRefundStatusREFUNDED:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for TransactionAttemptStatus.
 const (
 	TransactionAttemptStatusFAILED  TransactionAttemptStatus = "FAILED"
@@ -861,6 +921,27 @@ func (e TransactionAttemptStatus) Valid() bool {
 	case TransactionAttemptStatusPENDING:
 		return true
 	case TransactionAttemptStatusSUCCESS:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TransactionDetailRefundStatus.
+const (
+	TransactionDetailRefundStatusNOTREFUNDED       TransactionDetailRefundStatus = "NOT_REFUNDED"
+	TransactionDetailRefundStatusPARTIALLYREFUNDED TransactionDetailRefundStatus = "PARTIALLY_REFUNDED"
+	TransactionDetailRefundStatusREFUNDED          TransactionDetailRefundStatus = "REFUNDED"
+)
+
+// Valid indicates whether the value is a known member of the TransactionDetailRefundStatus enum.
+func (e TransactionDetailRefundStatus) Valid() bool {
+	switch e {
+	case TransactionDetailRefundStatusNOTREFUNDED:
+		return true
+	case TransactionDetailRefundStatusPARTIALLYREFUNDED:
+		return true
+	case TransactionDetailRefundStatusREFUNDED:
 		return true
 	default:
 		return false
@@ -917,10 +998,11 @@ func (e TransactionStatusLogTriggeredBy) Valid() bool {
 
 // Defines values for TransactionType.
 const (
-	TransactionTypePAIEMENT  TransactionType = "PAIEMENT"
-	TransactionTypeRECHARGE  TransactionType = "RECHARGE"
-	TransactionTypeRETRAIT   TransactionType = "RETRAIT"
-	TransactionTypeTRANSFERT TransactionType = "TRANSFERT"
+	TransactionTypePAIEMENT      TransactionType = "PAIEMENT"
+	TransactionTypeRECHARGE      TransactionType = "RECHARGE"
+	TransactionTypeREMBOURSEMENT TransactionType = "REMBOURSEMENT"
+	TransactionTypeRETRAIT       TransactionType = "RETRAIT"
+	TransactionTypeTRANSFERT     TransactionType = "TRANSFERT"
 )
 
 // Valid indicates whether the value is a known member of the TransactionType enum.
@@ -929,6 +1011,8 @@ func (e TransactionType) Valid() bool {
 	case TransactionTypePAIEMENT:
 		return true
 	case TransactionTypeRECHARGE:
+		return true
+	case TransactionTypeREMBOURSEMENT:
 		return true
 	case TransactionTypeRETRAIT:
 		return true
@@ -2454,6 +2538,51 @@ func (e Readyz200JSONResponseBodySuccess) Valid() bool {
 	}
 }
 
+// Defines values for ListRefunds200JSONResponseBodySuccess.
+const (
+	ListRefunds200JSONResponseBodySuccessTrue ListRefunds200JSONResponseBodySuccess = true
+)
+
+// Valid indicates whether the value is a known member of the ListRefunds200JSONResponseBodySuccess enum.
+func (e ListRefunds200JSONResponseBodySuccess) Valid() bool {
+	switch e {
+	case ListRefunds200JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CreateRefund201JSONResponseBodySuccess.
+const (
+	CreateRefund201JSONResponseBodySuccessTrue CreateRefund201JSONResponseBodySuccess = true
+)
+
+// Valid indicates whether the value is a known member of the CreateRefund201JSONResponseBodySuccess enum.
+func (e CreateRefund201JSONResponseBodySuccess) Valid() bool {
+	switch e {
+	case CreateRefund201JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetRefund200JSONResponseBodySuccess.
+const (
+	GetRefund200JSONResponseBodySuccessTrue GetRefund200JSONResponseBodySuccess = true
+)
+
+// Valid indicates whether the value is a known member of the GetRefund200JSONResponseBodySuccess enum.
+func (e GetRefund200JSONResponseBodySuccess) Valid() bool {
+	switch e {
+	case GetRefund200JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListSettlements200JSONResponseBodySuccess.
 const (
 	ListSettlements200JSONResponseBodySuccessTrue ListSettlements200JSONResponseBodySuccess = true
@@ -2920,6 +3049,7 @@ type ErrorObject struct {
 	// | 409 | `link_inactive` | the payment link is disabled |
 	// | 409 | `session_not_payable` | hosted payment of a session not `PENDING` or expired |
 	// | 409 | `checkout_payment_in_progress` | hosted payment of a session while another of its payments is `PENDING` |
+	// | 409 | `not_refundable` | refund of a transaction that is not a successful collection (`PAIEMENT`) |
 	// | 413 | `request_too_large` | JSON body over 1 MiB |
 	// | 413 | `file_too_large` | KYC upload over 10 MB |
 	// | 415 | `unsupported_media_type` | KYC upload of a type not allowed (read from the bytes) |
@@ -2932,6 +3062,8 @@ type ErrorObject struct {
 	// | 422 | `amount_out_of_range` | below a link's `min_amount` or outside a network's limits |
 	// | 422 | `payout_method_unverified` | settlement to a payout method not verified |
 	// | 422 | `invoice_unavailable` | invoice of a transaction that is not `INBOUND` and `SUCCESS` |
+	// | 422 | `refund_exceeds_payment` | the refunds of a collection (succeeded and in flight) would exceed what the customer paid |
+	// | 422 | `refund_unavailable` | the collection's network can neither refund it nor pay out to the payer |
 	// | 429 | `rate_limited` | over the account's request rate |
 	// | 500 | `internal_error` | a bug; the message never leaks internals |
 	// | 503 | `service_unavailable` | a dependency is down; safe to retry with the same `Idempotency-Key` |
@@ -2966,6 +3098,7 @@ type ErrorObject struct {
 // | 409 | `link_inactive` | the payment link is disabled |
 // | 409 | `session_not_payable` | hosted payment of a session not `PENDING` or expired |
 // | 409 | `checkout_payment_in_progress` | hosted payment of a session while another of its payments is `PENDING` |
+// | 409 | `not_refundable` | refund of a transaction that is not a successful collection (`PAIEMENT`) |
 // | 413 | `request_too_large` | JSON body over 1 MiB |
 // | 413 | `file_too_large` | KYC upload over 10 MB |
 // | 415 | `unsupported_media_type` | KYC upload of a type not allowed (read from the bytes) |
@@ -2978,6 +3111,8 @@ type ErrorObject struct {
 // | 422 | `amount_out_of_range` | below a link's `min_amount` or outside a network's limits |
 // | 422 | `payout_method_unverified` | settlement to a payout method not verified |
 // | 422 | `invoice_unavailable` | invoice of a transaction that is not `INBOUND` and `SUCCESS` |
+// | 422 | `refund_exceeds_payment` | the refunds of a collection (succeeded and in flight) would exceed what the customer paid |
+// | 422 | `refund_unavailable` | the collection's network can neither refund it nor pay out to the payer |
 // | 429 | `rate_limited` | over the account's request rate |
 // | 500 | `internal_error` | a bug; the message never leaks internals |
 // | 503 | `service_unavailable` | a dependency is down; safe to retry with the same `Idempotency-Key` |
@@ -3072,7 +3207,7 @@ type FeeRule struct {
 	Percentage string `json:"percentage"`
 }
 
-// FlowDirection `INBOUND` (money in: `PAIEMENT`, `RECHARGE`) or `OUTBOUND` (money out: `RETRAIT`, `TRANSFERT`); always derived from `transaction_type`.
+// FlowDirection `INBOUND` (money in: `PAIEMENT`, `RECHARGE`) or `OUTBOUND` (money out: `RETRAIT`, `TRANSFERT`, `REMBOURSEMENT`); always derived from `transaction_type`.
 type FlowDirection string
 
 // HostedOTPRequest defines model for HostedOTPRequest.
@@ -3679,6 +3814,11 @@ type Payment struct {
 	// Example: 5000.00
 	Amount Amount `json:"amount"`
 
+	// AmountRefunded An amount of money, as a decimal string with exactly two decimals.
+	//
+	// Example: 5000.00
+	AmountRefunded *Amount `json:"amount_refunded,omitempty"`
+
 	// CheckoutSession The checkout session paid by this transaction; null for a softpay payment.
 	CheckoutSession *openapi_types.UUID `json:"checkout_session"`
 
@@ -3738,7 +3878,7 @@ type Payment struct {
 	// FeeChargeMode Who bears the fees. `ADD_ON` adds them to what the customer pays (the merchant receives the full amount); `DEDUCTED` takes them out of what the merchant receives.
 	FeeChargeMode FeeChargeMode `json:"fee_charge_mode"`
 
-	// FlowDirection `INBOUND` (money in: `PAIEMENT`, `RECHARGE`) or `OUTBOUND` (money out: `RETRAIT`, `TRANSFERT`); always derived from `transaction_type`.
+	// FlowDirection `INBOUND` (money in: `PAIEMENT`, `RECHARGE`) or `OUTBOUND` (money out: `RETRAIT`, `TRANSFERT`, `REMBOURSEMENT`); always derived from `transaction_type`.
 	FlowDirection FlowDirection `json:"flow_direction"`
 
 	// GatewayFee An amount of money, as a decimal string with exactly two decimals.
@@ -3799,6 +3939,12 @@ type Payment struct {
 	// Example: PAY-20261121-7K3Q9M2XHD
 	Reference string `json:"reference"`
 
+	// RefundStatus On a collection (`PAIEMENT`), whether `amount_refunded` is none (`NOT_REFUNDED`), part (`PARTIALLY_REFUNDED`) or all (`REFUNDED`) of what the customer paid (`debited_amount`); null on other transactions.
+	RefundStatus *PaymentRefundStatus `json:"refund_status,omitempty"`
+
+	// RefundedTransaction On a refund (`REMBOURSEMENT`), the collection it gives back; null otherwise.
+	RefundedTransaction *openapi_types.UUID `json:"refunded_transaction,omitempty"`
+
 	// RequestedAmount An amount of money, as a decimal string with exactly two decimals.
 	//
 	// Example: 5000.00
@@ -3831,9 +3977,13 @@ type Payment struct {
 	// | `RECHARGE` | `INBOUND` | balance top-up |
 	// | `RETRAIT` | `OUTBOUND` | payout |
 	// | `TRANSFERT` | `OUTBOUND` | transfer between two of the merchant's wallets |
+	// | `REMBOURSEMENT` | `OUTBOUND` | refund of a collection (`refunded_transaction`) |
 	TransactionType TransactionType `json:"transaction_type"`
 	UpdatedAt       time.Time       `json:"updated_at"`
 }
+
+// PaymentRefundStatus defines model for Payment.RefundStatus.
+type PaymentRefundStatus string
 
 // PaymentLink A reusable hosted payment page; each payment made on it is a transaction.
 type PaymentLink struct {
@@ -4136,6 +4286,11 @@ type Transaction struct {
 	// Example: 5000.00
 	Amount Amount `json:"amount"`
 
+	// AmountRefunded An amount of money, as a decimal string with exactly two decimals.
+	//
+	// Example: 5000.00
+	AmountRefunded Amount `json:"amount_refunded"`
+
 	// CheckoutSession The checkout session paid by this transaction; null for a softpay payment.
 	CheckoutSession *openapi_types.UUID `json:"checkout_session"`
 
@@ -4195,7 +4350,7 @@ type Transaction struct {
 	// FeeChargeMode Who bears the fees. `ADD_ON` adds them to what the customer pays (the merchant receives the full amount); `DEDUCTED` takes them out of what the merchant receives.
 	FeeChargeMode FeeChargeMode `json:"fee_charge_mode"`
 
-	// FlowDirection `INBOUND` (money in: `PAIEMENT`, `RECHARGE`) or `OUTBOUND` (money out: `RETRAIT`, `TRANSFERT`); always derived from `transaction_type`.
+	// FlowDirection `INBOUND` (money in: `PAIEMENT`, `RECHARGE`) or `OUTBOUND` (money out: `RETRAIT`, `TRANSFERT`, `REMBOURSEMENT`); always derived from `transaction_type`.
 	FlowDirection FlowDirection `json:"flow_direction"`
 
 	// GatewayFee An amount of money, as a decimal string with exactly two decimals.
@@ -4249,6 +4404,12 @@ type Transaction struct {
 	// Example: PAY-20261121-7K3Q9M2XHD
 	Reference string `json:"reference"`
 
+	// RefundStatus On a collection (`PAIEMENT`), whether `amount_refunded` is none (`NOT_REFUNDED`), part (`PARTIALLY_REFUNDED`) or all (`REFUNDED`) of what the customer paid (`debited_amount`); null on other transactions.
+	RefundStatus *TransactionRefundStatus `json:"refund_status"`
+
+	// RefundedTransaction On a refund (`REMBOURSEMENT`), the collection it gives back; null otherwise.
+	RefundedTransaction *openapi_types.UUID `json:"refunded_transaction"`
+
 	// RequestedAmount An amount of money, as a decimal string with exactly two decimals.
 	//
 	// Example: 5000.00
@@ -4281,9 +4442,13 @@ type Transaction struct {
 	// | `RECHARGE` | `INBOUND` | balance top-up |
 	// | `RETRAIT` | `OUTBOUND` | payout |
 	// | `TRANSFERT` | `OUTBOUND` | transfer between two of the merchant's wallets |
+	// | `REMBOURSEMENT` | `OUTBOUND` | refund of a collection (`refunded_transaction`) |
 	TransactionType TransactionType `json:"transaction_type"`
 	UpdatedAt       time.Time       `json:"updated_at"`
 }
+
+// TransactionRefundStatus defines model for Transaction.RefundStatus.
+type TransactionRefundStatus string
 
 // TransactionAttempt One routing attempt of a transaction at one gateway. A gateway that is unavailable before accepting the request is followed by an attempt at the next gateway; a retry starts a new `run`.
 type TransactionAttempt struct {
@@ -4350,6 +4515,11 @@ type TransactionDetail struct {
 	// Example: 5000.00
 	Amount Amount `json:"amount"`
 
+	// AmountRefunded An amount of money, as a decimal string with exactly two decimals.
+	//
+	// Example: 5000.00
+	AmountRefunded Amount `json:"amount_refunded"`
+
 	// Attempts One entry per gateway attempt, in order (by `run`, then `sequence`); empty until the first gateway call.
 	Attempts []TransactionAttempt `json:"attempts"`
 
@@ -4412,7 +4582,7 @@ type TransactionDetail struct {
 	// FeeChargeMode Who bears the fees. `ADD_ON` adds them to what the customer pays (the merchant receives the full amount); `DEDUCTED` takes them out of what the merchant receives.
 	FeeChargeMode FeeChargeMode `json:"fee_charge_mode"`
 
-	// FlowDirection `INBOUND` (money in: `PAIEMENT`, `RECHARGE`) or `OUTBOUND` (money out: `RETRAIT`, `TRANSFERT`); always derived from `transaction_type`.
+	// FlowDirection `INBOUND` (money in: `PAIEMENT`, `RECHARGE`) or `OUTBOUND` (money out: `RETRAIT`, `TRANSFERT`, `REMBOURSEMENT`); always derived from `transaction_type`.
 	FlowDirection FlowDirection `json:"flow_direction"`
 
 	// GatewayFee An amount of money, as a decimal string with exactly two decimals.
@@ -4466,6 +4636,12 @@ type TransactionDetail struct {
 	// Example: PAY-20261121-7K3Q9M2XHD
 	Reference string `json:"reference"`
 
+	// RefundStatus On a collection (`PAIEMENT`), whether `amount_refunded` is none (`NOT_REFUNDED`), part (`PARTIALLY_REFUNDED`) or all (`REFUNDED`) of what the customer paid (`debited_amount`); null on other transactions.
+	RefundStatus *TransactionDetailRefundStatus `json:"refund_status"`
+
+	// RefundedTransaction On a refund (`REMBOURSEMENT`), the collection it gives back; null otherwise.
+	RefundedTransaction *openapi_types.UUID `json:"refunded_transaction"`
+
 	// RequestedAmount An amount of money, as a decimal string with exactly two decimals.
 	//
 	// Example: 5000.00
@@ -4501,9 +4677,13 @@ type TransactionDetail struct {
 	// | `RECHARGE` | `INBOUND` | balance top-up |
 	// | `RETRAIT` | `OUTBOUND` | payout |
 	// | `TRANSFERT` | `OUTBOUND` | transfer between two of the merchant's wallets |
+	// | `REMBOURSEMENT` | `OUTBOUND` | refund of a collection (`refunded_transaction`) |
 	TransactionType TransactionType `json:"transaction_type"`
 	UpdatedAt       time.Time       `json:"updated_at"`
 }
+
+// TransactionDetailRefundStatus defines model for TransactionDetail.RefundStatus.
+type TransactionDetailRefundStatus string
 
 // TransactionStatus `PENDING`: pushed or initiated, waiting for the customer or the operator. `SUCCESS`:
 // confirmed (the wallet is credited, or the beneficiary). `FAILED`: refused or failed
@@ -4580,6 +4760,7 @@ type TransactionStatusLogCursorPage struct {
 // | `RECHARGE` | `INBOUND` | balance top-up |
 // | `RETRAIT` | `OUTBOUND` | payout |
 // | `TRANSFERT` | `OUTBOUND` | transfer between two of the merchant's wallets |
+// | `REMBOURSEMENT` | `OUTBOUND` | refund of a collection (`refunded_transaction`) |
 type TransactionType string
 
 // UnclearPayout A payout that awaits its operator's final word, with its attempts and where to look at its workflow.
@@ -6345,6 +6526,115 @@ type Readyz200JSONResponseBodyDataStatus string
 // Readyz200JSONResponseBodySuccess defines parameters for Readyz.
 type Readyz200JSONResponseBodySuccess bool
 
+// ListRefundsParams defines parameters for ListRefunds.
+type ListRefundsParams struct {
+	// Status The transaction's status; case-insensitive.
+	Status *TransactionStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Currency The currency of the amounts (a country's currency); case-insensitive. A currency no country of the catalogue uses answers a validation error.
+	Currency *string `form:"currency,omitempty" json:"currency,omitempty"`
+
+	// Country ISO 3166-1 alpha-2 code; case-insensitive. A country not in `GET /countries/` answers a validation error.
+	Country *string `form:"country,omitempty" json:"country,omitempty"`
+
+	// Network The network's `code`; case-insensitive. A code not in `GET /networks/` answers a validation error.
+	Network *string `form:"network,omitempty" json:"network,omitempty"`
+
+	// Merchant The merchant's id. Only the caller's own merchant has transactions here; any other id gives an empty list.
+	Merchant *openapi_types.UUID `form:"merchant,omitempty" json:"merchant,omitempty"`
+
+	// CreatedAtGte Created at or after: an RFC 3339 date-time with its offset (`2026-01-31T09:30:00Z`;
+	// encode a `+` offset as `%2B`) or a date (`2026-01-31`, from 00:00 UTC).
+	CreatedAtGte *string `form:"created_at__gte,omitempty" json:"created_at__gte,omitempty"`
+
+	// CreatedAtLte Created at or before: an RFC 3339 date-time, or a date (`2026-01-31`: the whole
+	// day, to 23:59:59.999999 UTC). Before `created_at__gte` answers a validation error.
+	CreatedAtLte *string `form:"created_at__lte,omitempty" json:"created_at__lte,omitempty"`
+
+	// Search Case-insensitive substring of the reference, the gateway reference, the customer's
+	// name, email or phone, the payment-link slug or the checkout-session slug; 3 to 100
+	// characters (trimmed). A number written as a phone number (`+229 97 00 01 23`,
+	// `0022997000123`, `97000123`) also finds the E.164 number it stands for. `%` and `_`
+	// are ordinary characters.
+	Search *string `form:"search,omitempty" json:"search,omitempty"`
+
+	// RefundedTransaction The id of a collection; keeps its refunds.
+	RefundedTransaction *openapi_types.UUID `form:"refunded_transaction,omitempty" json:"refunded_transaction,omitempty"`
+
+	// Cursor An opaque, signed position in a cursor list, as found in `next` or `previous` of the
+	// previous answer; never built by hand. An altered or malformed cursor answers a
+	// validation error on `cursor`. Absent: the first page (the newest rows).
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// PageSize Results per page of a cursor list; values above 200 are treated as 200.
+	PageSize *CursorPageSize `form:"page_size,omitempty" json:"page_size,omitempty"`
+
+	// XEnvironment Dashboard session only (ignored with an API key, whose environment is its own): the
+	// environment the call acts in; case-insensitive. Any other value answers a validation
+	// error on `X-Environment`.
+	XEnvironment *XEnvironment `json:"X-Environment,omitempty"`
+
+	// XMerchantId Dashboard session only (ignored with an API key): the merchant the call acts for, among
+	// the member's merchants; default the first. A merchant the member does not belong to
+	// answers `404 not_found`.
+	XMerchantId *XMerchantId `json:"X-Merchant-Id,omitempty"`
+}
+
+// ListRefunds200JSONResponseBodySuccess defines parameters for ListRefunds.
+type ListRefunds200JSONResponseBodySuccess bool
+
+// CreateRefundJSONBody defines parameters for CreateRefund.
+type CreateRefundJSONBody struct {
+	// Amount What to give back, in the collection's currency (at most two decimals, a whole number for XOF, XAF and GNF, greater than zero); absent or null for all that is left.
+	//
+	// Example: 500
+	Amount *string `json:"amount,omitempty"`
+
+	// Reason Why; kept as the refund's `description`.
+	Reason *string `json:"reason,omitempty"`
+
+	// Transaction The id of the collection to refund: a `PAIEMENT` of the merchant in `SUCCESS`.
+	Transaction openapi_types.UUID `json:"transaction"`
+}
+
+// CreateRefundParams defines parameters for CreateRefund.
+type CreateRefundParams struct {
+	// IdempotencyKey Makes a money-moving request safe to retry: a replay with the same body (on the same
+	// path) answers the first response with `Idempotent-Replayed: true`, an error (4xx)
+	// included, and performs nothing again; a 5xx is not kept (see the conventions). Used by
+	// the operations that say they accept it.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// XEnvironment Dashboard session only (ignored with an API key, whose environment is its own): the
+	// environment the call acts in; case-insensitive. Any other value answers a validation
+	// error on `X-Environment`.
+	XEnvironment *XEnvironment `json:"X-Environment,omitempty"`
+
+	// XMerchantId Dashboard session only (ignored with an API key): the merchant the call acts for, among
+	// the member's merchants; default the first. A merchant the member does not belong to
+	// answers `404 not_found`.
+	XMerchantId *XMerchantId `json:"X-Merchant-Id,omitempty"`
+}
+
+// CreateRefund201JSONResponseBodySuccess defines parameters for CreateRefund.
+type CreateRefund201JSONResponseBodySuccess bool
+
+// GetRefundParams defines parameters for GetRefund.
+type GetRefundParams struct {
+	// XEnvironment Dashboard session only (ignored with an API key, whose environment is its own): the
+	// environment the call acts in; case-insensitive. Any other value answers a validation
+	// error on `X-Environment`.
+	XEnvironment *XEnvironment `json:"X-Environment,omitempty"`
+
+	// XMerchantId Dashboard session only (ignored with an API key): the merchant the call acts for, among
+	// the member's merchants; default the first. A merchant the member does not belong to
+	// answers `404 not_found`.
+	XMerchantId *XMerchantId `json:"X-Merchant-Id,omitempty"`
+}
+
+// GetRefund200JSONResponseBodySuccess defines parameters for GetRefund.
+type GetRefund200JSONResponseBodySuccess bool
+
 // StreamRequestLogsParams defines parameters for StreamRequestLogs.
 type StreamRequestLogsParams struct {
 	// LastEventID The id of the last message received; one this stream did not send for this merchant and environment answers a validation error on `Last-Event-ID`.
@@ -6566,6 +6856,9 @@ type ListTransactionsParams struct {
 	// are ordinary characters.
 	Search *string `form:"search,omitempty" json:"search,omitempty"`
 
+	// RefundedTransaction The id of a collection; keeps its refunds.
+	RefundedTransaction *openapi_types.UUID `form:"refunded_transaction,omitempty" json:"refunded_transaction,omitempty"`
+
 	// Cursor An opaque, signed position in a cursor list, as found in `next` or `previous` of the
 	// previous answer; never built by hand. An altered or malformed cursor answers a
 	// validation error on `cursor`. Absent: the first page (the newest rows).
@@ -6625,6 +6918,9 @@ type ExportTransactionsParams struct {
 	// `0022997000123`, `97000123`) also finds the E.164 number it stands for. `%` and `_`
 	// are ordinary characters.
 	Search *string `form:"search,omitempty" json:"search,omitempty"`
+
+	// RefundedTransaction The id of a collection; keeps its refunds.
+	RefundedTransaction *openapi_types.UUID `form:"refunded_transaction,omitempty" json:"refunded_transaction,omitempty"`
 
 	// XEnvironment Dashboard session only (ignored with an API key, whose environment is its own): the
 	// environment the call acts in; case-insensitive. Any other value answers a validation
@@ -6827,6 +7123,9 @@ type RetryPaymentJSONRequestBody RetryPaymentJSONBody
 
 // InitializePayoutJSONRequestBody defines body for InitializePayout for application/json ContentType.
 type InitializePayoutJSONRequestBody InitializePayoutJSONBody
+
+// CreateRefundJSONRequestBody defines body for CreateRefund for application/json ContentType.
+type CreateRefundJSONRequestBody CreateRefundJSONBody
 
 // CreateSettlementJSONRequestBody defines body for CreateSettlement for application/json ContentType.
 type CreateSettlementJSONRequestBody CreateSettlementJSONBody
@@ -7430,7 +7729,7 @@ type ClientInterface interface {
 
 	// ListEvents List events
 	//
-	// The event log of the environment, newest first (cursor pagination: `next`/`previous` URLs, no `count`). Types: `transaction.pending`, `transaction.succeeded`, `transaction.failed`, `payout.succeeded`, `payout.failed`, `settlement.succeeded`, `settlement.failed`, `checkout_session.paid`, `checkout_session.expired`, `checkout_session.cancelled`, `kyc.approved`, `kyc.rejected`. Any key scope.
+	// The event log of the environment, newest first (cursor pagination: `next`/`previous` URLs, no `count`). Types: `transaction.pending`, `transaction.succeeded`, `transaction.failed`, `payout.succeeded`, `payout.failed`, `settlement.succeeded`, `settlement.failed`, `refund.pending`, `refund.succeeded`, `refund.failed`, `checkout_session.paid`, `checkout_session.expired`, `checkout_session.cancelled`, `kyc.approved`, `kyc.rejected`. Any key scope.
 	//
 	// Corresponds with GET /events/ (the `ListEvents` operationId).
 	ListEvents(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -8467,6 +8766,112 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /readyz (the `Readyz` operationId).
 	Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListRefunds List refunds
+	//
+	// The merchant's refunds (`REMBOURSEMENT` transactions) in the caller's environment,
+	// newest first, with the cursor pagination and the filters of `GET /transactions/`
+	// (`transaction_type` is always `REMBOURSEMENT`); `refunded_transaction` keeps the
+	// refunds of one collection. Any key scope.
+	//
+	// Corresponds with GET /refunds/ (the `ListRefunds` operationId).
+	ListRefunds(ctx context.Context, params *ListRefundsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateRefundWithBody Refund a collection
+	//
+	// Gives the customer of a successful collection (`PAIEMENT`, `SUCCESS`) back `amount`, or,
+	// without `amount`, all that is left to refund. Answers `201` with the refund: a
+	// transaction of type `REMBOURSEMENT`, `OUTBOUND`, status `PENDING`, whose
+	// `refunded_transaction` is the collection; the outcome arrives later
+	// (`GET /refunds/{id}/`, events `refund.pending`, `refund.succeeded`, `refund.failed`,
+	// with `transaction.*`). Partial refunds are allowed, several per collection.
+	//
+	// **Never more than was paid.** The refunds of a collection, succeeded and in flight,
+	// this one included, never exceed what the customer paid (its `debited_amount`): the
+	// collection is locked while they are summed, so refunds asked at once cannot together
+	// exceed it (`422 refund_exceeds_payment`). A refund that fails gives its share back.
+	// Once a refund succeeds the collection's `amount_refunded` grows and its
+	// `refund_status` becomes `PARTIALLY_REFUNDED` or `REFUNDED`.
+	//
+	// **The hold.** As for a payout, what will leave the wallet of the collection's country
+	// (`debited_amount`: the amount and the refund's fee) moves from `available_amount` to
+	// `pending_amount` when the refund is recorded (`422 insufficient_balance` and nothing
+	// written when it cannot); it is settled on success and released only on a definite
+	// failure.
+	//
+	// **Fees.** A refund is priced as a payout on the collection's network (the merchant's
+	// effective `OUTBOUND` rates), always `ADD_ON`: the customer gets back exactly `amount`
+	// and the wallet gives `amount + client_fee`. The collection's own fees are not returned.
+	//
+	// **How.** Through the operator's own refund of the collection where it has one (MTN
+	// MoMo's refund naming the collection; Wave's checkout refund, for the whole amount only),
+	// otherwise as a payout to the payer's number (`recipient`) on the same network. Where
+	// neither is possible (Orange WebPay collects only) the refund is refused,
+	// `422 refund_unavailable`.
+	//
+	// **TEST mode (sandbox)**: the sandbox refunds the collection itself; the outcome follows
+	// the last three digits of the payer's number as for payouts (`009` about 20 s, `006`
+	// times out but is refunded once, `007` no callback, …).
+	//
+	// Needs scope `PAYOUT` or `BOTH` (and, with an API key, a whitelisted IP). Accepts
+	// `Idempotency-Key`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /refunds/ (the `CreateRefund` operationId).
+	CreateRefundWithBody(ctx context.Context, params *CreateRefundParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateRefund Refund a collection
+	//
+	// Gives the customer of a successful collection (`PAIEMENT`, `SUCCESS`) back `amount`, or,
+	// without `amount`, all that is left to refund. Answers `201` with the refund: a
+	// transaction of type `REMBOURSEMENT`, `OUTBOUND`, status `PENDING`, whose
+	// `refunded_transaction` is the collection; the outcome arrives later
+	// (`GET /refunds/{id}/`, events `refund.pending`, `refund.succeeded`, `refund.failed`,
+	// with `transaction.*`). Partial refunds are allowed, several per collection.
+	//
+	// **Never more than was paid.** The refunds of a collection, succeeded and in flight,
+	// this one included, never exceed what the customer paid (its `debited_amount`): the
+	// collection is locked while they are summed, so refunds asked at once cannot together
+	// exceed it (`422 refund_exceeds_payment`). A refund that fails gives its share back.
+	// Once a refund succeeds the collection's `amount_refunded` grows and its
+	// `refund_status` becomes `PARTIALLY_REFUNDED` or `REFUNDED`.
+	//
+	// **The hold.** As for a payout, what will leave the wallet of the collection's country
+	// (`debited_amount`: the amount and the refund's fee) moves from `available_amount` to
+	// `pending_amount` when the refund is recorded (`422 insufficient_balance` and nothing
+	// written when it cannot); it is settled on success and released only on a definite
+	// failure.
+	//
+	// **Fees.** A refund is priced as a payout on the collection's network (the merchant's
+	// effective `OUTBOUND` rates), always `ADD_ON`: the customer gets back exactly `amount`
+	// and the wallet gives `amount + client_fee`. The collection's own fees are not returned.
+	//
+	// **How.** Through the operator's own refund of the collection where it has one (MTN
+	// MoMo's refund naming the collection; Wave's checkout refund, for the whole amount only),
+	// otherwise as a payout to the payer's number (`recipient`) on the same network. Where
+	// neither is possible (Orange WebPay collects only) the refund is refused,
+	// `422 refund_unavailable`.
+	//
+	// **TEST mode (sandbox)**: the sandbox refunds the collection itself; the outcome follows
+	// the last three digits of the payer's number as for payouts (`009` about 20 s, `006`
+	// times out but is refunded once, `007` no callback, …).
+	//
+	// Needs scope `PAYOUT` or `BOTH` (and, with an API key, a whitelisted IP). Accepts
+	// `Idempotency-Key`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /refunds/ (the `CreateRefund` operationId).
+	CreateRefund(ctx context.Context, params *CreateRefundParams, body CreateRefundJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetRefund Get a refund
+	//
+	// A refund with its `attempts` and `status_logs`. Another transaction's id (a collection,
+	// a payout) answers `404 not_found`, as another merchant's does. Any key scope.
+	//
+	// Corresponds with GET /refunds/{id}/ (the `GetRefund` operationId).
+	GetRefund(ctx context.Context, id Id, params *GetRefundParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// StreamRequestLogs Stream API request logs live
 	//
@@ -9622,7 +10027,7 @@ func (c *RawClient) GetDocs(ctx context.Context, reqEditors ...RequestEditorFn) 
 
 // ListEvents List events
 //
-// The event log of the environment, newest first (cursor pagination: `next`/`previous` URLs, no `count`). Types: `transaction.pending`, `transaction.succeeded`, `transaction.failed`, `payout.succeeded`, `payout.failed`, `settlement.succeeded`, `settlement.failed`, `checkout_session.paid`, `checkout_session.expired`, `checkout_session.cancelled`, `kyc.approved`, `kyc.rejected`. Any key scope.
+// The event log of the environment, newest first (cursor pagination: `next`/`previous` URLs, no `count`). Types: `transaction.pending`, `transaction.succeeded`, `transaction.failed`, `payout.succeeded`, `payout.failed`, `settlement.succeeded`, `settlement.failed`, `refund.pending`, `refund.succeeded`, `refund.failed`, `checkout_session.paid`, `checkout_session.expired`, `checkout_session.cancelled`, `kyc.approved`, `kyc.rejected`. Any key scope.
 //
 // Corresponds with GET /events/ (the `ListEvents` operationId).
 func (c *RawClient) ListEvents(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -11430,6 +11835,152 @@ func (c *RawClient) ListMyRates(ctx context.Context, params *ListMyRatesParams, 
 // Corresponds with GET /readyz (the `Readyz` operationId).
 func (c *RawClient) Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewReadyzRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListRefunds List refunds
+//
+// The merchant's refunds (`REMBOURSEMENT` transactions) in the caller's environment,
+// newest first, with the cursor pagination and the filters of `GET /transactions/`
+// (`transaction_type` is always `REMBOURSEMENT`); `refunded_transaction` keeps the
+// refunds of one collection. Any key scope.
+//
+// Corresponds with GET /refunds/ (the `ListRefunds` operationId).
+func (c *RawClient) ListRefunds(ctx context.Context, params *ListRefundsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListRefundsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateRefundWithBody Refund a collection
+//
+// Gives the customer of a successful collection (`PAIEMENT`, `SUCCESS`) back `amount`, or,
+// without `amount`, all that is left to refund. Answers `201` with the refund: a
+// transaction of type `REMBOURSEMENT`, `OUTBOUND`, status `PENDING`, whose
+// `refunded_transaction` is the collection; the outcome arrives later
+// (`GET /refunds/{id}/`, events `refund.pending`, `refund.succeeded`, `refund.failed`,
+// with `transaction.*`). Partial refunds are allowed, several per collection.
+//
+// **Never more than was paid.** The refunds of a collection, succeeded and in flight,
+// this one included, never exceed what the customer paid (its `debited_amount`): the
+// collection is locked while they are summed, so refunds asked at once cannot together
+// exceed it (`422 refund_exceeds_payment`). A refund that fails gives its share back.
+// Once a refund succeeds the collection's `amount_refunded` grows and its
+// `refund_status` becomes `PARTIALLY_REFUNDED` or `REFUNDED`.
+//
+// **The hold.** As for a payout, what will leave the wallet of the collection's country
+// (`debited_amount`: the amount and the refund's fee) moves from `available_amount` to
+// `pending_amount` when the refund is recorded (`422 insufficient_balance` and nothing
+// written when it cannot); it is settled on success and released only on a definite
+// failure.
+//
+// **Fees.** A refund is priced as a payout on the collection's network (the merchant's
+// effective `OUTBOUND` rates), always `ADD_ON`: the customer gets back exactly `amount`
+// and the wallet gives `amount + client_fee`. The collection's own fees are not returned.
+//
+// **How.** Through the operator's own refund of the collection where it has one (MTN
+// MoMo's refund naming the collection; Wave's checkout refund, for the whole amount only),
+// otherwise as a payout to the payer's number (`recipient`) on the same network. Where
+// neither is possible (Orange WebPay collects only) the refund is refused,
+// `422 refund_unavailable`.
+//
+// **TEST mode (sandbox)**: the sandbox refunds the collection itself; the outcome follows
+// the last three digits of the payer's number as for payouts (`009` about 20 s, `006`
+// times out but is refunded once, `007` no callback, …).
+//
+// Needs scope `PAYOUT` or `BOTH` (and, with an API key, a whitelisted IP). Accepts
+// `Idempotency-Key`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /refunds/ (the `CreateRefund` operationId).
+func (c *RawClient) CreateRefundWithBody(ctx context.Context, params *CreateRefundParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateRefundRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateRefund Refund a collection
+//
+// Gives the customer of a successful collection (`PAIEMENT`, `SUCCESS`) back `amount`, or,
+// without `amount`, all that is left to refund. Answers `201` with the refund: a
+// transaction of type `REMBOURSEMENT`, `OUTBOUND`, status `PENDING`, whose
+// `refunded_transaction` is the collection; the outcome arrives later
+// (`GET /refunds/{id}/`, events `refund.pending`, `refund.succeeded`, `refund.failed`,
+// with `transaction.*`). Partial refunds are allowed, several per collection.
+//
+// **Never more than was paid.** The refunds of a collection, succeeded and in flight,
+// this one included, never exceed what the customer paid (its `debited_amount`): the
+// collection is locked while they are summed, so refunds asked at once cannot together
+// exceed it (`422 refund_exceeds_payment`). A refund that fails gives its share back.
+// Once a refund succeeds the collection's `amount_refunded` grows and its
+// `refund_status` becomes `PARTIALLY_REFUNDED` or `REFUNDED`.
+//
+// **The hold.** As for a payout, what will leave the wallet of the collection's country
+// (`debited_amount`: the amount and the refund's fee) moves from `available_amount` to
+// `pending_amount` when the refund is recorded (`422 insufficient_balance` and nothing
+// written when it cannot); it is settled on success and released only on a definite
+// failure.
+//
+// **Fees.** A refund is priced as a payout on the collection's network (the merchant's
+// effective `OUTBOUND` rates), always `ADD_ON`: the customer gets back exactly `amount`
+// and the wallet gives `amount + client_fee`. The collection's own fees are not returned.
+//
+// **How.** Through the operator's own refund of the collection where it has one (MTN
+// MoMo's refund naming the collection; Wave's checkout refund, for the whole amount only),
+// otherwise as a payout to the payer's number (`recipient`) on the same network. Where
+// neither is possible (Orange WebPay collects only) the refund is refused,
+// `422 refund_unavailable`.
+//
+// **TEST mode (sandbox)**: the sandbox refunds the collection itself; the outcome follows
+// the last three digits of the payer's number as for payouts (`009` about 20 s, `006`
+// times out but is refunded once, `007` no callback, …).
+//
+// Needs scope `PAYOUT` or `BOTH` (and, with an API key, a whitelisted IP). Accepts
+// `Idempotency-Key`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /refunds/ (the `CreateRefund` operationId).
+func (c *RawClient) CreateRefund(ctx context.Context, params *CreateRefundParams, body CreateRefundJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateRefundRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetRefund Get a refund
+//
+// A refund with its `attempts` and `status_logs`. Another transaction's id (a collection,
+// a payout) answers `404 not_found`, as another merchant's does. Any key scope.
+//
+// Corresponds with GET /refunds/{id}/ (the `GetRefund` operationId).
+func (c *RawClient) GetRefund(ctx context.Context, id Id, params *GetRefundParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetRefundRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -17251,6 +17802,343 @@ func NewReadyzRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewListRefundsRequest constructs an http.Request for the ListRefunds method
+func NewListRefundsRequest(server string, params *ListRefundsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/refunds/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Currency != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "currency", *params.Currency, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Country != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "country", *params.Country, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Network != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "network", *params.Network, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Merchant != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchant", *params.Merchant, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedAtGte != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "created_at__gte", *params.CreatedAtGte, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedAtLte != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "created_at__lte", *params.CreatedAtLte, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Search != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "search", *params.Search, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.RefundedTransaction != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "refunded_transaction", *params.RefundedTransaction, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PageSize != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page_size", *params.PageSize, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XEnvironment != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Environment", *params.XEnvironment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Environment", headerParam0)
+		}
+
+		if params.XMerchantId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Merchant-Id", *params.XMerchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Merchant-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewCreateRefundRequest calls the generic CreateRefund builder with application/json body
+func NewCreateRefundRequest(server string, params *CreateRefundParams, body CreateRefundJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateRefundRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewCreateRefundRequestWithBody constructs an http.Request for the CreateRefund method, with any body, and a specified content type
+func NewCreateRefundRequestWithBody(server string, params *CreateRefundParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/refunds/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.XEnvironment != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Environment", *params.XEnvironment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Environment", headerParam1)
+		}
+
+		if params.XMerchantId != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "X-Merchant-Id", *params.XMerchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Merchant-Id", headerParam2)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetRefundRequest constructs an http.Request for the GetRefund method
+func NewGetRefundRequest(server string, id Id, params *GetRefundParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/refunds/%s/", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XEnvironment != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Environment", *params.XEnvironment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Environment", headerParam0)
+		}
+
+		if params.XMerchantId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Merchant-Id", *params.XMerchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Merchant-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewStreamRequestLogsRequest constructs an http.Request for the StreamRequestLogs method
 func NewStreamRequestLogsRequest(server string, params *StreamRequestLogsParams) (*http.Request, error) {
 	var err error
@@ -18008,6 +18896,18 @@ func NewListTransactionsRequest(server string, params *ListTransactionsParams) (
 
 		}
 
+		if params.RefundedTransaction != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "refunded_transaction", *params.RefundedTransaction, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.Cursor != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
@@ -18211,6 +19111,18 @@ func NewExportTransactionsRequest(server string, params *ExportTransactionsParam
 		if params.Search != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "search", *params.Search, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.RefundedTransaction != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "refunded_transaction", *params.RefundedTransaction, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -19191,7 +20103,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListEventsWithResponse List events
 	//
-	// The event log of the environment, newest first (cursor pagination: `next`/`previous` URLs, no `count`). Types: `transaction.pending`, `transaction.succeeded`, `transaction.failed`, `payout.succeeded`, `payout.failed`, `settlement.succeeded`, `settlement.failed`, `checkout_session.paid`, `checkout_session.expired`, `checkout_session.cancelled`, `kyc.approved`, `kyc.rejected`. Any key scope.
+	// The event log of the environment, newest first (cursor pagination: `next`/`previous` URLs, no `count`). Types: `transaction.pending`, `transaction.succeeded`, `transaction.failed`, `payout.succeeded`, `payout.failed`, `settlement.succeeded`, `settlement.failed`, `refund.pending`, `refund.succeeded`, `refund.failed`, `checkout_session.paid`, `checkout_session.expired`, `checkout_session.cancelled`, `kyc.approved`, `kyc.rejected`. Any key scope.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -20306,6 +21218,116 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /readyz (the `Readyz` operationId).
 	ReadyzWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ReadyzResponse, error)
+
+	// ListRefundsWithResponse List refunds
+	//
+	// The merchant's refunds (`REMBOURSEMENT` transactions) in the caller's environment,
+	// newest first, with the cursor pagination and the filters of `GET /transactions/`
+	// (`transaction_type` is always `REMBOURSEMENT`); `refunded_transaction` keeps the
+	// refunds of one collection. Any key scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /refunds/ (the `ListRefunds` operationId).
+	ListRefundsWithResponse(ctx context.Context, params *ListRefundsParams, reqEditors ...RequestEditorFn) (*ListRefundsResponse, error)
+
+	// CreateRefundWithBodyWithResponse Refund a collection
+	//
+	// Gives the customer of a successful collection (`PAIEMENT`, `SUCCESS`) back `amount`, or,
+	// without `amount`, all that is left to refund. Answers `201` with the refund: a
+	// transaction of type `REMBOURSEMENT`, `OUTBOUND`, status `PENDING`, whose
+	// `refunded_transaction` is the collection; the outcome arrives later
+	// (`GET /refunds/{id}/`, events `refund.pending`, `refund.succeeded`, `refund.failed`,
+	// with `transaction.*`). Partial refunds are allowed, several per collection.
+	//
+	// **Never more than was paid.** The refunds of a collection, succeeded and in flight,
+	// this one included, never exceed what the customer paid (its `debited_amount`): the
+	// collection is locked while they are summed, so refunds asked at once cannot together
+	// exceed it (`422 refund_exceeds_payment`). A refund that fails gives its share back.
+	// Once a refund succeeds the collection's `amount_refunded` grows and its
+	// `refund_status` becomes `PARTIALLY_REFUNDED` or `REFUNDED`.
+	//
+	// **The hold.** As for a payout, what will leave the wallet of the collection's country
+	// (`debited_amount`: the amount and the refund's fee) moves from `available_amount` to
+	// `pending_amount` when the refund is recorded (`422 insufficient_balance` and nothing
+	// written when it cannot); it is settled on success and released only on a definite
+	// failure.
+	//
+	// **Fees.** A refund is priced as a payout on the collection's network (the merchant's
+	// effective `OUTBOUND` rates), always `ADD_ON`: the customer gets back exactly `amount`
+	// and the wallet gives `amount + client_fee`. The collection's own fees are not returned.
+	//
+	// **How.** Through the operator's own refund of the collection where it has one (MTN
+	// MoMo's refund naming the collection; Wave's checkout refund, for the whole amount only),
+	// otherwise as a payout to the payer's number (`recipient`) on the same network. Where
+	// neither is possible (Orange WebPay collects only) the refund is refused,
+	// `422 refund_unavailable`.
+	//
+	// **TEST mode (sandbox)**: the sandbox refunds the collection itself; the outcome follows
+	// the last three digits of the payer's number as for payouts (`009` about 20 s, `006`
+	// times out but is refunded once, `007` no callback, …).
+	//
+	// Needs scope `PAYOUT` or `BOTH` (and, with an API key, a whitelisted IP). Accepts
+	// `Idempotency-Key`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /refunds/ (the `CreateRefund` operationId).
+	CreateRefundWithBodyWithResponse(ctx context.Context, params *CreateRefundParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateRefundResponse, error)
+
+	// CreateRefundWithResponse Refund a collection
+	//
+	// Gives the customer of a successful collection (`PAIEMENT`, `SUCCESS`) back `amount`, or,
+	// without `amount`, all that is left to refund. Answers `201` with the refund: a
+	// transaction of type `REMBOURSEMENT`, `OUTBOUND`, status `PENDING`, whose
+	// `refunded_transaction` is the collection; the outcome arrives later
+	// (`GET /refunds/{id}/`, events `refund.pending`, `refund.succeeded`, `refund.failed`,
+	// with `transaction.*`). Partial refunds are allowed, several per collection.
+	//
+	// **Never more than was paid.** The refunds of a collection, succeeded and in flight,
+	// this one included, never exceed what the customer paid (its `debited_amount`): the
+	// collection is locked while they are summed, so refunds asked at once cannot together
+	// exceed it (`422 refund_exceeds_payment`). A refund that fails gives its share back.
+	// Once a refund succeeds the collection's `amount_refunded` grows and its
+	// `refund_status` becomes `PARTIALLY_REFUNDED` or `REFUNDED`.
+	//
+	// **The hold.** As for a payout, what will leave the wallet of the collection's country
+	// (`debited_amount`: the amount and the refund's fee) moves from `available_amount` to
+	// `pending_amount` when the refund is recorded (`422 insufficient_balance` and nothing
+	// written when it cannot); it is settled on success and released only on a definite
+	// failure.
+	//
+	// **Fees.** A refund is priced as a payout on the collection's network (the merchant's
+	// effective `OUTBOUND` rates), always `ADD_ON`: the customer gets back exactly `amount`
+	// and the wallet gives `amount + client_fee`. The collection's own fees are not returned.
+	//
+	// **How.** Through the operator's own refund of the collection where it has one (MTN
+	// MoMo's refund naming the collection; Wave's checkout refund, for the whole amount only),
+	// otherwise as a payout to the payer's number (`recipient`) on the same network. Where
+	// neither is possible (Orange WebPay collects only) the refund is refused,
+	// `422 refund_unavailable`.
+	//
+	// **TEST mode (sandbox)**: the sandbox refunds the collection itself; the outcome follows
+	// the last three digits of the payer's number as for payouts (`009` about 20 s, `006`
+	// times out but is refunded once, `007` no callback, …).
+	//
+	// Needs scope `PAYOUT` or `BOTH` (and, with an API key, a whitelisted IP). Accepts
+	// `Idempotency-Key`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /refunds/ (the `CreateRefund` operationId).
+	CreateRefundWithResponse(ctx context.Context, params *CreateRefundParams, body CreateRefundJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateRefundResponse, error)
+
+	// GetRefundWithResponse Get a refund
+	//
+	// A refund with its `attempts` and `status_logs`. Another transaction's id (a collection,
+	// a payout) answers `404 not_found`, as another merchant's does. Any key scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /refunds/{id}/ (the `GetRefund` operationId).
+	GetRefundWithResponse(ctx context.Context, id Id, params *GetRefundParams, reqEditors ...RequestEditorFn) (*GetRefundResponse, error)
 
 	// StreamRequestLogsWithResponse Stream API request logs live
 	//
@@ -25662,6 +26684,198 @@ func (r ReadyzResponse) ContentType() string {
 	return ""
 }
 
+// ListRefundsResponse200Headers the declared response headers of an HTTP 200 response for ListRefunds
+type ListRefundsResponse200Headers struct {
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+type ListRefundsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A cursor page of transactions (without their attempts and status logs).
+		Data    TransactionCursorPage                 `json:"data"`
+		Success ListRefunds200JSONResponseBodySuccess `json:"success"`
+	}
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListRefundsResponse200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListRefundsResponse) GetJSON200() *struct {
+	// Data A cursor page of transactions (without their attempts and status logs).
+	Data    TransactionCursorPage                 `json:"data"`
+	Success ListRefunds200JSONResponseBodySuccess `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetBody returns the raw response body bytes
+func (r ListRefundsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListRefundsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListRefundsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListRefundsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateRefundResponse201Headers the declared response headers of an HTTP 201 response for CreateRefund
+type CreateRefundResponse201Headers struct {
+	IdempotentReplayed *string
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+type CreateRefundResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *struct {
+		// Data The record of one collection, payout or transfer. Amounts are in `currency`, the
+		// country's currency: `requested_amount` (the same as `amount`) is what was asked, after
+		// conversion; `client_fee` the fee charged (`gateway_fee` + `platform_fee`);
+		// `debited_amount` what the customer pays (`INBOUND`) or what leaves the wallet
+		// (`OUTBOUND`); `net_amount` what the wallet gains (`INBOUND`) or what the beneficiary
+		// receives (`OUTBOUND`). `ADD_ON`: `debited_amount` = `requested_amount` + `client_fee`,
+		// `net_amount` = `requested_amount`. `DEDUCTED`: `debited_amount` = `requested_amount`,
+		// `net_amount` = `requested_amount` − `client_fee`.
+		Data    Transaction                            `json:"data"`
+		Success CreateRefund201JSONResponseBodySuccess `json:"success"`
+	}
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateRefundResponse201Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateRefundResponse) GetJSON201() *struct {
+	// Data The record of one collection, payout or transfer. Amounts are in `currency`, the
+	// country's currency: `requested_amount` (the same as `amount`) is what was asked, after
+	// conversion; `client_fee` the fee charged (`gateway_fee` + `platform_fee`);
+	// `debited_amount` what the customer pays (`INBOUND`) or what leaves the wallet
+	// (`OUTBOUND`); `net_amount` what the wallet gains (`INBOUND`) or what the beneficiary
+	// receives (`OUTBOUND`). `ADD_ON`: `debited_amount` = `requested_amount` + `client_fee`,
+	// `net_amount` = `requested_amount`. `DEDUCTED`: `debited_amount` = `requested_amount`,
+	// `net_amount` = `requested_amount` − `client_fee`.
+	Data    Transaction                            `json:"data"`
+	Success CreateRefund201JSONResponseBodySuccess `json:"success"`
+} {
+	return r.JSON201
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateRefundResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateRefundResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateRefundResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateRefundResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetRefundResponse200Headers the declared response headers of an HTTP 200 response for GetRefund
+type GetRefundResponse200Headers struct {
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+type GetRefundResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A transaction (all the fields of Transaction) with its gateway attempts and its status history.
+		Data    TransactionDetail                   `json:"data"`
+		Success GetRefund200JSONResponseBodySuccess `json:"success"`
+	}
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetRefundResponse200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetRefundResponse) GetJSON200() *struct {
+	// Data A transaction (all the fields of Transaction) with its gateway attempts and its status history.
+	Data    TransactionDetail                   `json:"data"`
+	Success GetRefund200JSONResponseBodySuccess `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetBody returns the raw response body bytes
+func (r GetRefundResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetRefundResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetRefundResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetRefundResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // StreamRequestLogsResponse200Headers the declared response headers of an HTTP 200 response for StreamRequestLogs
 type StreamRequestLogsResponse200Headers struct {
 	RateLimitLimit     int
@@ -27195,7 +28409,7 @@ func (c *ClientWithResponses) GetDocsWithResponse(ctx context.Context, reqEditor
 
 // ListEventsWithResponse List events
 //
-// The event log of the environment, newest first (cursor pagination: `next`/`previous` URLs, no `count`). Types: `transaction.pending`, `transaction.succeeded`, `transaction.failed`, `payout.succeeded`, `payout.failed`, `settlement.succeeded`, `settlement.failed`, `checkout_session.paid`, `checkout_session.expired`, `checkout_session.cancelled`, `kyc.approved`, `kyc.rejected`. Any key scope.
+// The event log of the environment, newest first (cursor pagination: `next`/`previous` URLs, no `count`). Types: `transaction.pending`, `transaction.succeeded`, `transaction.failed`, `payout.succeeded`, `payout.failed`, `settlement.succeeded`, `settlement.failed`, `refund.pending`, `refund.succeeded`, `refund.failed`, `checkout_session.paid`, `checkout_session.expired`, `checkout_session.cancelled`, `kyc.approved`, `kyc.rejected`. Any key scope.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -28777,6 +29991,140 @@ func (c *ClientWithResponses) ReadyzWithResponse(ctx context.Context, reqEditors
 		return nil, err
 	}
 	return ParseReadyzResponse(rsp)
+}
+
+// ListRefundsWithResponse List refunds
+//
+// The merchant's refunds (`REMBOURSEMENT` transactions) in the caller's environment,
+// newest first, with the cursor pagination and the filters of `GET /transactions/`
+// (`transaction_type` is always `REMBOURSEMENT`); `refunded_transaction` keeps the
+// refunds of one collection. Any key scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /refunds/ (the `ListRefunds` operationId).
+func (c *ClientWithResponses) ListRefundsWithResponse(ctx context.Context, params *ListRefundsParams, reqEditors ...RequestEditorFn) (*ListRefundsResponse, error) {
+	rsp, err := c.ListRefunds(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListRefundsResponse(rsp)
+}
+
+// CreateRefundWithBodyWithResponse Refund a collection
+//
+// Gives the customer of a successful collection (`PAIEMENT`, `SUCCESS`) back `amount`, or,
+// without `amount`, all that is left to refund. Answers `201` with the refund: a
+// transaction of type `REMBOURSEMENT`, `OUTBOUND`, status `PENDING`, whose
+// `refunded_transaction` is the collection; the outcome arrives later
+// (`GET /refunds/{id}/`, events `refund.pending`, `refund.succeeded`, `refund.failed`,
+// with `transaction.*`). Partial refunds are allowed, several per collection.
+//
+// **Never more than was paid.** The refunds of a collection, succeeded and in flight,
+// this one included, never exceed what the customer paid (its `debited_amount`): the
+// collection is locked while they are summed, so refunds asked at once cannot together
+// exceed it (`422 refund_exceeds_payment`). A refund that fails gives its share back.
+// Once a refund succeeds the collection's `amount_refunded` grows and its
+// `refund_status` becomes `PARTIALLY_REFUNDED` or `REFUNDED`.
+//
+// **The hold.** As for a payout, what will leave the wallet of the collection's country
+// (`debited_amount`: the amount and the refund's fee) moves from `available_amount` to
+// `pending_amount` when the refund is recorded (`422 insufficient_balance` and nothing
+// written when it cannot); it is settled on success and released only on a definite
+// failure.
+//
+// **Fees.** A refund is priced as a payout on the collection's network (the merchant's
+// effective `OUTBOUND` rates), always `ADD_ON`: the customer gets back exactly `amount`
+// and the wallet gives `amount + client_fee`. The collection's own fees are not returned.
+//
+// **How.** Through the operator's own refund of the collection where it has one (MTN
+// MoMo's refund naming the collection; Wave's checkout refund, for the whole amount only),
+// otherwise as a payout to the payer's number (`recipient`) on the same network. Where
+// neither is possible (Orange WebPay collects only) the refund is refused,
+// `422 refund_unavailable`.
+//
+// **TEST mode (sandbox)**: the sandbox refunds the collection itself; the outcome follows
+// the last three digits of the payer's number as for payouts (`009` about 20 s, `006`
+// times out but is refunded once, `007` no callback, …).
+//
+// Needs scope `PAYOUT` or `BOTH` (and, with an API key, a whitelisted IP). Accepts
+// `Idempotency-Key`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /refunds/ (the `CreateRefund` operationId).
+func (c *ClientWithResponses) CreateRefundWithBodyWithResponse(ctx context.Context, params *CreateRefundParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateRefundResponse, error) {
+	rsp, err := c.CreateRefundWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateRefundResponse(rsp)
+}
+
+// CreateRefundWithResponse Refund a collection
+//
+// Gives the customer of a successful collection (`PAIEMENT`, `SUCCESS`) back `amount`, or,
+// without `amount`, all that is left to refund. Answers `201` with the refund: a
+// transaction of type `REMBOURSEMENT`, `OUTBOUND`, status `PENDING`, whose
+// `refunded_transaction` is the collection; the outcome arrives later
+// (`GET /refunds/{id}/`, events `refund.pending`, `refund.succeeded`, `refund.failed`,
+// with `transaction.*`). Partial refunds are allowed, several per collection.
+//
+// **Never more than was paid.** The refunds of a collection, succeeded and in flight,
+// this one included, never exceed what the customer paid (its `debited_amount`): the
+// collection is locked while they are summed, so refunds asked at once cannot together
+// exceed it (`422 refund_exceeds_payment`). A refund that fails gives its share back.
+// Once a refund succeeds the collection's `amount_refunded` grows and its
+// `refund_status` becomes `PARTIALLY_REFUNDED` or `REFUNDED`.
+//
+// **The hold.** As for a payout, what will leave the wallet of the collection's country
+// (`debited_amount`: the amount and the refund's fee) moves from `available_amount` to
+// `pending_amount` when the refund is recorded (`422 insufficient_balance` and nothing
+// written when it cannot); it is settled on success and released only on a definite
+// failure.
+//
+// **Fees.** A refund is priced as a payout on the collection's network (the merchant's
+// effective `OUTBOUND` rates), always `ADD_ON`: the customer gets back exactly `amount`
+// and the wallet gives `amount + client_fee`. The collection's own fees are not returned.
+//
+// **How.** Through the operator's own refund of the collection where it has one (MTN
+// MoMo's refund naming the collection; Wave's checkout refund, for the whole amount only),
+// otherwise as a payout to the payer's number (`recipient`) on the same network. Where
+// neither is possible (Orange WebPay collects only) the refund is refused,
+// `422 refund_unavailable`.
+//
+// **TEST mode (sandbox)**: the sandbox refunds the collection itself; the outcome follows
+// the last three digits of the payer's number as for payouts (`009` about 20 s, `006`
+// times out but is refunded once, `007` no callback, …).
+//
+// Needs scope `PAYOUT` or `BOTH` (and, with an API key, a whitelisted IP). Accepts
+// `Idempotency-Key`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /refunds/ (the `CreateRefund` operationId).
+func (c *ClientWithResponses) CreateRefundWithResponse(ctx context.Context, params *CreateRefundParams, body CreateRefundJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateRefundResponse, error) {
+	rsp, err := c.CreateRefund(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateRefundResponse(rsp)
+}
+
+// GetRefundWithResponse Get a refund
+//
+// A refund with its `attempts` and `status_logs`. Another transaction's id (a collection,
+// a payout) answers `404 not_found`, as another merchant's does. Any key scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /refunds/{id}/ (the `GetRefund` operationId).
+func (c *ClientWithResponses) GetRefundWithResponse(ctx context.Context, id Id, params *GetRefundParams, reqEditors ...RequestEditorFn) (*GetRefundResponse, error) {
+	rsp, err := c.GetRefund(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetRefundResponse(rsp)
 }
 
 // StreamRequestLogsWithResponse Stream API request logs live
@@ -34498,6 +35846,212 @@ func ParseReadyzResponse(rsp *http.Response) (*ReadyzResponse, error) {
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ReadyzResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListRefundsResponse parses an HTTP response from a ListRefundsWithResponse call
+func ParseListRefundsResponse(rsp *http.Response) (*ListRefundsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListRefundsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A cursor page of transactions (without their attempts and status logs).
+			Data    TransactionCursorPage                 `json:"data"`
+			Success ListRefunds200JSONResponseBodySuccess `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListRefundsResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateRefundResponse parses an HTTP response from a CreateRefundWithResponse call
+func ParseCreateRefundResponse(rsp *http.Response) (*CreateRefundResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateRefundResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest struct {
+			// Data The record of one collection, payout or transfer. Amounts are in `currency`, the
+			// country's currency: `requested_amount` (the same as `amount`) is what was asked, after
+			// conversion; `client_fee` the fee charged (`gateway_fee` + `platform_fee`);
+			// `debited_amount` what the customer pays (`INBOUND`) or what leaves the wallet
+			// (`OUTBOUND`); `net_amount` what the wallet gains (`INBOUND`) or what the beneficiary
+			// receives (`OUTBOUND`). `ADD_ON`: `debited_amount` = `requested_amount` + `client_fee`,
+			// `net_amount` = `requested_amount`. `DEDUCTED`: `debited_amount` = `requested_amount`,
+			// `net_amount` = `requested_amount` − `client_fee`.
+			Data    Transaction                            `json:"data"`
+			Success CreateRefund201JSONResponseBodySuccess `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateRefundResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers201 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetRefundResponse parses an HTTP response from a GetRefundWithResponse call
+func ParseGetRefundResponse(rsp *http.Response) (*GetRefundResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetRefundResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A transaction (all the fields of Transaction) with its gateway attempts and its status history.
+			Data    TransactionDetail                   `json:"data"`
+			Success GetRefund200JSONResponseBodySuccess `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetRefundResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

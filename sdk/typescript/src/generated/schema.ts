@@ -1226,7 +1226,7 @@ export interface paths {
         };
         /**
          * List events
-         * @description The event log of the environment, newest first (cursor pagination: `next`/`previous` URLs, no `count`). Types: `transaction.pending`, `transaction.succeeded`, `transaction.failed`, `payout.succeeded`, `payout.failed`, `settlement.succeeded`, `settlement.failed`, `checkout_session.paid`, `checkout_session.expired`, `checkout_session.cancelled`, `kyc.approved`, `kyc.rejected`. Any key scope.
+         * @description The event log of the environment, newest first (cursor pagination: `next`/`previous` URLs, no `count`). Types: `transaction.pending`, `transaction.succeeded`, `transaction.failed`, `payout.succeeded`, `payout.failed`, `settlement.succeeded`, `settlement.failed`, `refund.pending`, `refund.succeeded`, `refund.failed`, `checkout_session.paid`, `checkout_session.expired`, `checkout_session.cancelled`, `kyc.approved`, `kyc.rejected`. Any key scope.
          */
         get: operations["listEvents"];
         put?: never;
@@ -1576,6 +1576,89 @@ export interface paths {
          *     scope.
          */
         get: operations["listTransactions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/refunds/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List refunds
+         * @description The merchant's refunds (`REMBOURSEMENT` transactions) in the caller's environment,
+         *     newest first, with the cursor pagination and the filters of `GET /transactions/`
+         *     (`transaction_type` is always `REMBOURSEMENT`); `refunded_transaction` keeps the
+         *     refunds of one collection. Any key scope.
+         */
+        get: operations["listRefunds"];
+        put?: never;
+        /**
+         * Refund a collection
+         * @description Gives the customer of a successful collection (`PAIEMENT`, `SUCCESS`) back `amount`, or,
+         *     without `amount`, all that is left to refund. Answers `201` with the refund: a
+         *     transaction of type `REMBOURSEMENT`, `OUTBOUND`, status `PENDING`, whose
+         *     `refunded_transaction` is the collection; the outcome arrives later
+         *     (`GET /refunds/{id}/`, events `refund.pending`, `refund.succeeded`, `refund.failed`,
+         *     with `transaction.*`). Partial refunds are allowed, several per collection.
+         *
+         *     **Never more than was paid.** The refunds of a collection, succeeded and in flight,
+         *     this one included, never exceed what the customer paid (its `debited_amount`): the
+         *     collection is locked while they are summed, so refunds asked at once cannot together
+         *     exceed it (`422 refund_exceeds_payment`). A refund that fails gives its share back.
+         *     Once a refund succeeds the collection's `amount_refunded` grows and its
+         *     `refund_status` becomes `PARTIALLY_REFUNDED` or `REFUNDED`.
+         *
+         *     **The hold.** As for a payout, what will leave the wallet of the collection's country
+         *     (`debited_amount`: the amount and the refund's fee) moves from `available_amount` to
+         *     `pending_amount` when the refund is recorded (`422 insufficient_balance` and nothing
+         *     written when it cannot); it is settled on success and released only on a definite
+         *     failure.
+         *
+         *     **Fees.** A refund is priced as a payout on the collection's network (the merchant's
+         *     effective `OUTBOUND` rates), always `ADD_ON`: the customer gets back exactly `amount`
+         *     and the wallet gives `amount + client_fee`. The collection's own fees are not returned.
+         *
+         *     **How.** Through the operator's own refund of the collection where it has one (MTN
+         *     MoMo's refund naming the collection; Wave's checkout refund, for the whole amount only),
+         *     otherwise as a payout to the payer's number (`recipient`) on the same network. Where
+         *     neither is possible (Orange WebPay collects only) the refund is refused,
+         *     `422 refund_unavailable`.
+         *
+         *     **TEST mode (sandbox)**: the sandbox refunds the collection itself; the outcome follows
+         *     the last three digits of the payer's number as for payouts (`009` about 20 s, `006`
+         *     times out but is refunded once, `007` no callback, …).
+         *
+         *     Needs scope `PAYOUT` or `BOTH` (and, with an API key, a whitelisted IP). Accepts
+         *     `Idempotency-Key`.
+         */
+        post: operations["createRefund"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/refunds/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a refund
+         * @description A refund with its `attempts` and `status_logs`. Another transaction's id (a collection,
+         *     a payout) answers `404 not_found`, as another merchant's does. Any key scope.
+         */
+        get: operations["getRefund"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2231,6 +2314,7 @@ export interface components {
              *     | 409 | `link_inactive` | the payment link is disabled |
              *     | 409 | `session_not_payable` | hosted payment of a session not `PENDING` or expired |
              *     | 409 | `checkout_payment_in_progress` | hosted payment of a session while another of its payments is `PENDING` |
+             *     | 409 | `not_refundable` | refund of a transaction that is not a successful collection (`PAIEMENT`) |
              *     | 413 | `request_too_large` | JSON body over 1 MiB |
              *     | 413 | `file_too_large` | KYC upload over 10 MB |
              *     | 415 | `unsupported_media_type` | KYC upload of a type not allowed (read from the bytes) |
@@ -2243,12 +2327,14 @@ export interface components {
              *     | 422 | `amount_out_of_range` | below a link's `min_amount` or outside a network's limits |
              *     | 422 | `payout_method_unverified` | settlement to a payout method not verified |
              *     | 422 | `invoice_unavailable` | invoice of a transaction that is not `INBOUND` and `SUCCESS` |
+             *     | 422 | `refund_exceeds_payment` | the refunds of a collection (succeeded and in flight) would exceed what the customer paid |
+             *     | 422 | `refund_unavailable` | the collection's network can neither refund it nor pay out to the payer |
              *     | 429 | `rate_limited` | over the account's request rate |
              *     | 500 | `internal_error` | a bug; the message never leaks internals |
              *     | 503 | `service_unavailable` | a dependency is down; safe to retry with the same `Idempotency-Key` |
              * @enum {string}
              */
-            code: "invalid_json" | "authentication_required" | "invalid_credentials" | "token_expired" | "api_key_scope_forbidden" | "dashboard_only" | "ip_not_whitelisted" | "merchant_inactive" | "merchant_suspended" | "admin_only" | "not_found" | "method_not_allowed" | "not_pending" | "not_failed" | "outcome_unresolved" | "idempotency_key_reused" | "idempotency_key_in_use" | "usage_limit_reached" | "link_inactive" | "session_not_payable" | "checkout_payment_in_progress" | "request_too_large" | "file_too_large" | "unsupported_media_type" | "currency_country_mismatch" | "insufficient_balance" | "wallet_frozen" | "network_unavailable" | "network_country_mismatch" | "otp_required" | "amount_out_of_range" | "payout_method_unverified" | "invoice_unavailable" | "rate_limited" | "internal_error" | "service_unavailable";
+            code: "invalid_json" | "authentication_required" | "invalid_credentials" | "token_expired" | "api_key_scope_forbidden" | "dashboard_only" | "ip_not_whitelisted" | "merchant_inactive" | "merchant_suspended" | "admin_only" | "not_found" | "method_not_allowed" | "not_pending" | "not_failed" | "outcome_unresolved" | "idempotency_key_reused" | "idempotency_key_in_use" | "usage_limit_reached" | "link_inactive" | "session_not_payable" | "checkout_payment_in_progress" | "not_refundable" | "request_too_large" | "file_too_large" | "unsupported_media_type" | "currency_country_mismatch" | "insufficient_balance" | "wallet_frozen" | "network_unavailable" | "network_country_mismatch" | "otp_required" | "amount_out_of_range" | "payout_method_unverified" | "invoice_unavailable" | "refund_exceeds_payment" | "refund_unavailable" | "rate_limited" | "internal_error" | "service_unavailable";
             /** @description For humans: may change; never parse it. */
             message: string;
         };
@@ -2420,7 +2506,7 @@ export interface components {
         Event: {
             id: string;
             /** @enum {string} */
-            type: "transaction.pending" | "transaction.succeeded" | "transaction.failed" | "checkout_session.paid" | "checkout_session.expired" | "checkout_session.cancelled" | "payout.succeeded" | "payout.failed" | "settlement.succeeded" | "settlement.failed" | "kyc.approved" | "kyc.rejected";
+            type: "transaction.pending" | "transaction.succeeded" | "transaction.failed" | "checkout_session.paid" | "checkout_session.expired" | "checkout_session.cancelled" | "payout.succeeded" | "payout.failed" | "settlement.succeeded" | "settlement.failed" | "refund.pending" | "refund.succeeded" | "refund.failed" | "kyc.approved" | "kyc.rejected";
             /** Format: date-time */
             created_at: string;
             environment: components["schemas"]["Environment"];
@@ -2957,11 +3043,12 @@ export interface components {
          *     | `RECHARGE` | `INBOUND` | balance top-up |
          *     | `RETRAIT` | `OUTBOUND` | payout |
          *     | `TRANSFERT` | `OUTBOUND` | transfer between two of the merchant's wallets |
+         *     | `REMBOURSEMENT` | `OUTBOUND` | refund of a collection (`refunded_transaction`) |
          * @enum {string}
          */
-        TransactionType: "PAIEMENT" | "RECHARGE" | "RETRAIT" | "TRANSFERT";
+        TransactionType: "PAIEMENT" | "RECHARGE" | "RETRAIT" | "TRANSFERT" | "REMBOURSEMENT";
         /**
-         * @description `INBOUND` (money in: `PAIEMENT`, `RECHARGE`) or `OUTBOUND` (money out: `RETRAIT`, `TRANSFERT`); always derived from `transaction_type`.
+         * @description `INBOUND` (money in: `PAIEMENT`, `RECHARGE`) or `OUTBOUND` (money out: `RETRAIT`, `TRANSFERT`, `REMBOURSEMENT`); always derived from `transaction_type`.
          * @enum {string}
          */
         FlowDirection: "INBOUND" | "OUTBOUND";
@@ -3088,6 +3175,15 @@ export interface components {
              */
             pending_reason: string;
             /**
+             * Format: uuid
+             * @description On a refund (`REMBOURSEMENT`), the collection it gives back; null otherwise.
+             */
+            refunded_transaction: string | null;
+            /** @description On a collection, what its succeeded refunds gave back to the customer, in `currency` (never more than `debited_amount`); `0.00` on other transactions. */
+            amount_refunded: components["schemas"]["Amount"];
+            /** @description On a collection (`PAIEMENT`), whether `amount_refunded` is none (`NOT_REFUNDED`), part (`PARTIALLY_REFUNDED`) or all (`REFUNDED`) of what the customer paid (`debited_amount`); null on other transactions. */
+            refund_status: ("NOT_REFUNDED" | "PARTIALLY_REFUNDED" | "REFUNDED") | null;
+            /**
              * Format: date-time
              * @description When the transaction reached `SUCCESS` or `FAILED`; null while `PENDING`. A late success reconciled after `FAILED` moves it to the reconciliation's time.
              */
@@ -3185,6 +3281,15 @@ export interface components {
              *     until the operator answers; nothing is released on a guess.
              */
             pending_reason: string;
+            /**
+             * Format: uuid
+             * @description On a refund (`REMBOURSEMENT`), the collection it gives back; null otherwise.
+             */
+            refunded_transaction: string | null;
+            /** @description On a collection, what its succeeded refunds gave back to the customer, in `currency` (never more than `debited_amount`); `0.00` on other transactions. */
+            amount_refunded: components["schemas"]["Amount"];
+            /** @description On a collection (`PAIEMENT`), whether `amount_refunded` is none (`NOT_REFUNDED`), part (`PARTIALLY_REFUNDED`) or all (`REFUNDED`) of what the customer paid (`debited_amount`); null on other transactions. */
+            refund_status: ("NOT_REFUNDED" | "PARTIALLY_REFUNDED" | "REFUNDED") | null;
             /**
              * Format: date-time
              * @description When the transaction reached `SUCCESS` or `FAILED`; null while `PENDING`. A late success reconciled after `FAILED` moves it to the reconciliation's time.
@@ -3287,6 +3392,15 @@ export interface components {
              *     until the operator answers; nothing is released on a guess.
              */
             pending_reason: string;
+            /**
+             * Format: uuid
+             * @description On a refund (`REMBOURSEMENT`), the collection it gives back; null otherwise.
+             */
+            refunded_transaction?: string | null;
+            /** @description On a collection, what its succeeded refunds gave back to the customer, in `currency` (never more than `debited_amount`); `0.00` on other transactions. */
+            amount_refunded?: components["schemas"]["Amount"];
+            /** @description On a collection (`PAIEMENT`), whether `amount_refunded` is none (`NOT_REFUNDED`), part (`PARTIALLY_REFUNDED`) or all (`REFUNDED`) of what the customer paid (`debited_amount`); null on other transactions. */
+            refund_status?: ("NOT_REFUNDED" | "PARTIALLY_REFUNDED" | "REFUNDED") | null;
             /**
              * Format: date-time
              * @description When the transaction reached `SUCCESS` or `FAILED`; null while `PENDING`. A late success reconciled after `FAILED` moves it to the reconciliation's time.
@@ -3855,7 +3969,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"] & {
                     error: {
                         /** @enum {unknown} */
-                        code?: "not_pending" | "not_failed" | "outcome_unresolved" | "idempotency_key_reused" | "idempotency_key_in_use" | "usage_limit_reached" | "link_inactive" | "session_not_payable" | "checkout_payment_in_progress";
+                        code?: "not_pending" | "not_failed" | "outcome_unresolved" | "idempotency_key_reused" | "idempotency_key_in_use" | "usage_limit_reached" | "link_inactive" | "session_not_payable" | "checkout_payment_in_progress" | "not_refundable";
                     };
                 };
             };
@@ -3918,7 +4032,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"] & {
                     error: {
                         /** @enum {unknown} */
-                        code?: "currency_country_mismatch" | "insufficient_balance" | "wallet_frozen" | "network_unavailable" | "network_country_mismatch" | "otp_required" | "amount_out_of_range" | "payout_method_unverified" | "invoice_unavailable";
+                        code?: "currency_country_mismatch" | "insufficient_balance" | "wallet_frozen" | "network_unavailable" | "network_country_mismatch" | "otp_required" | "amount_out_of_range" | "payout_method_unverified" | "invoice_unavailable" | "refund_exceeds_payment" | "refund_unavailable";
                     };
                 };
             };
@@ -4083,6 +4197,57 @@ export interface components {
                     error: {
                         /** @enum {unknown} */
                         code?: "api_key_scope_forbidden" | "merchant_inactive" | "merchant_suspended";
+                    };
+                };
+            };
+        };
+        /**
+         * @description `not_refundable`: the transaction is not a successful collection (a payout, a refund, a
+         *     collection not `SUCCESS`); or `idempotency_key_reused` / `idempotency_key_in_use`.
+         */
+        RefundConflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                /** @description Sent once the request has been counted by the rate limiter (authenticated routes, login and registration). */
+                "RateLimit-Limit"?: number;
+                /** @description As `RateLimit-Limit`. */
+                "RateLimit-Remaining"?: number;
+                /** @description As `RateLimit-Limit`. */
+                "RateLimit-Reset"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"] & {
+                    error: {
+                        /** @enum {unknown} */
+                        code?: "not_refundable" | "idempotency_key_reused" | "idempotency_key_in_use";
+                    };
+                };
+            };
+        };
+        /**
+         * @description The refund cannot be made: `refund_exceeds_payment` (the refunds succeeded and in flight
+         *     would exceed what the customer paid; the message says what is left),
+         *     `refund_unavailable` (the network can neither refund nor pay out), `insufficient_balance`
+         *     (the wallet cannot cover the amount and its fee), `wallet_frozen` or
+         *     `amount_out_of_range`. Nothing is written.
+         */
+        RefundUnprocessable: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                /** @description Sent once the request has been counted by the rate limiter (authenticated routes, login and registration). */
+                "RateLimit-Limit"?: number;
+                /** @description As `RateLimit-Limit`. */
+                "RateLimit-Remaining"?: number;
+                /** @description As `RateLimit-Limit`. */
+                "RateLimit-Reset"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"] & {
+                    error: {
+                        /** @enum {unknown} */
+                        code?: "refund_exceeds_payment" | "refund_unavailable" | "insufficient_balance" | "wallet_frozen" | "amount_out_of_range";
                     };
                 };
             };
@@ -8239,6 +8404,8 @@ export interface operations {
                  *     are ordinary characters.
                  */
                 search?: string;
+                /** @description The id of a collection; keeps its refunds. */
+                refunded_transaction?: string;
                 /**
                  * @description An opaque, signed position in a cursor list, as found in `next` or `previous` of the
                  *     previous answer; never built by hand. An altered or malformed cursor answers a
@@ -8292,6 +8459,217 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listRefunds: {
+        parameters: {
+            query?: {
+                /** @description The transaction's status; case-insensitive. */
+                status?: components["schemas"]["TransactionStatus"];
+                /** @description The currency of the amounts (a country's currency); case-insensitive. A currency no country of the catalogue uses answers a validation error. */
+                currency?: string;
+                /** @description ISO 3166-1 alpha-2 code; case-insensitive. A country not in `GET /countries/` answers a validation error. */
+                country?: string;
+                /** @description The network's `code`; case-insensitive. A code not in `GET /networks/` answers a validation error. */
+                network?: string;
+                /** @description The merchant's id. Only the caller's own merchant has transactions here; any other id gives an empty list. */
+                merchant?: string;
+                /**
+                 * @description Created at or after: an RFC 3339 date-time with its offset (`2026-01-31T09:30:00Z`;
+                 *     encode a `+` offset as `%2B`) or a date (`2026-01-31`, from 00:00 UTC).
+                 */
+                created_at__gte?: string;
+                /**
+                 * @description Created at or before: an RFC 3339 date-time, or a date (`2026-01-31`: the whole
+                 *     day, to 23:59:59.999999 UTC). Before `created_at__gte` answers a validation error.
+                 */
+                created_at__lte?: string;
+                /**
+                 * @description Case-insensitive substring of the reference, the gateway reference, the customer's
+                 *     name, email or phone, the payment-link slug or the checkout-session slug; 3 to 100
+                 *     characters (trimmed). A number written as a phone number (`+229 97 00 01 23`,
+                 *     `0022997000123`, `97000123`) also finds the E.164 number it stands for. `%` and `_`
+                 *     are ordinary characters.
+                 */
+                search?: string;
+                /** @description The id of a collection; keeps its refunds. */
+                refunded_transaction?: string;
+                /**
+                 * @description An opaque, signed position in a cursor list, as found in `next` or `previous` of the
+                 *     previous answer; never built by hand. An altered or malformed cursor answers a
+                 *     validation error on `cursor`. Absent: the first page (the newest rows).
+                 */
+                cursor?: components["parameters"]["cursor"];
+                /** @description Results per page of a cursor list; values above 200 are treated as 200. */
+                page_size?: components["parameters"]["cursor_page_size"];
+            };
+            header?: {
+                /**
+                 * @description Dashboard session only (ignored with an API key, whose environment is its own): the
+                 *     environment the call acts in; case-insensitive. Any other value answers a validation
+                 *     error on `X-Environment`.
+                 */
+                "X-Environment"?: components["parameters"]["X-Environment"];
+                /**
+                 * @description Dashboard session only (ignored with an API key): the merchant the call acts for, among
+                 *     the member's merchants; default the first. A merchant the member does not belong to
+                 *     answers `404 not_found`.
+                 */
+                "X-Merchant-Id"?: components["parameters"]["X-Merchant-Id"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of refunds. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success"] & {
+                        data: components["schemas"]["TransactionCursorPage"];
+                    };
+                };
+            };
+            /** @description An invalid filter, an altered or malformed `cursor`, a `page_size` that is not a positive integer, or an invalid `X-Environment`; one entry per parameter. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["MerchantForbidden"];
+            404: components["responses"]["MerchantNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createRefund: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a money-moving request safe to retry: a replay with the same body (on the same
+                 *     path) answers the first response with `Idempotent-Replayed: true`, an error (4xx)
+                 *     included, and performs nothing again; a 5xx is not kept (see the conventions). Used by
+                 *     the operations that say they accept it.
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+                /**
+                 * @description Dashboard session only (ignored with an API key, whose environment is its own): the
+                 *     environment the call acts in; case-insensitive. Any other value answers a validation
+                 *     error on `X-Environment`.
+                 */
+                "X-Environment"?: components["parameters"]["X-Environment"];
+                /**
+                 * @description Dashboard session only (ignored with an API key): the merchant the call acts for, among
+                 *     the member's merchants; default the first. A merchant the member does not belong to
+                 *     answers `404 not_found`.
+                 */
+                "X-Merchant-Id"?: components["parameters"]["X-Merchant-Id"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The id of the collection to refund: a `PAIEMENT` of the merchant in `SUCCESS`.
+                     */
+                    transaction: string;
+                    /**
+                     * @description What to give back, in the collection's currency (at most two decimals, a whole number for XOF, XAF and GNF, greater than zero); absent or null for all that is left.
+                     * @example 500
+                     */
+                    amount?: string | null;
+                    /** @description Why; kept as the refund's `description`. */
+                    reason?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The refund is recorded and its amount held (or, with `Idempotent-Replayed`, the first answer to this key). */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success"] & {
+                        data: components["schemas"]["Transaction"];
+                    };
+                };
+            };
+            /** @description Invalid field (`transaction` missing, malformed or not a transaction of the merchant, `amount`, `reason`), an unknown body field (named), an `Idempotency-Key` longer than 255 characters, or `invalid_json`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["PayoutForbidden"];
+            404: components["responses"]["MerchantNotFound"];
+            409: components["responses"]["RefundConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["RefundUnprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getRefund: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Dashboard session only (ignored with an API key, whose environment is its own): the
+                 *     environment the call acts in; case-insensitive. Any other value answers a validation
+                 *     error on `X-Environment`.
+                 */
+                "X-Environment"?: components["parameters"]["X-Environment"];
+                /**
+                 * @description Dashboard session only (ignored with an API key): the merchant the call acts for, among
+                 *     the member's merchants; default the first. A merchant the member does not belong to
+                 *     answers `404 not_found`.
+                 */
+                "X-Merchant-Id"?: components["parameters"]["X-Merchant-Id"];
+            };
+            path: {
+                /** @description The object's id. A malformed id answers `404 not_found`, as an unknown one does. */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The refund with its attempts and status history. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success"] & {
+                        data: components["schemas"]["TransactionDetail"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["MerchantForbidden"];
+            /** @description Unknown or malformed id, or (dashboard session) unknown `X-Merchant-Id`. */
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     exportTransactions: {
         parameters: {
             query?: {
@@ -8327,6 +8705,8 @@ export interface operations {
                  *     are ordinary characters.
                  */
                 search?: string;
+                /** @description The id of a collection; keeps its refunds. */
+                refunded_transaction?: string;
             };
             header?: {
                 /**
