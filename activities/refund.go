@@ -18,7 +18,7 @@ import (
 // neither is possible (Orange WebPay collects only): the refund is refused, refund_unavailable.
 func RefundVia(gws *gateway.Router, routes []store.GatewayRoute, paid sika.TransactionAttempt, whole bool) (via store.RefundVia, ok bool) {
 	if gw, err := gws.Gateway(paid.Gateway); err == nil {
-		if _, refunds := gateway.RefunderOf(gw); refunds && (whole || gateway.RefundsPartially(gw)) {
+		if gateway.SupportsRefunds(gw) && (whole || gateway.RefundsPartially(gw)) {
 			return store.RefundViaOperator, true
 		}
 	}

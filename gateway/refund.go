@@ -42,6 +42,23 @@ type Refunder interface {
 	RefundStatus(ctx context.Context, reference string) (OperationStatus, error)
 }
 
+// RefundCapable is implemented by Refunders that may not refund: an account configured without
+// the product refunds need (MTN MoMo's disbursement).
+type RefundCapable interface {
+	SupportsRefunds() bool
+}
+
+// SupportsRefunds reports whether g refunds collections: a Refunder that does not say otherwise.
+func SupportsRefunds(g Gateway) bool {
+	if _, ok := RefunderOf(g); !ok {
+		return false
+	}
+	if c, ok := adapter(g).(RefundCapable); ok {
+		return c.SupportsRefunds()
+	}
+	return true
+}
+
 // PartialRefunds is implemented by Refunders whose operator refunds only the whole collection
 // (Wave): RefundsPartially answers false, and a refund of less goes as a payout instead.
 type PartialRefunds interface {

@@ -80,6 +80,13 @@ type Features struct {
 	// Cancels says the adapter is a gateway.Canceller (the contract checks that it says so
 	// truly), and runs the collection cancel case.
 	Cancels bool
+	// Refunds says the adapter is a gateway.Refunder (checked as Cancels is) and runs the refund
+	// cases: a refund of a collection paid at the operator, through success, decline,
+	// unavailability, an ambiguous timeout, a reference sent twice and a refund beyond the
+	// collection. RefundsWholeOnly is for an operator that refunds whole collections only
+	// (Wave): the refunds are of the whole amount. RefundCallbacks runs the duplicate-callback
+	// case for refunds (an operator whose callbacks say that they are about a refund).
+	Refunds, RefundsWholeOnly, RefundCallbacks bool
 	// ResolveWithin bounds how long an operation takes to reach its final state (default 5s).
 	ResolveWithin time.Duration
 	// The request template (defaults: BJ, XOF, MTN_BJ, +22997000000, 1000).
@@ -120,6 +127,9 @@ func Run(t *testing.T, h Harness) {
 	if f.Payouts {
 		ops = append(ops, c.payout())
 	}
+	if f.Refunds {
+		ops = append(ops, c.refund())
+	}
 	for _, o := range ops {
 		t.Run(o.name, func(t *testing.T) {
 			t.Run("success", func(t *testing.T) { c.success(t, o) })
@@ -136,7 +146,7 @@ func Run(t *testing.T, h Harness) {
 			t.Run("same-reference-twice", func(t *testing.T) { c.sameReference(t, o) })
 			t.Run("unknown-reference", func(t *testing.T) { c.unknown(t, o) })
 			// An operator without payout callbacks has no such case: status reads decide payouts.
-			if o.kind != gateway.CallbackDisbursement || !f.NoPayoutCallbacks {
+			if (o.kind != gateway.CallbackDisbursement || !f.NoPayoutCallbacks) && (o.kind != gateway.CallbackRefund || f.RefundCallbacks) {
 				t.Run("duplicate-callback", func(t *testing.T) { c.duplicateCallback(t, o) })
 			}
 			if f.Tokens {
@@ -144,6 +154,9 @@ func Run(t *testing.T, h Harness) {
 			}
 			if f.Cancels && o.kind == gateway.CallbackCollection {
 				t.Run("cancel", func(t *testing.T) { c.cancel(t, o) })
+			}
+			if o.kind == gateway.CallbackRefund {
+				t.Run("beyond-the-collection", func(t *testing.T) { c.refundBeyond(t) })
 			}
 		})
 	}
@@ -164,6 +177,20 @@ type op struct {
 	status   func(ctx context.Context, gw gateway.Gateway, ref string) (gateway.OperationStatus, error)
 	// declineCode is the failure code a Decline must produce ("" accepts any).
 	declineCode string
+	// prepare, when set, readies one case at a fresh operator (a refund's collection, paid)
+	// before its behaviour is scripted, and returns how to initiate and how many operations it
+	// created.
+	prepare func(t *testing.T, gw gateway.Gateway) (func(ctx context.Context, ref string) (gateway.OperationStatus, error), int)
+}
+
+// begin readies a case of o at gw (see op.prepare).
+func (o op) begin(t *testing.T, gw gateway.Gateway) (func(ctx context.Context, ref string) (gateway.OperationStatus, error), int) {
+	if o.prepare != nil {
+		return o.prepare(t, gw)
+	}
+	return func(ctx context.Context, ref string) (gateway.OperationStatus, error) {
+		return o.initiate(ctx, gw, ref)
+	}, 0
 }
 
 type contract struct {
@@ -221,22 +248,24 @@ func (c contract) final(t *testing.T, gw gateway.Gateway, o op, ref string) gate
 
 func (c contract) success(t *testing.T, o op) {
 	gw, ctl := c.h.New(t)
+	send, base := o.begin(t, gw)
 	ref := Reference()
-	st, err := o.initiate(t.Context(), gw, ref)
+	st, err := send(t.Context(), ref)
 	require.NoError(t, err)
 	assert.Contains(t, []gateway.Status{gateway.StatusPending, gateway.StatusSuccess}, st.Status)
 	final := c.final(t, gw, o, ref)
 	assert.Equal(t, gateway.StatusSuccess, final.Status)
 	assert.Equal(t, ref, final.Reference)
 	assert.Empty(t, final.FailureCode)
-	assert.Equal(t, 1, ctl.Operations())
+	assert.Equal(t, base+1, ctl.Operations())
 }
 
 func (c contract) decline(t *testing.T, o op) {
 	gw, ctl := c.h.New(t)
+	send, base := o.begin(t, gw)
 	ref := Reference()
 	ctl.Next(Decline)
-	st, err := o.initiate(t.Context(), gw, ref)
+	st, err := send(t.Context(), ref)
 	if err != nil { // declined at once
 		require.Equal(t, gateway.KindDeclined, gateway.KindOf(err), "%v", err)
 		if o.declineCode != "" {
@@ -252,55 +281,58 @@ func (c contract) decline(t *testing.T, o op) {
 		assert.Equal(t, o.declineCode, final.FailureCode)
 	}
 	// final: sending the same reference again neither creates nor revives anything
-	again, err := o.initiate(t.Context(), gw, ref)
+	again, err := send(t.Context(), ref)
 	require.NoError(t, err)
 	assert.Equal(t, gateway.StatusFailed, again.Status)
-	assert.Equal(t, 1, ctl.Operations())
+	assert.Equal(t, base+1, ctl.Operations())
 	final = c.final(t, gw, o, ref)
 	assert.Equal(t, gateway.StatusFailed, final.Status)
 }
 
 func (c contract) unavailable(t *testing.T, o op, b Behaviour) {
 	gw, ctl := c.h.New(t)
+	send, base := o.begin(t, gw)
 	ref := Reference()
 	ctl.Next(b)
-	_, err := o.initiate(t.Context(), gw, ref)
+	_, err := send(t.Context(), ref)
 	require.Error(t, err)
 	assert.Equal(t, gateway.KindUnavailable, gateway.KindOf(err), "%v", err)
-	assert.Equal(t, 0, ctl.Operations(), "nothing may be created at the operator")
+	assert.Equal(t, base+0, ctl.Operations(), "nothing may be created at the operator")
 	st, err := o.status(t.Context(), gw, ref)
 	require.NoError(t, err)
 	assert.Equal(t, gateway.StatusNotFound, st.Status)
 	// the operator is back: the same reference goes through, once
-	_, err = o.initiate(t.Context(), gw, ref)
+	_, err = send(t.Context(), ref)
 	require.NoError(t, err)
 	assert.Equal(t, gateway.StatusSuccess, c.final(t, gw, o, ref).Status)
-	assert.Equal(t, 1, ctl.Operations())
+	assert.Equal(t, base+1, ctl.Operations())
 }
 
 func (c contract) ambiguous(t *testing.T, o op) {
 	gw, ctl := c.h.New(t)
+	send, base := o.begin(t, gw)
 	ref := Reference()
 	ctl.Next(TimeoutAfterAccept)
-	_, err := o.initiate(t.Context(), gw, ref)
+	_, err := send(t.Context(), ref)
 	require.Error(t, err)
 	assert.Equal(t, gateway.KindAmbiguous, gateway.KindOf(err), "%v", err)
 	// a status read finds the operation and its outcome
 	final := c.final(t, gw, o, ref)
 	assert.Equal(t, gateway.StatusSuccess, final.Status)
 	// sending the same reference again does not create a second operation
-	again, err := o.initiate(t.Context(), gw, ref)
+	again, err := send(t.Context(), ref)
 	require.NoError(t, err)
 	assert.Equal(t, gateway.StatusSuccess, again.Status)
-	assert.Equal(t, 1, ctl.Operations())
+	assert.Equal(t, base+1, ctl.Operations())
 }
 
 // ambiguousLostAnswer is the ambiguous case of an operator with Features.LostAnswerFails.
 func (c contract) ambiguousLostAnswer(t *testing.T, o op) {
 	gw, ctl := c.h.New(t)
+	send, base := o.begin(t, gw)
 	ref := Reference()
 	ctl.Next(TimeoutAfterAccept)
-	_, err := o.initiate(t.Context(), gw, ref)
+	_, err := send(t.Context(), ref)
 	require.Error(t, err)
 	assert.Equal(t, gateway.KindAmbiguous, gateway.KindOf(err), "%v", err)
 	st, err := o.status(t.Context(), gw, ref)
@@ -311,23 +343,24 @@ func (c contract) ambiguousLostAnswer(t *testing.T, o op) {
 	assert.Equal(t, gateway.StatusFailed, final.Status)
 	assert.NotEmpty(t, final.FailureCode)
 	// sending the same reference again neither creates a second operation nor revives it
-	again, err := o.initiate(t.Context(), gw, ref)
+	again, err := send(t.Context(), ref)
 	require.NoError(t, err)
 	assert.Equal(t, gateway.StatusFailed, again.Status)
-	assert.Equal(t, 1, ctl.Operations())
+	assert.Equal(t, base+1, ctl.Operations())
 	assert.Equal(t, gateway.StatusFailed, c.final(t, gw, o, ref).Status)
 }
 
 func (c contract) sameReference(t *testing.T, o op) {
 	gw, ctl := c.h.New(t)
+	send, base := o.begin(t, gw)
 	ref := Reference()
-	_, err := o.initiate(t.Context(), gw, ref)
+	_, err := send(t.Context(), ref)
 	require.NoError(t, err)
-	again, err := o.initiate(t.Context(), gw, ref)
+	again, err := send(t.Context(), ref)
 	require.NoError(t, err)
 	assert.NotEqual(t, gateway.StatusFailed, again.Status)
 	assert.Equal(t, gateway.StatusSuccess, c.final(t, gw, o, ref).Status)
-	assert.Equal(t, 1, ctl.Operations())
+	assert.Equal(t, base+1, ctl.Operations())
 }
 
 func (c contract) unknown(t *testing.T, o op) {
@@ -337,6 +370,8 @@ func (c contract) unknown(t *testing.T, o op) {
 	assert.Equal(t, gateway.StatusNotFound, st.Status)
 	_, cancels := gw.(gateway.Canceller)
 	assert.Equal(t, c.f.Cancels, cancels, "Features.Cancels must say whether the adapter is a gateway.Canceller")
+	_, refunds := gw.(gateway.Refunder)
+	assert.Equal(t, c.f.Refunds, refunds, "Features.Refunds must say whether the adapter is a gateway.Refunder")
 }
 
 // cancel: the answer to a cancel is the collection's truth, which status reads and a second
@@ -344,13 +379,14 @@ func (c contract) unknown(t *testing.T, o op) {
 // stays paid, and a reference never sent is NOT_FOUND, never a confirmed cancel.
 func (c contract) cancel(t *testing.T, o op) {
 	gw, ctl := c.h.New(t)
+	send, base := o.begin(t, gw)
 	canceller := gw.(gateway.Canceller)
 	st, err := canceller.CancelCollection(t.Context(), Reference())
 	require.NoError(t, err)
 	assert.Equal(t, gateway.StatusNotFound, st.Status)
 
 	ref := Reference()
-	_, err = o.initiate(t.Context(), gw, ref)
+	_, err = send(t.Context(), ref)
 	require.NoError(t, err)
 	st, err = canceller.CancelCollection(t.Context(), ref)
 	require.NoError(t, err)
@@ -366,19 +402,20 @@ func (c contract) cancel(t *testing.T, o op) {
 	assert.Equal(t, st.Status, again.Status, "a second cancel changes nothing")
 
 	paid := Reference()
-	_, err = o.initiate(t.Context(), gw, paid)
+	_, err = send(t.Context(), paid)
 	require.NoError(t, err)
 	require.Equal(t, gateway.StatusSuccess, c.final(t, gw, o, paid).Status)
 	st, err = canceller.CancelCollection(t.Context(), paid)
 	require.NoError(t, err)
 	assert.Equal(t, gateway.StatusSuccess, st.Status, "a paid collection stays paid")
-	assert.Equal(t, 2, ctl.Operations())
+	assert.Equal(t, base+2, ctl.Operations())
 }
 
 func (c contract) duplicateCallback(t *testing.T, o op) {
 	gw, ctl := c.h.New(t)
+	send, base := o.begin(t, gw)
 	ref := Reference()
-	_, err := o.initiate(t.Context(), gw, ref)
+	_, err := send(t.Context(), ref)
 	require.NoError(t, err)
 	final := c.final(t, gw, o, ref)
 	header, body := ctl.Callback(o.kind, ref)
@@ -397,23 +434,24 @@ func (c contract) duplicateCallback(t *testing.T, o op) {
 		_, err := gw.ParseCallback(t.Context(), header.Clone(), tampered)
 		assert.Error(t, err, "a tampered signed callback must be refused")
 	}
-	assert.Equal(t, 1, ctl.Operations())
+	assert.Equal(t, base+1, ctl.Operations())
 }
 
 func (c contract) tokenExpiry(t *testing.T, o op) {
 	gw, ctl := c.h.New(t)
+	send, base := o.begin(t, gw)
 	first := Reference()
-	_, err := o.initiate(t.Context(), gw, first)
+	_, err := send(t.Context(), first)
 	require.NoError(t, err)
 	before := ctl.TokenRequests()
 	require.Positive(t, before)
 	ctl.ExpireToken()
 	ref := Reference()
-	_, err = o.initiate(t.Context(), gw, ref)
+	_, err = send(t.Context(), ref)
 	require.NoError(t, err, "the adapter must refresh an expired token and go on")
 	assert.Equal(t, before+1, ctl.TokenRequests(), "exactly one refresh")
 	assert.Equal(t, gateway.StatusSuccess, c.final(t, gw, o, ref).Status)
-	assert.Equal(t, 2, ctl.Operations(), "the refused call must not have created an operation twice")
+	assert.Equal(t, base+2, ctl.Operations(), "the refused call must not have created an operation twice")
 	// status reads after the refresh need no new token
 	_, err = o.status(t.Context(), gw, first)
 	require.NoError(t, err)

@@ -1,6 +1,7 @@
 // Package mtnmomo is the gateway.Gateway adapter of the MTN MoMo Open API (collection and
 // disbursement products): OAuth tokens per product, requesttopay and transfer keyed by our
-// reference as X-Reference-Id, status reads, and unsigned callbacks.
+// reference as X-Reference-Id, the disbursement product's refund of a requesttopay (refund.go),
+// status reads, and unsigned callbacks.
 package mtnmomo
 
 import (

@@ -22,7 +22,7 @@ import (
 type harness struct{}
 
 func (harness) Features() gatewaytest.Features {
-	return gatewaytest.Features{Payouts: true, Tokens: true, SignedCallbacks: false,
+	return gatewaytest.Features{Payouts: true, Tokens: true, SignedCallbacks: false, Refunds: true,
 		Country: "BJ", Currency: "XOF", Network: "MTN_BJ", Phone: "+22997000000", Amount: decimal.NewFromInt(1000)}
 }
 

@@ -13,15 +13,17 @@ type party struct {
 	PartyID     string `json:"partyId"`
 }
 
-// initiationBody is the body of POST requesttopay (payer) and POST transfer (payee).
+// initiationBody is the body of POST requesttopay (payer), POST transfer (payee) and POST
+// refund (referenceIdToRefund: the X-Reference-Id of the request-to-pay it gives back).
 type initiationBody struct {
-	Amount       string `json:"amount"`
-	Currency     string `json:"currency"`
-	ExternalID   string `json:"externalId"`
-	Payer        *party `json:"payer,omitempty"`
-	Payee        *party `json:"payee,omitempty"`
-	PayerMessage string `json:"payerMessage"`
-	PayeeNote    string `json:"payeeNote"`
+	Amount              string `json:"amount"`
+	Currency            string `json:"currency"`
+	ExternalID          string `json:"externalId"`
+	Payer               *party `json:"payer,omitempty"`
+	Payee               *party `json:"payee,omitempty"`
+	PayerMessage        string `json:"payerMessage"`
+	PayeeNote           string `json:"payeeNote"`
+	ReferenceIDToRefund string `json:"referenceIdToRefund,omitempty"`
 }
 
 // statusBody is the answer of GET requesttopay/{ref} and transfer/{ref}, and the callback body.

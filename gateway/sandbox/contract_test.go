@@ -27,7 +27,7 @@ func TestContract(t *testing.T) { gatewaytest.Run(t, contractHarness{}) }
 type contractHarness struct{}
 
 func (contractHarness) Features() gatewaytest.Features {
-	return gatewaytest.Features{Payouts: true, SignedCallbacks: true, Cancels: true, Country: "BJ", Currency: "XOF",
+	return gatewaytest.Features{Payouts: true, SignedCallbacks: true, Cancels: true, Refunds: true, RefundCallbacks: true, Country: "BJ", Currency: "XOF",
 		Network: "MTN_BJ", Phone: phone("123")}
 }
 
@@ -139,4 +139,9 @@ func (s *steeredClient) Collect(ctx context.Context, req gateway.CollectRequest)
 func (s *steeredClient) Disburse(ctx context.Context, req gateway.DisburseRequest) (gateway.OperationStatus, error) {
 	req.Phone, req.CallbackURL = s.c.phoneFor(req.Reference), s.c.callbackURL
 	return s.Client.Disburse(ctx, req)
+}
+
+func (s *steeredClient) Refund(ctx context.Context, req gateway.RefundRequest) (gateway.OperationStatus, error) {
+	req.Phone, req.CallbackURL = s.c.phoneFor(req.Reference), s.c.callbackURL
+	return s.Client.Refund(ctx, req)
 }

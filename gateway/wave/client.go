@@ -1,6 +1,7 @@
 // Package wave is the gateway.Gateway adapter of the Wave Business API (docs.wave.com): a
 // collection is a checkout session the customer pays in the Wave app (next action: redirect to
-// wave_launch_url), a payout is POST /v1/payout keyed by an idempotency-key, and Wave's webhooks
+// wave_launch_url), a payout is POST /v1/payout keyed by an idempotency-key, a refund is the
+// whole checkout session's refund (refund.go), and Wave's webhooks
 // are signed (Wave-Signature), so the callbacks this adapter decodes are Trusted.
 //
 // Our reference travels as client_reference on both sessions and payouts: Wave's search by

@@ -23,6 +23,7 @@ type harness struct{}
 
 func (harness) Features() gatewaytest.Features {
 	return gatewaytest.Features{Payouts: true, Tokens: false, SignedCallbacks: true, NoPayoutCallbacks: true, Cancels: true,
+		Refunds: true, RefundsWholeOnly: true,
 		Country: "SN", Currency: "XOF", Network: "WAVE_SN", Phone: "+221770000000", Amount: decimal.NewFromInt(1000)}
 }
 

@@ -133,7 +133,7 @@ func (e apiError) about(field string) bool {
 // before Wave closes it (complete, or expired).
 func (s session) operationStatus(ref string) (gateway.OperationStatus, error) {
 	st := gateway.OperationStatus{Reference: ref, GatewayReference: s.ID}
-	if s.PaymentStatus == paymentSucceeded { // money moved, whatever the session says
+	if s.PaymentStatus == paymentSucceeded || s.PaymentStatus == paymentRefunded { // money moved (refunded since, maybe)
 		st.Status = gateway.StatusSuccess
 		return st, nil
 	}

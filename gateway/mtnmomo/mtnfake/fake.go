@@ -35,7 +35,7 @@ const (
 
 // fakeOp is an operation the fake operator holds.
 type fakeOp struct {
-	product string // collection or disbursement
+	product string // collection, disbursement or refund
 	body    map[string]any
 	status  string // PENDING, SUCCESSFUL, FAILED
 	reason  string
@@ -127,6 +127,9 @@ func (f *Server) serve(w http.ResponseWriter, r *http.Request) {
 		f.errorf("%s %s: X-Target-Environment %q, want %q", r.Method, r.URL.Path, env, Environment)
 	}
 	resource := map[string]string{"collection": "requesttopay", "disbursement": "transfer"}[product]
+	if product == "disbursement" && len(parts) >= 3 && parts[2] == "refund" {
+		resource, product = "refund", productRefund // the disbursement product's refund of a request-to-pay
+	}
 	switch {
 	case len(parts) == 3 && parts[1] == "v1_0" && parts[2] == resource && r.Method == http.MethodPost:
 		f.initiate(w, r, product)
@@ -211,11 +214,16 @@ func (f *Server) initiate(w http.ResponseWriter, r *http.Request, product string
 		return
 	}
 	op := &fakeOp{product: product, body: body, status: "PENDING", final: "SUCCESSFUL"}
-	if b == gatewaytest.Decline {
+	switch {
+	case b == gatewaytest.Decline && product == productRefund:
+		op.final, op.finalR = "FAILED", "NOT_ALLOWED"
+	case b == gatewaytest.Decline:
 		op.final, op.finalR = "FAILED", "APPROVAL_REJECTED"
 		if product == "disbursement" {
 			op.finalR = "PAYEE_NOT_FOUND"
 		}
+	case product == productRefund && !f.refundableLocked(body):
+		op.final, op.finalR = "FAILED", "NOT_ALLOWED"
 	}
 	f.ops[ref] = op
 	f.mu.Unlock()
@@ -237,6 +245,10 @@ func (f *Server) checkBody(product string, body map[string]any) {
 	}
 	if s, _ := body["amount"].(string); strings.Contains(s, ".") && body["currency"] == "XOF" {
 		f.errorf("XOF amount %q has decimals", s)
+	}
+	if product == productRefund {
+		f.checkRefundBody(body)
+		return
 	}
 	partyKey := map[string]string{"collection": "payer", "disbursement": "payee"}[product]
 	p, ok := body[partyKey].(map[string]any)
@@ -290,9 +302,14 @@ func (f *Server) statusJSON(_ string, op *fakeOp) map[string]any {
 	if op.txID != "" {
 		out["financialTransactionId"] = op.txID
 	}
-	if op.product == "collection" {
+	switch op.product {
+	case "collection":
 		out["payer"] = op.body["payer"]
-	} else {
+	case productRefund: // the refund pays the collection's payer
+		if col := f.ops[fmt.Sprint(op.body["referenceIdToRefund"])]; col != nil {
+			out["payee"] = col.body["payer"]
+		}
+	default:
 		out["payee"] = op.body["payee"]
 	}
 	if op.reason != "" {

@@ -4,6 +4,9 @@
 // webhooks signed with Wave-Signature. It checks every request it gets and reports violations of
 // the format on the test. The Wave adapter's tests and the service's LIVE end-to-end test drive it.
 //
+// A paid checkout session is refunded whole, once, by POST /v1/checkout/sessions/{id}/refund
+// (see refund.go).
+//
 // Checkout sessions stay open until the test plays the customer (Pay, PayClientReference,
 // FailPayment, Expire), the adapter expires them (POST /v1/checkout/sessions/{id}/expire), or,
 // after SettleAfter, until their customer acts by itself. Payouts
@@ -90,6 +93,7 @@ type Server struct {
 	settleAfter              time.Duration           // 0: customers act only when told
 	holdPayouts              bool                    // payouts stay processing at reads
 	sessions                 map[string]*fakeSession // by id
+	refunds                  int                     // sessions refunded
 	payouts                  map[string]*fakePayout  // by id
 	idempotent               map[string]string       // "api key" → canonical body + "\x00" + id
 	forced                   []Answer
@@ -169,12 +173,16 @@ func (f *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	expiry, isExpiry := strings.CutSuffix(id, "/expire")
 	isExpiry = isExpiry && byID && !payouts && expiry != "" && !strings.Contains(expiry, "/")
-	if r.Method == http.MethodPost && !isExpiry && r.Header.Get("Content-Type") != "application/json" {
+	refund, isRefund := strings.CutSuffix(id, "/refund")
+	isRefund = isRefund && byID && !payouts && refund != "" && !strings.Contains(refund, "/")
+	if r.Method == http.MethodPost && !isExpiry && !isRefund && r.Header.Get("Content-Type") != "application/json" {
 		f.errorf("%s %s: Content-Type %q", r.Method, path, r.Header.Get("Content-Type"))
 	}
 	switch {
 	case r.Method == http.MethodPost && isExpiry:
 		f.expire(w, r, expiry)
+	case r.Method == http.MethodPost && isRefund:
+		f.refund(w, r, refund)
 	case r.Method == http.MethodPost && (path == "/v1/checkout/sessions" || path == "/v1/payout"):
 		f.create(w, r, payouts, raw)
 	case r.Method == http.MethodGet && path == "/v1/checkout/sessions/search":
@@ -687,7 +695,7 @@ func (f *Server) Seen() []Request {
 func (f *Server) Operations() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return len(f.sessions) + len(f.payouts)
+	return len(f.sessions) + len(f.payouts) + f.refunds
 }
 
 // ExpireToken does nothing: Wave's API keys do not expire (gatewaytest.Controls).
