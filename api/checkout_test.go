@@ -440,3 +440,30 @@ func TestCheckoutSessionExpires(t *testing.T) {
 	assert.Equal(t, "not_pending", r.code())
 	assert.Contains(t, string(r.Env.Error), "EXPIRED")
 }
+
+// TestSlugThatCannotBeStoredIsNotFound: a slug Postgres cannot hold (a NUL byte, bytes that
+// are not UTF-8) finds nothing on every public slug route, hosted pages included; it was a 500
+// (SQLSTATE 22021), found by TestContractProperties with /checkout/%00/pay/.
+func TestSlugThatCannotBeStoredIsNotFound(t *testing.T) {
+	ps := payments(t)
+	body := map[string]any{"network": "MTN_BJ", "customer_phone": "97000123"}
+	for _, slug := range []string{"%00", "abc%00def", "%FF%FE"} {
+		for _, c := range []struct{ method, path string }{
+			{http.MethodGet, "/api/v1/checkout/" + slug + "/status/"},
+			{http.MethodPost, "/api/v1/checkout/" + slug + "/pay/"},
+			{http.MethodPost, "/api/v1/checkout/" + slug + "/confirm-otp/"},
+			{http.MethodPost, "/api/v1/links/" + slug + "/pay/"},
+			{http.MethodPost, "/api/v1/links/" + slug + "/confirm-otp/"},
+			{http.MethodGet, "/pay/" + slug + "/"},
+			{http.MethodGet, "/l/" + slug + "/"},
+		} {
+			var r *response
+			if c.method == http.MethodGet {
+				r = ps.call(t, c.method, c.path, nil)
+			} else {
+				r = ps.call(t, c.method, c.path, body)
+			}
+			assert.Equal(t, http.StatusNotFound, r.Status, "%s %s: %s", c.method, c.path, r.Body)
+		}
+	}
+}

@@ -68,6 +68,9 @@ func (s *Store) CheckoutSession(ctx context.Context, id uuid.UUID) (sika.Checkou
 
 // CheckoutSessionBySlug returns a session by its public slug, for the hosted page.
 func (s *Store) CheckoutSessionBySlug(ctx context.Context, slug string) (sika.CheckoutSession, error) {
+	if !postgresText(slug) {
+		return sika.CheckoutSession{}, sika.NotFound("Checkout session")
+	}
 	return s.checkoutSession(ctx, `c.slug = $1`, slug)
 }
 

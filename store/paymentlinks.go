@@ -70,6 +70,9 @@ func (s *Store) PaymentLinkByID(ctx context.Context, merchantID uuid.UUID, env s
 
 // PaymentLinkBySlug returns a link by its public slug, for its hosted page.
 func (s *Store) PaymentLinkBySlug(ctx context.Context, slug string) (sika.PaymentLink, error) {
+	if !postgresText(slug) {
+		return sika.PaymentLink{}, sika.NotFound("Payment link")
+	}
 	return s.paymentLink(ctx, `l.slug = $1`, slug)
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -111,3 +112,8 @@ func isUniqueViolation(err error, constraint string) bool {
 
 // isNoRows reports whether err means the query found nothing.
 func isNoRows(err error) bool { return errors.Is(err, pgx.ErrNoRows) }
+
+// postgresText reports whether s can be a Postgres text value: valid UTF-8 without a NUL byte.
+// A lookup by a value that cannot be stored finds nothing; sent to Postgres it is an error
+// (22021), which would answer a request from the public with a 500.
+func postgresText(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
