@@ -36,6 +36,18 @@ import (
 //     collection ends SUCCESS exactly when the operator took the money;
 //   - a payout's hold is released only when no operator paid it, and settled when one did;
 //   - every wallet equals its ledger (store.CheckLedger).
+//
+// Issue 21 adds an operator that breaks its word (it answers 503 to a first send and takes the
+// money all the same, while the run goes on at the next gateway), callbacks signed or not that
+// reach the API's own handling (activities.ReceiveCallback) before, during and after the run,
+// a retry and a new payment of the checkout session beside an unresolved attempt, and a second
+// run when the retry is taken. Then also:
+//   - a second success is possible only through an operator that broke its word, and it is
+//     credited and flagged (REFUND_DUE), or flagged for a payout (PAYOUT_PAID_TWICE, or
+//     PAYOUT_PAID_AFTER_RELEASE with what was left held again);
+//   - a retry or a new session payment is taken only when no operation of the payment may
+//     still be paid at its operator;
+//   - no operator answer is left unprocessed once the runs are over.
 
 // modelSettle and modelLateWindow are the scripted operators' windows.
 const (
@@ -47,11 +59,12 @@ const (
 type sendAnswer int
 
 const (
-	sendAccept      sendAnswer = iota // accepted, answered
-	sendAcceptLost                    // accepted, the answer lost (ambiguous); visible after a delay
-	sendLost                          // not accepted, but the answer lost (ambiguous)
-	sendUnavailable                   // refused before acceptance (503)
-	sendDeclined                      // refused for good
+	sendAccept          sendAnswer = iota // accepted, answered
+	sendAcceptLost                        // accepted, the answer lost (ambiguous); visible after a delay
+	sendLost                              // not accepted, but the answer lost (ambiguous)
+	sendUnavailable                       // refused before acceptance (503)
+	sendDeclined                          // refused for good
+	sendUnavailablePaid                   // answered 503, yet accepted (an operator breaking its word)
 )
 
 type cancelPolicy int
@@ -74,13 +87,18 @@ type modelOperator struct {
 	after   time.Duration  // when the fate happens after creation
 	visible time.Duration  // how long an accepted-but-lost operation reads NOT_FOUND (< modelSettle)
 	ops     map[string]*modelOp
+	// signed: its callbacks are signed (trusted); broke: it answered 503 to a first send and
+	// took the operation all the same (such an operator always reports it by callback: nothing
+	// else could tell Sika).
+	signed, broke bool
 }
 
 type modelOp struct {
 	created time.Time
 	status  gateway.Status
 	code    string
-	calls   int // initiations received
+	calls   int  // initiations received
+	broken  bool // taken after answering 503: Sika cannot know of it unless the operator tells it
 }
 
 func (o *modelOperator) Name() string { return o.name }
@@ -108,7 +126,7 @@ func (o *modelOperator) send(ref string) (gateway.OperationStatus, error) {
 	}
 	if op, ok := o.ops[ref]; ok {
 		op.calls++
-		if answer == sendUnavailable {
+		if answer == sendUnavailable || answer == sendUnavailablePaid {
 			return gateway.OperationStatus{}, gateway.Unavailable(errors.New("503"))
 		}
 		if answer == sendAcceptLost || answer == sendLost {
@@ -120,6 +138,10 @@ func (o *modelOperator) send(ref string) (gateway.OperationStatus, error) {
 	switch answer {
 	case sendUnavailable:
 		return gateway.OperationStatus{}, gateway.Unavailable(errors.New("503"))
+	case sendUnavailablePaid:
+		o.broke = true
+		o.ops[ref] = &modelOp{created: o.now(), status: gateway.StatusPending, calls: 1, broken: true}
+		return gateway.OperationStatus{}, gateway.Unavailable(errors.New("503, accepted all the same"))
 	case sendLost:
 		return gateway.OperationStatus{}, gateway.Ambiguous(errors.New("answer lost, nothing created"))
 	case sendDeclined:
@@ -225,9 +247,11 @@ func drawOperator(t *rapid.T, name string, mu *sync.Mutex, payout bool) *modelOp
 		outcomes = append(outcomes, gateway.StatusPending) // a push never approved
 	}
 	return &modelOperator{
-		name:    name,
-		mu:      mu,
-		sends:   rapid.SliceOfN(rapid.SampledFrom([]sendAnswer{sendAccept, sendAcceptLost, sendLost, sendUnavailable, sendDeclined}), 0, 6).Draw(t, name+" sends"),
+		name: name,
+		mu:   mu,
+		sends: rapid.SliceOfN(rapid.SampledFrom([]sendAnswer{sendAccept, sendAcceptLost, sendLost, sendUnavailable, sendDeclined,
+			sendUnavailablePaid}), 0, 6).Draw(t, name+" sends"),
+		signed:  rapid.Bool().Draw(t, name+" signs its callbacks"),
 		reads:   rapid.SliceOfN(rapid.Bool(), 0, 8).Draw(t, name+" failed reads"),
 		cancel:  rapid.SampledFrom([]cancelPolicy{cancelHonoured, cancelRefused, cancelUnclear}).Draw(t, name+" cancel"),
 		outcome: rapid.SampledFrom(outcomes).Draw(t, name+" fate"),
@@ -271,8 +295,36 @@ func (f modelFixture) transaction(t require.TestingT, typ sika.TransactionType, 
 		Network: f.network.Code, CustomerPhone: "+22997000123", Recipient: "+22997000123", FeeChargeMode: sika.FeeDeducted}
 }
 
+// session creates a PENDING checkout session of 1000 XOF for the fixture's merchant.
+func (f modelFixture) session(t require.TestingT) sika.CheckoutSession {
+	id, err := uuid.NewV7()
+	require.NoError(t, err)
+	expires := time.Now().Add(24 * time.Hour)
+	c, _, err := st.CreateCheckoutSession(context.Background(), sika.CheckoutSession{
+		ID: id, Merchant: f.merchant.ID, Environment: sika.EnvironmentTest, Slug: "cs_" + id.String(),
+		CheckoutURL: "https://pay.example.com/pay/cs_" + id.String() + "/", Amount: sika.NewAmount(decimal.NewFromInt(1000)),
+		Currency: "XOF", CustomerName: "Model", ExpiresAt: &expires,
+	}, func(sika.CheckoutSession) store.WorkflowStart { return store.WorkflowStart{} })
+	require.NoError(t, err)
+	return c
+}
+
+// modelCounts counts what the model's cases exercised, for the note.
+type modelCounts struct {
+	sync.Mutex
+	cases, broke, paidTwice, kept, retriesRefused, retriesTaken, sessionRefused, sessionTaken int
+}
+
+var modelStats modelCounts
+
 func TestMoneySafetyModel(t *testing.T) {
 	f := newModelFixture(t)
+	defer func() {
+		m := &modelStats
+		t.Logf("model cases %d: an operator broke its word in %d, paid twice %d, answers kept for a run %d, "+
+			"retries refused %d / taken %d, new session payments refused %d / taken %d",
+			m.cases, m.broke, m.paidTwice, m.kept, m.retriesRefused, m.retriesTaken, m.sessionRefused, m.sessionTaken)
+	}()
 	for _, payout := range []bool{false, true} {
 		name := "collection"
 		if payout {
@@ -293,7 +345,7 @@ func runModel(t *testing.T, rt *rapid.T, f modelFixture, payout bool) {
 	var suite testsuite.WorkflowTestSuite
 	suite.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))))
 	env := suite.NewTestWorkflowEnvironment()
-	var after time.Time // once the run is over, the operators live on to the end of their windows
+	var after time.Time // once the runs are over, the operators live on to the end of their windows
 	now := func() time.Time {
 		if !after.IsZero() {
 			return after
@@ -302,7 +354,12 @@ func runModel(t *testing.T, rt *rapid.T, f modelFixture, payout bool) {
 	}
 	opA, opB := drawOperator(rt, "sandbox-a", &mu, payout), drawOperator(rt, "sandbox-b", &mu, payout)
 	opA.now, opB.now = now, now
+	ops := []*modelOperator{opA, opB}
 	callbacks := rapid.Bool().Draw(rt, "operators send callbacks")
+	// The first callbacks come before the run has heard back from its gateway, or later.
+	firstCallback := rapid.SampledFrom([]time.Duration{time.Second, 20 * time.Second}).Draw(rt, "first callback after")
+	session := !payout && rapid.Bool().Draw(rt, "paid through a checkout session")
+	retry := !payout && rapid.Bool().Draw(rt, "the merchant retries a failed payment")
 	router := gateway.NewRouter(gateway.HealthPolicy{FailuresToTrip: 1000}, opA, opB)
 	acts := &activities.Activities{Store: st, Gateways: router, PushLifetime: modelLifetime}
 	env.RegisterActivity(acts)
@@ -312,58 +369,141 @@ func runModel(t *testing.T, rt *rapid.T, f modelFixture, payout bool) {
 		typ, wf = sika.TypePayout, Payout
 	}
 	tx := f.transaction(rt, typ, "1000")
+	var sess sika.CheckoutSession
 	var err error
-	if payout {
+	switch {
+	case payout:
 		tx, _, _, err = st.CreatePayout(ctx, store.NewTransaction{Transaction: tx}, store.WorkflowStart{})
-	} else {
+	case session:
+		sess = f.session(rt)
+		tx.CheckoutSession = &sess.ID
+		tx, _, err = st.CreateCheckoutPayment(ctx, store.NewTransaction{Transaction: tx}, store.WorkflowStart{}, time.Now())
+	default:
 		tx, _, _, err = st.CreateTransaction(ctx, store.NewTransaction{Transaction: tx}, store.WorkflowStart{})
 	}
 	require.NoError(rt, err)
 	refs := []uuid.UUID{activities.AttemptID(tx.ID, 1, 1), activities.AttemptID(tx.ID, 1, 2)}
 
-	// The operators' callbacks: every 20 s, each final operation is reported once, signed.
+	// The operators' callbacks, every 20 s: each final operation is reported once, signed or
+	// not as its operator does, through what the API does with it (activities.ReceiveCallback);
+	// signal hands it to the running workflow, and answers false once there is none.
 	told := map[string]bool{}
-	report := func(deliver func(GatewayCallback)) {
-		for _, o := range []*modelOperator{opA, opB} {
+	running := false
+	report := func() {
+		for _, o := range ops {
+			if !callbacks && !o.broke {
+				continue
+			}
 			o.mu.Lock()
 			for ref, op := range o.ops {
 				o.resolve(op)
-				if op.status.Final() && !told[ref] && !o.now().Before(op.created) {
-					told[ref] = true
-					id := uuid.MustParse(ref)
-					o.mu.Unlock()
-					deliver(GatewayCallback{AttemptID: id, Status: op.status, FailureCode: op.code, Trusted: true})
-					o.mu.Lock()
+				if !op.status.Final() || told[ref] || o.now().Before(op.created) {
+					continue
 				}
+				o.mu.Unlock()
+				cb := gateway.Callback{OperationStatus: gateway.OperationStatus{Reference: ref, Status: op.status, FailureCode: op.code},
+					Trusted: o.signed}
+				if payout {
+					cb.Kind = gateway.CallbackDisbursement
+				}
+				attempt, err := st.Attempt(ctx, uuid.MustParse(ref))
+				require.NoError(rt, err)
+				signal := func(context.Context) (bool, error) {
+					if !running {
+						return false, nil
+					}
+					env.SignalWorkflow(SignalGatewayCallback, GatewayCallback{AttemptID: attempt.ID, Status: cb.Status,
+						FailureCode: cb.FailureCode, Trusted: cb.Trusted})
+					return true, nil
+				}
+				// An error is a 5xx: the operator sends it again at its next report.
+				if _, err = activities.ReceiveCallback(ctx, st, router, attempt, cb, signal); err == nil {
+					told[ref] = true
+				}
+				o.mu.Lock()
 			}
 			o.mu.Unlock()
 		}
 	}
-	if callbacks {
-		for d := 20 * time.Second; d < 30*time.Minute; d += 20 * time.Second {
-			env.RegisterDelayedCallback(func() {
-				report(func(cb GatewayCallback) { env.SignalWorkflow(SignalGatewayCallback, cb) })
-			}, d)
+	run := func(in activities.PaymentInput) {
+		for d := firstCallback; d < 30*time.Minute; d += 20 * time.Second {
+			env.RegisterDelayedCallback(report, d)
+		}
+		running = true
+		env.ExecuteWorkflow(wf, in)
+		running = false
+		require.True(rt, env.IsWorkflowCompleted())
+		require.NoError(rt, env.GetWorkflowError())
+	}
+	run(activities.PaymentInput{TransactionID: tx.ID, Run: 1})
+
+	// Beside a payment that may still be paid, a new payment of its session and a retry must
+	// wait (409 outcome_unresolved); once nothing may still be paid, they are taken.
+	stillPayable := func() bool {
+		for _, o := range ops {
+			o.mu.Lock()
+			for _, ref := range refs {
+				if op, ok := o.ops[ref.String()]; ok {
+					o.resolve(op)
+					if !op.status.Final() && !op.broken {
+						o.mu.Unlock()
+						return true
+					}
+				}
+			}
+			o.mu.Unlock()
+		}
+		return false
+	}
+	got, err := st.Transaction(ctx, tx.ID)
+	require.NoError(rt, err)
+	if session && got.Status == sika.StatusFailed {
+		next := f.transaction(rt, sika.TypePayment, "1000")
+		next.CheckoutSession = &sess.ID
+		created, _, err := st.CreateCheckoutPayment(ctx, store.NewTransaction{Transaction: next}, store.WorkflowStart{}, time.Now())
+		switch {
+		case err == nil && stillPayable():
+			rt.Fatalf("a new payment of the session was taken while payment %s may still be paid", tx.ID)
+		case err == nil:
+			modelStats.count(&modelStats.sessionTaken)
+			// Taken: the customer abandons it at once (no workflow here).
+			_, _, err = st.CompletePayment(ctx, store.Completion{TransactionID: created.ID, Run: 1, Status: sika.StatusFailed,
+				Reason: "abandoned", TriggeredBy: sika.TriggerSystem})
+			require.NoError(rt, err)
+		case sika.ErrorCode(err) != sika.CodeOutcomeUnresolved:
+			rt.Fatalf("a new payment of the session: %v", err)
+		default:
+			modelStats.count(&modelStats.sessionRefused)
 		}
 	}
-	env.ExecuteWorkflow(wf, activities.PaymentInput{TransactionID: tx.ID, Run: 1})
-	require.True(rt, env.IsWorkflowCompleted())
-	require.NoError(rt, env.GetWorkflowError())
+	if retry && got.Status == sika.StatusFailed {
+		_, _, err := st.RetryPayment(ctx, f.merchant.ID, sika.EnvironmentTest, tx.ID, nil, "", nil, func(sika.Transaction) store.WorkflowStart {
+			return store.WorkflowStart{}
+		})
+		switch {
+		case err == nil && stillPayable():
+			rt.Fatalf("a retry was taken while payment %s may still be paid", tx.ID)
+		case err == nil:
+			modelStats.count(&modelStats.retriesTaken)
+			// The second run, with the same operators, their clock going on.
+			start := env.Now()
+			env = suite.NewTestWorkflowEnvironment()
+			env.SetStartTime(start)
+			env.RegisterActivity(acts)
+			refs = append(refs, activities.AttemptID(tx.ID, 2, 1), activities.AttemptID(tx.ID, 2, 2))
+			run(activities.PaymentInput{TransactionID: tx.ID, Run: 2})
+		case sika.ErrorCode(err) != sika.CodeOutcomeUnresolved:
+			rt.Fatalf("a retry: %v", err)
+		default:
+			modelStats.count(&modelStats.retriesRefused)
+		}
+	}
 
 	// Later: every fate has happened; late callbacks reach the API (the workflow is gone), then
 	// the re-check sweep reads what is left.
 	after = env.Now().Add(48 * time.Hour)
-	if callbacks {
-		report(func(cb GatewayCallback) {
-			if cb.Status != gateway.StatusSuccess {
-				return
-			}
-			_, err := activities.ReconcileLateAnswer(ctx, st, router, activities.LateAnswer{AttemptID: cb.AttemptID, Status: cb.Status,
-				Trusted: true, Source: "signed callback"})
-			if sika.ErrorCode(err) != sika.CodeNotFound {
-				require.NoError(rt, err)
-			}
-		})
+	for range 10 { // operators resend what was answered 5xx (a status read that failed)
+		report()
 	}
 	// The schedule runs every interval for the operator's window: a read that fails now is
 	// made again by a later sweep (the scripts fail at most 8 reads).
@@ -374,35 +514,74 @@ func runModel(t *testing.T, rt *rapid.T, f modelFixture, payout bool) {
 		require.NoError(rt, err)
 	}
 
-	paid := successes([]*modelOperator{opA, opB}, refs)
-	got, err := st.Transaction(ctx, tx.ID)
+	paid := successes(ops, refs)
+	broke := opA.broke || opB.broke
+	got, err = st.Transaction(ctx, tx.ID)
 	require.NoError(rt, err)
-	count := func(typ sika.LedgerType) int {
+	count := func(query string) int {
 		var n int
-		require.NoError(rt, st.Pool().QueryRow(ctx, `SELECT count(*) FROM ledger_entries WHERE transaction_id = $1 AND type = $2`, tx.ID, typ).Scan(&n))
+		require.NoError(rt, st.Pool().QueryRow(ctx, query, tx.ID).Scan(&n))
 		return n
 	}
-	what := fmt.Sprintf("transaction %s %s (%s), operator successes %d", tx.ID, got.Status, got.FailureCode, paid)
-	if paid > 1 {
+	entries := func(typ sika.LedgerType) int {
+		return count(`SELECT count(*) FROM ledger_entries WHERE transaction_id = $1 AND type = '` + string(typ) + `'`)
+	}
+	flags := func(kind store.FlagKind) int {
+		return count(`SELECT count(*) FROM money_flags WHERE transaction_id = $1 AND kind = '` + string(kind) + `'`)
+	}
+	what := fmt.Sprintf("transaction %s %s (%s), operator successes %d, an operator broke its word %v", tx.ID, got.Status, got.FailureCode, paid, broke)
+	if paid > 1 && !broke {
 		rt.Fatalf("charged twice through Sika: %s", what)
+	}
+	if n := count(`SELECT count(*) FROM operator_answers WHERE transaction_id = $1 AND processed_at IS NULL`); n != 0 {
+		rt.Fatalf("%d operator answers left unprocessed: %s", n, what)
+	}
+	modelStats.count(&modelStats.cases)
+	if broke {
+		modelStats.count(&modelStats.broke)
+	}
+	if paid > 1 {
+		modelStats.count(&modelStats.paidTwice)
+	}
+	if count(`SELECT count(*) FROM operator_answers WHERE transaction_id = $1`) > 0 {
+		modelStats.count(&modelStats.kept)
 	}
 	if payout {
 		switch {
-		case paid == 1 && (count(sika.LedgerPayoutReversal) != 0 || count(sika.LedgerPayout) != 1 || got.Status != sika.StatusSuccess):
-			rt.Fatalf("a paid payout must be settled and never released: %s, reversals %d, settlements %d", what, count(sika.LedgerPayoutReversal), count(sika.LedgerPayout))
-		case paid == 0 && (count(sika.LedgerPayoutReversal) != 1 || count(sika.LedgerPayout) != 0 || got.Status != sika.StatusFailed):
+		case paid >= 1 && got.Status == sika.StatusFailed && broke:
+			// Paid after the run released the hold (only an operator that broke its word can):
+			// flagged, and held again.
+			if flags(store.FlagPayoutPaidAfterRelease) != paid || entries(sika.LedgerPayoutHold) != 1+paid {
+				rt.Fatalf("a payout paid after its release must be flagged and held again: %s, flags %d, holds %d", what,
+					flags(store.FlagPayoutPaidAfterRelease), entries(sika.LedgerPayoutHold))
+			}
+		case paid >= 1 && (entries(sika.LedgerPayoutReversal) != 0 || entries(sika.LedgerPayout) != 1 || got.Status != sika.StatusSuccess):
+			rt.Fatalf("a paid payout must be settled and never released: %s, reversals %d, settlements %d", what,
+				entries(sika.LedgerPayoutReversal), entries(sika.LedgerPayout))
+		case paid >= 1 && flags(store.FlagPayoutPaidTwice) != paid-1:
+			rt.Fatalf("a payout paid twice must be flagged: %s, flags %d", what, flags(store.FlagPayoutPaidTwice))
+		case paid == 0 && (entries(sika.LedgerPayoutReversal) != 1 || entries(sika.LedgerPayout) != 0 || got.Status != sika.StatusFailed):
 			rt.Fatalf("an unpaid payout ends FAILED with its hold released once: %s", what)
 		}
 		return
 	}
-	if credits := count(sika.LedgerCollection); credits != paid {
+	if credits := entries(sika.LedgerCollection); credits != paid {
 		rt.Fatalf("every operator success is credited exactly once: %s, credits %d", what, credits)
 	}
+	if paid > 1 && flags(store.FlagRefundDue) != paid-1 {
+		rt.Fatalf("every second success is flagged for refund: %s, flags %d", what, flags(store.FlagRefundDue))
+	}
 	want := sika.StatusFailed
-	if paid == 1 {
+	if paid >= 1 {
 		want = sika.StatusSuccess
 	}
 	if got.Status != want {
 		rt.Fatalf("the record must end as the operator did: %s", what)
 	}
+}
+
+func (m *modelCounts) count(n *int) {
+	m.Lock()
+	*n++
+	m.Unlock()
 }

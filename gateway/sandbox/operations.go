@@ -100,6 +100,9 @@ type scenario struct {
 	suffix       string
 	rejectNumber bool // 003: 400 invalid_number, no operation
 	unavailable  bool // 005 on a gateway with UnavailableOn005: 503, no operation
+	// paidDespite503 (012 on a gateway with UnavailableOn005): answered 503, yet the operation
+	// is taken and succeeds ticks later with its signed callback (an operator breaking its word).
+	paidDespite503 bool
 	ticks        int  // delay to the outcome; 0: never approved, the push expires (004)
 	outcome      outcome
 	holdResponse bool // 006: the initiation response is held until the client gives up
@@ -150,10 +153,14 @@ func scenarioFor(msisdn string, gw GatewayConfig, kind gateway.CallbackKind) sce
 	case "011":
 		sc.late = true
 	case "012":
-		// The first gateway answers 503 (like 005) and the next one keeps the push waiting for
-		// the customer (like 004, until approved by hand or expired): the run stays at the next
-		// gateway while a test plays the first operator reporting its closed attempt paid.
-		sc.unavailable, sc.ticks = gw.UnavailableOn005, 0
+		// The first gateway answers 503 yet takes the operation, which succeeds two ticks later
+		// with its signed callback; the next gateway keeps the push waiting for the customer
+		// (like 004, until approved by hand or expired): the first operator reports its closed
+		// attempt paid while the run is at the next gateway.
+		sc.paidDespite503, sc.ticks = gw.UnavailableOn005, 2
+		if !gw.UnavailableOn005 {
+			sc.ticks = 0
+		}
 	}
 	return sc
 }
@@ -334,6 +341,10 @@ func (s *Server) start(gw GatewayConfig, kind gateway.CallbackKind, req *initiat
 		"currency", op.currency, "suffix", sc.suffix, "awaiting_otp", op.awaitingOTP)
 	if !op.awaitingOTP {
 		s.armOutcomeLocked(op)
+	}
+	if sc.paidDespite503 {
+		op.log.Warn("sandbox answers 503 to an operation it took (012)")
+		return nil, false, errUnavailable
 	}
 	if sc.late && !op.awaitingOTP { // 011 is being approved: it does not expire
 		return op, true, nil
