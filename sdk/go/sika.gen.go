@@ -8440,7 +8440,7 @@ type ClientInterface interface {
 	// | `009` | `SUCCESS` after about 20 s |
 	// | `010` | the initiation's answer is lost and the operator answers "not found" for about 3 s (re-sends refused): the payment stays `PENDING` until it shows up, then `SUCCESS` after about 4 s, pushed once |
 	// | `011` | the customer approves too late: `FAILED` `expired` when the push lifetime ends (the sandbox refuses the cancel), then `SUCCESS` when the late payment arrives, about 6 min after the start (credited once) |
-	// | `012` | the first gateway is unavailable and the next one waits for the customer (as `004`, approve with `POST /sandbox/pushes/{ref}/approve`): for playing the first operator reporting its closed attempt paid while the run is at the next gateway |
+	// | `012` | the first gateway answers 503 yet takes the payment and reports it paid (signed callback) while the run is at the next gateway, whose push waits for the customer (as `004`): `SUCCESS` on the first attempt; if the customer also approves the second push, both are credited and one is flagged for refund |
 	//
 	// The only valid sandbox OTP (pre-payment or post-push) is `123456`; any other code fails
 	// with `invalid_otp`. Sandbox pre-payment OTP networks: `ORANGE_SN`, `ORANGE_CI`,
@@ -8516,7 +8516,7 @@ type ClientInterface interface {
 	// | `009` | `SUCCESS` after about 20 s |
 	// | `010` | the initiation's answer is lost and the operator answers "not found" for about 3 s (re-sends refused): the payment stays `PENDING` until it shows up, then `SUCCESS` after about 4 s, pushed once |
 	// | `011` | the customer approves too late: `FAILED` `expired` when the push lifetime ends (the sandbox refuses the cancel), then `SUCCESS` when the late payment arrives, about 6 min after the start (credited once) |
-	// | `012` | the first gateway is unavailable and the next one waits for the customer (as `004`, approve with `POST /sandbox/pushes/{ref}/approve`): for playing the first operator reporting its closed attempt paid while the run is at the next gateway |
+	// | `012` | the first gateway answers 503 yet takes the payment and reports it paid (signed callback) while the run is at the next gateway, whose push waits for the customer (as `004`): `SUCCESS` on the first attempt; if the customer also approves the second push, both are credited and one is flagged for refund |
 	//
 	// The only valid sandbox OTP (pre-payment or post-push) is `123456`; any other code fails
 	// with `invalid_otp`. Sandbox pre-payment OTP networks: `ORANGE_SN`, `ORANGE_CI`,
@@ -8689,7 +8689,8 @@ type ClientInterface interface {
 	// back to the second gateway; `006` times out but is paid once; `007` no callback; `008`
 	// duplicated callbacks; `009` about 20 s; `010` answer lost, then "not found" for about 3 s,
 	// paid once after about 4 s (`PENDING` meanwhile, the hold kept); `011` stays `PENDING` for
-	// about 6 min, then `SUCCESS`; `012` falls back to the second gateway, which waits as `004`.
+	// about 6 min, then `SUCCESS`; `012` the first gateway answers 503 yet pays it (reported by
+	// callback) while the second one waits as `004`: `SUCCESS`.
 	//
 	// Needs scope `PAYOUT` or `BOTH`. Accepts `Idempotency-Key`.
 	//
@@ -8731,7 +8732,8 @@ type ClientInterface interface {
 	// back to the second gateway; `006` times out but is paid once; `007` no callback; `008`
 	// duplicated callbacks; `009` about 20 s; `010` answer lost, then "not found" for about 3 s,
 	// paid once after about 4 s (`PENDING` meanwhile, the hold kept); `011` stays `PENDING` for
-	// about 6 min, then `SUCCESS`; `012` falls back to the second gateway, which waits as `004`.
+	// about 6 min, then `SUCCESS`; `012` the first gateway answers 503 yet pays it (reported by
+	// callback) while the second one waits as `004`: `SUCCESS`.
 	//
 	// Needs scope `PAYOUT` or `BOTH`. Accepts `Idempotency-Key`.
 	//
@@ -11378,7 +11380,7 @@ func (c *RawClient) ListPaymentLinkTransactions(ctx context.Context, id Id, para
 // | `009` | `SUCCESS` after about 20 s |
 // | `010` | the initiation's answer is lost and the operator answers "not found" for about 3 s (re-sends refused): the payment stays `PENDING` until it shows up, then `SUCCESS` after about 4 s, pushed once |
 // | `011` | the customer approves too late: `FAILED` `expired` when the push lifetime ends (the sandbox refuses the cancel), then `SUCCESS` when the late payment arrives, about 6 min after the start (credited once) |
-// | `012` | the first gateway is unavailable and the next one waits for the customer (as `004`, approve with `POST /sandbox/pushes/{ref}/approve`): for playing the first operator reporting its closed attempt paid while the run is at the next gateway |
+// | `012` | the first gateway answers 503 yet takes the payment and reports it paid (signed callback) while the run is at the next gateway, whose push waits for the customer (as `004`): `SUCCESS` on the first attempt; if the customer also approves the second push, both are credited and one is flagged for refund |
 //
 // The only valid sandbox OTP (pre-payment or post-push) is `123456`; any other code fails
 // with `invalid_otp`. Sandbox pre-payment OTP networks: `ORANGE_SN`, `ORANGE_CI`,
@@ -11464,7 +11466,7 @@ func (c *RawClient) SoftpayWithBody(ctx context.Context, params *SoftpayParams, 
 // | `009` | `SUCCESS` after about 20 s |
 // | `010` | the initiation's answer is lost and the operator answers "not found" for about 3 s (re-sends refused): the payment stays `PENDING` until it shows up, then `SUCCESS` after about 4 s, pushed once |
 // | `011` | the customer approves too late: `FAILED` `expired` when the push lifetime ends (the sandbox refuses the cancel), then `SUCCESS` when the late payment arrives, about 6 min after the start (credited once) |
-// | `012` | the first gateway is unavailable and the next one waits for the customer (as `004`, approve with `POST /sandbox/pushes/{ref}/approve`): for playing the first operator reporting its closed attempt paid while the run is at the next gateway |
+// | `012` | the first gateway answers 503 yet takes the payment and reports it paid (signed callback) while the run is at the next gateway, whose push waits for the customer (as `004`): `SUCCESS` on the first attempt; if the customer also approves the second push, both are credited and one is flagged for refund |
 //
 // The only valid sandbox OTP (pre-payment or post-push) is `123456`; any other code fails
 // with `invalid_otp`. Sandbox pre-payment OTP networks: `ORANGE_SN`, `ORANGE_CI`,
@@ -11717,7 +11719,8 @@ func (c *RawClient) VerifyPayment(ctx context.Context, id openapi_types.UUID, pa
 // back to the second gateway; `006` times out but is paid once; `007` no callback; `008`
 // duplicated callbacks; `009` about 20 s; `010` answer lost, then "not found" for about 3 s,
 // paid once after about 4 s (`PENDING` meanwhile, the hold kept); `011` stays `PENDING` for
-// about 6 min, then `SUCCESS`; `012` falls back to the second gateway, which waits as `004`.
+// about 6 min, then `SUCCESS`; `012` the first gateway answers 503 yet pays it (reported by
+// callback) while the second one waits as `004`: `SUCCESS`.
 //
 // Needs scope `PAYOUT` or `BOTH`. Accepts `Idempotency-Key`.
 //
@@ -11769,7 +11772,8 @@ func (c *RawClient) InitializePayoutWithBody(ctx context.Context, params *Initia
 // back to the second gateway; `006` times out but is paid once; `007` no callback; `008`
 // duplicated callbacks; `009` about 20 s; `010` answer lost, then "not found" for about 3 s,
 // paid once after about 4 s (`PENDING` meanwhile, the hold kept); `011` stays `PENDING` for
-// about 6 min, then `SUCCESS`; `012` falls back to the second gateway, which waits as `004`.
+// about 6 min, then `SUCCESS`; `012` the first gateway answers 503 yet pays it (reported by
+// callback) while the second one waits as `004`: `SUCCESS`.
 //
 // Needs scope `PAYOUT` or `BOTH`. Accepts `Idempotency-Key`.
 //
@@ -20884,7 +20888,7 @@ type ClientWithResponsesInterface interface {
 	// | `009` | `SUCCESS` after about 20 s |
 	// | `010` | the initiation's answer is lost and the operator answers "not found" for about 3 s (re-sends refused): the payment stays `PENDING` until it shows up, then `SUCCESS` after about 4 s, pushed once |
 	// | `011` | the customer approves too late: `FAILED` `expired` when the push lifetime ends (the sandbox refuses the cancel), then `SUCCESS` when the late payment arrives, about 6 min after the start (credited once) |
-	// | `012` | the first gateway is unavailable and the next one waits for the customer (as `004`, approve with `POST /sandbox/pushes/{ref}/approve`): for playing the first operator reporting its closed attempt paid while the run is at the next gateway |
+	// | `012` | the first gateway answers 503 yet takes the payment and reports it paid (signed callback) while the run is at the next gateway, whose push waits for the customer (as `004`): `SUCCESS` on the first attempt; if the customer also approves the second push, both are credited and one is flagged for refund |
 	//
 	// The only valid sandbox OTP (pre-payment or post-push) is `123456`; any other code fails
 	// with `invalid_otp`. Sandbox pre-payment OTP networks: `ORANGE_SN`, `ORANGE_CI`,
@@ -20960,7 +20964,7 @@ type ClientWithResponsesInterface interface {
 	// | `009` | `SUCCESS` after about 20 s |
 	// | `010` | the initiation's answer is lost and the operator answers "not found" for about 3 s (re-sends refused): the payment stays `PENDING` until it shows up, then `SUCCESS` after about 4 s, pushed once |
 	// | `011` | the customer approves too late: `FAILED` `expired` when the push lifetime ends (the sandbox refuses the cancel), then `SUCCESS` when the late payment arrives, about 6 min after the start (credited once) |
-	// | `012` | the first gateway is unavailable and the next one waits for the customer (as `004`, approve with `POST /sandbox/pushes/{ref}/approve`): for playing the first operator reporting its closed attempt paid while the run is at the next gateway |
+	// | `012` | the first gateway answers 503 yet takes the payment and reports it paid (signed callback) while the run is at the next gateway, whose push waits for the customer (as `004`): `SUCCESS` on the first attempt; if the customer also approves the second push, both are credited and one is flagged for refund |
 	//
 	// The only valid sandbox OTP (pre-payment or post-push) is `123456`; any other code fails
 	// with `invalid_otp`. Sandbox pre-payment OTP networks: `ORANGE_SN`, `ORANGE_CI`,
@@ -21135,7 +21139,8 @@ type ClientWithResponsesInterface interface {
 	// back to the second gateway; `006` times out but is paid once; `007` no callback; `008`
 	// duplicated callbacks; `009` about 20 s; `010` answer lost, then "not found" for about 3 s,
 	// paid once after about 4 s (`PENDING` meanwhile, the hold kept); `011` stays `PENDING` for
-	// about 6 min, then `SUCCESS`; `012` falls back to the second gateway, which waits as `004`.
+	// about 6 min, then `SUCCESS`; `012` the first gateway answers 503 yet pays it (reported by
+	// callback) while the second one waits as `004`: `SUCCESS`.
 	//
 	// Needs scope `PAYOUT` or `BOTH`. Accepts `Idempotency-Key`.
 	//
@@ -21177,7 +21182,8 @@ type ClientWithResponsesInterface interface {
 	// back to the second gateway; `006` times out but is paid once; `007` no callback; `008`
 	// duplicated callbacks; `009` about 20 s; `010` answer lost, then "not found" for about 3 s,
 	// paid once after about 4 s (`PENDING` meanwhile, the hold kept); `011` stays `PENDING` for
-	// about 6 min, then `SUCCESS`; `012` falls back to the second gateway, which waits as `004`.
+	// about 6 min, then `SUCCESS`; `012` the first gateway answers 503 yet pays it (reported by
+	// callback) while the second one waits as `004`: `SUCCESS`.
 	//
 	// Needs scope `PAYOUT` or `BOTH`. Accepts `Idempotency-Key`.
 	//
@@ -29574,7 +29580,7 @@ func (c *ClientWithResponses) ListPaymentLinkTransactionsWithResponse(ctx contex
 // | `009` | `SUCCESS` after about 20 s |
 // | `010` | the initiation's answer is lost and the operator answers "not found" for about 3 s (re-sends refused): the payment stays `PENDING` until it shows up, then `SUCCESS` after about 4 s, pushed once |
 // | `011` | the customer approves too late: `FAILED` `expired` when the push lifetime ends (the sandbox refuses the cancel), then `SUCCESS` when the late payment arrives, about 6 min after the start (credited once) |
-// | `012` | the first gateway is unavailable and the next one waits for the customer (as `004`, approve with `POST /sandbox/pushes/{ref}/approve`): for playing the first operator reporting its closed attempt paid while the run is at the next gateway |
+// | `012` | the first gateway answers 503 yet takes the payment and reports it paid (signed callback) while the run is at the next gateway, whose push waits for the customer (as `004`): `SUCCESS` on the first attempt; if the customer also approves the second push, both are credited and one is flagged for refund |
 //
 // The only valid sandbox OTP (pre-payment or post-push) is `123456`; any other code fails
 // with `invalid_otp`. Sandbox pre-payment OTP networks: `ORANGE_SN`, `ORANGE_CI`,
@@ -29656,7 +29662,7 @@ func (c *ClientWithResponses) SoftpayWithBodyWithResponse(ctx context.Context, p
 // | `009` | `SUCCESS` after about 20 s |
 // | `010` | the initiation's answer is lost and the operator answers "not found" for about 3 s (re-sends refused): the payment stays `PENDING` until it shows up, then `SUCCESS` after about 4 s, pushed once |
 // | `011` | the customer approves too late: `FAILED` `expired` when the push lifetime ends (the sandbox refuses the cancel), then `SUCCESS` when the late payment arrives, about 6 min after the start (credited once) |
-// | `012` | the first gateway is unavailable and the next one waits for the customer (as `004`, approve with `POST /sandbox/pushes/{ref}/approve`): for playing the first operator reporting its closed attempt paid while the run is at the next gateway |
+// | `012` | the first gateway answers 503 yet takes the payment and reports it paid (signed callback) while the run is at the next gateway, whose push waits for the customer (as `004`): `SUCCESS` on the first attempt; if the customer also approves the second push, both are credited and one is flagged for refund |
 //
 // The only valid sandbox OTP (pre-payment or post-push) is `123456`; any other code fails
 // with `invalid_otp`. Sandbox pre-payment OTP networks: `ORANGE_SN`, `ORANGE_CI`,
@@ -29879,7 +29885,8 @@ func (c *ClientWithResponses) VerifyPaymentWithResponse(ctx context.Context, id 
 // back to the second gateway; `006` times out but is paid once; `007` no callback; `008`
 // duplicated callbacks; `009` about 20 s; `010` answer lost, then "not found" for about 3 s,
 // paid once after about 4 s (`PENDING` meanwhile, the hold kept); `011` stays `PENDING` for
-// about 6 min, then `SUCCESS`; `012` falls back to the second gateway, which waits as `004`.
+// about 6 min, then `SUCCESS`; `012` the first gateway answers 503 yet pays it (reported by
+// callback) while the second one waits as `004`: `SUCCESS`.
 //
 // Needs scope `PAYOUT` or `BOTH`. Accepts `Idempotency-Key`.
 //
@@ -29927,7 +29934,8 @@ func (c *ClientWithResponses) InitializePayoutWithBodyWithResponse(ctx context.C
 // back to the second gateway; `006` times out but is paid once; `007` no callback; `008`
 // duplicated callbacks; `009` about 20 s; `010` answer lost, then "not found" for about 3 s,
 // paid once after about 4 s (`PENDING` meanwhile, the hold kept); `011` stays `PENDING` for
-// about 6 min, then `SUCCESS`; `012` falls back to the second gateway, which waits as `004`.
+// about 6 min, then `SUCCESS`; `012` the first gateway answers 503 yet pays it (reported by
+// callback) while the second one waits as `004`: `SUCCESS`.
 //
 // Needs scope `PAYOUT` or `BOTH`. Accepts `Idempotency-Key`.
 //
