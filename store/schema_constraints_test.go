@@ -51,6 +51,7 @@ var enumColumns = map[string]string{
 	"transaction_status_logs.triggered_by": "sika.Trigger",
 	"transactions.status":                  "sika.TransactionStatus",
 	"transactions.transaction_type":        "sika.TransactionType",
+	"transactions.refund_via":              "store.RefundVia",
 	"web_sessions.app":                     "store.WebApp",
 }
 
