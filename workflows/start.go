@@ -63,12 +63,12 @@ func startOperation(ctx context.Context, c client.Client, id string, wf any, in 
 		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
 		Memo:                                     map[string]any{"run": in.Run},
-		// When this client also runs a worker of the task queue with a free slot (`sika dev`,
-		// one process), the first workflow task comes back in the start's answer instead of
-		// through matching: one dispatch and one history write less per payment, the same
-		// history. A separate `sika api` has no worker and starts as before. A worker that dies
-		// holding the task leaves it to time out and be dispatched again, as any task.
-		EnableEagerStart: true,
+		// No eager workflow start (the first workflow task handed back in the start's answer to
+		// the worker of the same process, `sika dev`): with it, under load on the dev server the
+		// worker's sticky queue delivered a fraction of its tasks, they timed out after 5 s and
+		// were dispatched again from the normal queue with a full replay, which loaded the
+		// server more; at 30 payments/s 362–502 of ~580 payments had a WorkflowTaskTimedOut,
+		// against 0–58 without it, back to back (docs/performance.md).
 	}, wf, in)
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if err == nil {

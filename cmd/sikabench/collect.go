@@ -151,6 +151,7 @@ type histories struct {
 	counts  []int
 	types   map[string]int // event type → events over the sample
 	errors  []string
+	stalled string // the timeline of the first sampled payment with a WorkflowTaskTimedOut
 }
 
 func countHistories(ctx context.Context, t *target, ids []uuid.UUID, n int) *histories {
@@ -171,12 +172,18 @@ func countHistories(ctx context.Context, t *target, ids []uuid.UUID, n int) *his
 	step := max(1, len(sorted)/n)
 	for i := 0; i < len(sorted) && len(h.counts) < n; i += step {
 		wf := workflows.PaymentWorkflowID(sorted[i])
+		timedOut := h.types["WORKFLOW_TASK_TIMED_OUT"]
 		count, err := countHistory(ctx, t, wf, h.types)
 		if err != nil {
 			h.errors = append(h.errors, fmt.Sprintf("%s: %v", wf, err))
 			continue
 		}
 		h.counts = append(h.counts, count)
+		if h.stalled == "" && h.types["WORKFLOW_TASK_TIMED_OUT"] > timedOut {
+			if tl, err := readTimeline(ctx, t.tc, wf); err == nil {
+				h.stalled = wf + "\n" + tl.String()
+			}
+		}
 	}
 	if len(h.errors) > 0 {
 		fmt.Fprintf(os.Stderr, "sikabench: %d histories could not be read, e.g. %s\n", len(h.errors), h.errors[0])

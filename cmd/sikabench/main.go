@@ -107,7 +107,9 @@ type options struct {
 	poolConns  int
 	acceptRate int
 	noGzip     bool
-	tracing    bool
+	// temporalFile: the dev server keeps its state in a SQLite file, as `sika dev` does
+	temporalFile bool
+	tracing      bool
 
 	pgbenchDuration time.Duration
 	payoutDuration  time.Duration
@@ -249,6 +251,7 @@ func parseFlags() (options, []string, error) {
 	flag.StringVar(&o.logFile, "log", "", "where the in-process service logs go in -self mode (default a file in the temp dir)")
 	flag.IntVar(&o.acceptRate, "accept-rate", 60, "(-self) the service's payment acceptance cap per second (SIKA_PAYMENT_ACCEPT_PER_SECOND; 0: none)")
 	flag.IntVar(&o.poolConns, "pool-max-conns", 0, "experiment (-self): pool_max_conns of the service's Postgres pool (0: the service's default)")
+	flag.BoolVar(&o.temporalFile, "temporal-file", false, "(-self) the Temporal dev server keeps its state in a SQLite file, as `sika dev` (make run) does, instead of in memory")
 	flag.BoolVar(&o.noGzip, "temporal-no-gzip", false, "experiment (-self): the service's Temporal client sends uncompressed gRPC (the SDK gzips by default)")
 	flag.BoolVar(&o.tracing, "tracing", false, "(-self) tracing on: every span exported over OTLP/HTTP, batched, to an in-process collector that discards them (as OTEL_EXPORTER_OTLP_ENDPOINT does); default off, as the service runs without it")
 	flag.DurationVar(&o.pgbenchDuration, "pgbench-d", 20*time.Second, "pgbench: duration (whole seconds)")

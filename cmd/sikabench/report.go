@@ -217,6 +217,12 @@ func (r *report) print(w io.Writer) {
 	line(w, "  per 10 s bucket", "%s", f.buckets)
 
 	r.printHistory(w)
+	if r.t.rpcs != nil {
+		fmt.Fprintf(w, "\nTEMPORAL CALLS (the in-process service's client, whole run: every part, waits included)\n")
+		for _, l := range strings.Split(strings.TrimRight(r.t.rpcs.table(), "\n"), "\n") {
+			fmt.Fprintf(w, "  %s\n", l)
+		}
+	}
 	r.printTimeline(w)
 	r.printCPU(w)
 }
@@ -253,6 +259,12 @@ func (r *report) printHistory(w io.Writer) {
 		parts = append(parts, fmt.Sprintf("%s %.1f", x.k, float64(x.v)/float64(len(h.counts))))
 	}
 	line(w, "avg per payment by event type", "%s", wrap(strings.Join(parts, ", "), 80, 39))
+	if h.stalled != "" {
+		fmt.Fprintf(w, "  a sampled payment whose workflow task timed out:\n")
+		for _, l := range strings.Split(h.stalled, "\n") {
+			fmt.Fprintf(w, "    %s\n", l)
+		}
+	}
 }
 
 func (r *report) printTimeline(w io.Writer) {

@@ -24,6 +24,7 @@ import (
 	"go.temporal.io/sdk/interceptor"
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
+	"google.golang.org/grpc"
 
 	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/activities"
@@ -55,6 +56,7 @@ type target struct {
 	pool               *pgxpool.Pool
 	poolStart, poolEnd *pgxpool.Stat
 	timings            *serverTimings
+	rpcs               *rpcStats // the service's calls to Temporal
 	logPath            string
 
 	closers []func()
@@ -81,7 +83,7 @@ func startSelf(ctx context.Context, o options) (_ *target, err error) {
 	}
 	progress := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	fmt.Fprintln(os.Stderr, "sikabench: starting an ephemeral Postgres and Temporal dev server")
-	stack, err := devstack.StartStack(ctx, devstack.StackOptions{Ephemeral: true, Logger: progress})
+	stack, err := devstack.StartStack(ctx, devstack.StackOptions{Ephemeral: true, TemporalFile: o.temporalFile, Logger: progress})
 	if err != nil {
 		return nil, err
 	}
@@ -143,6 +145,8 @@ func startSelf(ctx context.Context, o options) (_ *target, err error) {
 	if o.noGzip {
 		copts.ConnectionOptions.GrpcCompression = &client.GrpcCompressionNone{}
 	}
+	t.rpcs = newRPCStats()
+	copts.ConnectionOptions.DialOptions = append(copts.ConnectionOptions.DialOptions, grpc.WithChainUnaryInterceptor(t.rpcs.interceptor()))
 	rawTC, err := client.DialContext(ctx, copts)
 	if err != nil {
 		return nil, fmt.Errorf("connect to temporal: %w", err)
@@ -202,7 +206,11 @@ func startSelf(ctx context.Context, o options) (_ *target, err error) {
 	sweeping.Go(func() { workflows.SweepOutbox(sweepCtx, st, rawTC, acts, 5*time.Second, logger) })
 	t.closers = append(t.closers, func() { cancelSweep(); sweeping.Wait(); w.Stop() })
 
-	t.describe = fmt.Sprintf("self: ephemeral Postgres (fsync off) + Temporal dev server (in memory), sandbox tick %s, API/worker/sandbox in this process", o.tick)
+	temporalState := "in memory"
+	if o.temporalFile {
+		temporalState = "state in a SQLite file, as sika dev"
+	}
+	t.describe = fmt.Sprintf("self: ephemeral Postgres (fsync off) + Temporal dev server (%s), sandbox tick %s, API/worker/sandbox in this process", temporalState, o.tick)
 	if o.acceptRate > 0 {
 		t.describe += fmt.Sprintf(", service accepts at most %d payments/s (503 + Retry-After past it)", o.acceptRate)
 	}

@@ -44,6 +44,10 @@ type StackOptions struct {
 	// Ephemeral runs Postgres without durability and Temporal in memory: for
 	// tests.
 	Ephemeral bool
+	// TemporalFile keeps Temporal's state in temporal.db in the state directory
+	// even when Ephemeral, as `sika dev` does: for measuring and guarding the
+	// embedded default's persistence.
+	TemporalFile bool
 	// TemporalUI enables the Temporal Web UI.
 	TemporalUI bool
 	// Logger receives progress messages; nil means slog.Default().
@@ -97,7 +101,7 @@ func StartStack(ctx context.Context, opts StackOptions) (_ *Stack, err error) {
 		return nil, err
 	}
 	topts := TemporalOptions{CLIPath: cli, UI: opts.TemporalUI, Logger: logger}
-	if !opts.Ephemeral {
+	if !opts.Ephemeral || opts.TemporalFile {
 		topts.DBFile = filepath.Join(s.stateDir, "temporal.db")
 	}
 	if s.Temporal, err = StartTemporal(ctx, topts); err != nil {

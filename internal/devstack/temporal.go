@@ -260,6 +260,15 @@ func (t *Temporal) run(ctx context.Context, opts TemporalOptions, port, uiPort i
 			"--dynamic-config-value", "matching.numTaskqueueWritePartitions=1",
 		},
 	}
+	if opts.DBFile != "" {
+		// The server's state in a file (`sika dev`, sikachaos) is written through one SQLite
+		// connection; in SQLite's default rollback-journal mode every commit costs several
+		// fsyncs, and at 8 payments/s the dev server fell behind (workflow tasks waiting seconds,
+		// sticky tasks timing out, payments PENDING for minutes; docs/performance.md). A
+		// write-ahead log commits with one append and one fsync of the log, and synchronous=full
+		// keeps that fsync: a commit survives a crash of the process or of the machine as before.
+		devOpts.ExtraArgs = append(devOpts.ExtraArgs, "--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=full")
+	}
 	if opts.UI {
 		devOpts.UIPort = strconv.Itoa(uiPort) // the SDK leaves it to the CLI: frontend port + 1000
 	}
