@@ -225,8 +225,16 @@ func (a *Activities) unavailable(ctx context.Context, in StartCollectionInput, o
 		}
 		return out, a.noteAnswer(ctx, t, out.AttemptID, OutcomeUnavailable)
 	}
+	// An operator that answers 503 did not take the request, by its word; one that took it all
+	// the same reports it by callback (kept, store.ReconcileSuccess), and in case that report is
+	// lost the attempt is re-read while the operator could still be creating it and the customer
+	// approving it. Such a re-read never holds up a retry (the run failed on a definite answer).
+	recheck := gateway.DefaultNotFoundSettle
+	if gw, err := a.Gateways.Gateway(out.Gateway); err == nil {
+		recheck = gateway.WindowsOf(gw).NotFoundSettle
+	}
 	err := a.Store.UpdateAttempt(ctx, store.AttemptUpdate{ID: out.AttemptID, Status: sika.AttemptFailed,
-		FailureCode: out.FailureCode, FailureMessage: out.FailureMessage})
+		FailureCode: out.FailureCode, FailureMessage: out.FailureMessage, RecheckFor: recheck + a.pushLifetime()})
 	if err != nil {
 		return CollectionOutcome{}, errors.Join(err, cause)
 	}

@@ -300,7 +300,8 @@ func waitForUnresolved(ctx context.Context, tx pgx.Tx, of, where string, args ..
 	var gw string
 	var until time.Time
 	err := tx.QueryRow(ctx, `SELECT a.gateway, a.recheck_until FROM transaction_attempts a JOIN transactions t ON t.id = a.transaction_id
-		WHERE `+where+` AND t.status <> 'SUCCESS' AND a.recheck_until > now() ORDER BY a.recheck_until DESC LIMIT 1`, args...).Scan(&gw, &until)
+		WHERE `+where+` AND t.status <> 'SUCCESS' AND a.recheck_until > now() AND a.failure_code <> 'gateway_unavailable'
+		ORDER BY a.recheck_until DESC LIMIT 1`, args...).Scan(&gw, &until)
 	if isNoRows(err) {
 		return nil
 	}

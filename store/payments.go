@@ -104,6 +104,9 @@ type AttemptUpdate struct {
 	GatewayReference string
 	FailureCode      string
 	FailureMessage   string
+	// RecheckFor, when set, keeps the attempt re-read at its gateway that long (an attempt
+	// closed on a 503 that the operator may have taken all the same).
+	RecheckFor time.Duration
 }
 
 // UpdateAttempt records a gateway's answer on an attempt that is still PENDING; a final attempt
@@ -116,8 +119,9 @@ func updateAttempt(ctx context.Context, tx pgx.Tx, u AttemptUpdate) error {
 	_, err := tx.Exec(ctx, `UPDATE transaction_attempts SET status = $2,
 			gateway_reference = CASE WHEN $3 = '' THEN gateway_reference ELSE $3 END,
 			failure_code = $4, failure_message = $5, updated_at = now(),
-			completed_at = CASE WHEN $2 = 'PENDING' THEN NULL ELSE now() END
-		WHERE id = $1 AND status = 'PENDING'`, u.ID, u.Status, u.GatewayReference, u.FailureCode, u.FailureMessage)
+			completed_at = CASE WHEN $2 = 'PENDING' THEN NULL ELSE now() END,
+			recheck_until = CASE WHEN $6::bigint > 0 THEN now() + $6::bigint * interval '1 millisecond' ELSE recheck_until END
+		WHERE id = $1 AND status = 'PENDING'`, u.ID, u.Status, u.GatewayReference, u.FailureCode, u.FailureMessage, u.RecheckFor.Milliseconds())
 	if err != nil {
 		return fmt.Errorf("update attempt: %w", err)
 	}

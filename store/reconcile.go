@@ -11,6 +11,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/sikahq/sika"
+	"github.com/sikahq/sika/gateway"
 )
 
 // Money safety: a run ends only on a definite answer, and an answer that comes after the run
@@ -514,7 +515,8 @@ func unresolvedAttempt(ctx context.Context, tx pgx.Tx, t sika.Transaction) (stri
 	var gw string
 	var until time.Time
 	err := tx.QueryRow(ctx, `SELECT gateway, recheck_until FROM transaction_attempts
-		WHERE transaction_id = $1 AND run = $2 AND recheck_until > now() ORDER BY sequence DESC LIMIT 1`, t.ID, t.Run).Scan(&gw, &until)
+		WHERE transaction_id = $1 AND run = $2 AND recheck_until > now() AND failure_code <> $3 ORDER BY sequence DESC LIMIT 1`,
+		t.ID, t.Run, gateway.FailureGatewayUnavailable).Scan(&gw, &until)
 	if isNoRows(err) {
 		return "", until, nil
 	}
