@@ -162,7 +162,8 @@ func TestDashboardDevelopersInBrowser(t *testing.T) {
 	screenshot(t, ctx, dir, "06-kyc-file-dropped")
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`#upload-document`)),
-		chromedp.WaitVisible(chromedp.CSS(`#notice`)),
+		// The notice of the dossier's creation is still shown: wait for the document itself.
+		chromedp.WaitVisible(chromedp.CSS(`#dossiers .documents`)),
 	))
 	assert.Contains(t, innerText(t, ctx, "#dossiers .documents"), "Carte d'identité · Recto")
 	screenshot(t, ctx, dir, "07-kyc-uploaded")
