@@ -31,6 +31,7 @@ const (
 	opLate         opKind = "pays-after-deadline" // softpay to 011: paid after the push lifetime; retried meanwhile
 	opCheckoutRace opKind = "checkout-race"       // three customers pay one checkout session at once
 	opKeyReuse     opKind = "key-reuse-after-5xx" // a commit's answer cut (5xx), the key reused with another amount
+	opClosedPaid   opKind = "closed-attempt-paid" // softpay to 012: sandbox-a answers 503, takes it, reports it paid while the run is at sandbox-b
 	// Conversion (issue 21).
 	opRoundTrip opKind = "transfer-round-trip" // BJ → GN, ten 8 GNF back (refused), then 16-80 GNF back
 )

@@ -45,7 +45,7 @@ func TestChaosShort(t *testing.T) {
 	assert.Zero(t, rep.violations(), "violations: see the report above")
 	assert.Len(t, rep.faults, o.faults)
 	assert.EqualValues(t, o.ops, rep.load.issued.Load())
-	for _, k := range []opKind{opNotFound, opLate, opCheckoutRace, opKeyReuse} {
+	for _, k := range []opKind{opNotFound, opLate, opCheckoutRace, opKeyReuse, opClosedPaid} {
 		assert.NotZero(t, rep.load.stats.of(k).ops, "no %s operation ran: change the seed", k)
 	}
 	afterCommit := 0

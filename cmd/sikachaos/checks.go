@@ -42,6 +42,8 @@ type world struct {
 	events     []string
 	outbox     int
 	sessions   []sessionRow
+	// pendingAnswers counts the operators' answers kept for a run and not processed yet.
+	pendingAnswers int
 	// settle is, per transaction type, the time from creation to the final state of first runs.
 	settle map[string][]time.Duration
 }
@@ -119,6 +121,7 @@ func (h *harness) check(ctx context.Context, l *load, rep *report) error {
 		checkOperatorMoney(w, ops),
 		checkNotFound(w, ops),
 		checkLate(w, l.book, ops),
+		checkClosedPaid(w, ops),
 		checkCheckouts(w, l.book),
 		checkKeyReuse(w, l.book),
 		checkAnswers(l.book),

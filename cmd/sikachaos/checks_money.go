@@ -453,3 +453,61 @@ func checkKeyReuse(w *world, b *book) *checkResult {
 	c.figures = joinCounts(counts)
 	return c
 }
+
+// checkClosedPaid: a softpay to a number ending in 012 (sandbox-a answers 503, takes the push
+// all the same and reports it paid, signed, while the run is at sandbox-b) ends SUCCESS with
+// attempt 1 credited once; when the customer also approved sandbox-b's push, both are credited
+// and one flagged REFUND_DUE. No operator answer is left unprocessed.
+func checkClosedPaid(w *world, ops []sandboxOp) *checkResult {
+	c := &checkResult{name: "012 'a closed attempt paid while the run is at the next gateway': kept and settled"}
+	byTx := opsByTx(w, ops)
+	atEnd, afterFailed, twice := 0, 0, 0
+	for _, t := range w.txs {
+		if t.typ != "PAIEMENT" || suffixOf(t.phone) != suffixClosedPaid {
+			continue
+		}
+		c.checked++
+		if t.status != "SUCCESS" {
+			c.addf("payment %s (number %s) is %s %s: sandbox-a paid its first attempt", t.id, t.phone, t.status, t.failureCode)
+		}
+		paid := 0
+		for _, op := range byTx[t.id] {
+			if op.Status != gateway.StatusSuccess {
+				continue
+			}
+			paid++
+			credits := 0
+			for _, e := range w.entriesOf(t.id, "COLLECTION") {
+				if e.attempt != nil && e.attempt.String() == op.Reference {
+					credits++
+				}
+			}
+			if credits != 1 {
+				c.addf("payment %s: attempt %s paid at %s is credited %d time(s)", t.id, op.Reference, op.Gateway, credits)
+			}
+		}
+		if paid == 0 {
+			c.addf("payment %s: no operation succeeded at the sandbox", t.id)
+		}
+		if paid > 1 {
+			twice++
+			if n := w.flagCount(t.id, flagRefundDue); n != paid-1 {
+				c.addf("payment %s was paid %d times at the sandbox with %d REFUND_DUE flag(s)", t.id, paid, n)
+			}
+		}
+		if logs := w.logs[t.id]; len(logs) > 0 {
+			switch last := logs[len(logs)-1]; {
+			case last.from == "PENDING" && strings.Contains(last.reason, "Confirmed by sandbox-a for attempt"):
+				atEnd++
+			case last.from == "FAILED":
+				afterFailed++
+			}
+		}
+	}
+	if w.pendingAnswers != 0 {
+		c.addf("%d operator answers left unprocessed", w.pendingAnswers)
+	}
+	c.figures = fmt.Sprintf("%d settled at their run's end on the kept answer, %d reconciled after FAILED, %d paid at both gateways (refund due)",
+		atEnd, afterFailed, twice)
+	return c
+}

@@ -40,9 +40,9 @@ var mix = []struct {
 	kind   opKind
 	weight int
 }{
-	{opSoftpay, 22}, {opOTP, 5}, {opPreOTP, 5}, {opRedirect, 5}, {opDuplicate, 8}, {opCheckout, 9},
+	{opSoftpay, 20}, {opOTP, 5}, {opPreOTP, 5}, {opRedirect, 5}, {opDuplicate, 8}, {opCheckout, 9},
 	{opPayout, 12}, {opSettlement, 5}, {opTransfer, 6}, {opRoundTrip, 2}, {opRetry, 12},
-	{opNotFound, 3}, {opLate, 2}, {opCheckoutRace, 2}, {opKeyReuse, 2},
+	{opNotFound, 3}, {opLate, 2}, {opCheckoutRace, 2}, {opKeyReuse, 2}, {opClosedPaid, 2},
 }
 
 func pickKind(r *rand.Rand) opKind {
@@ -175,6 +175,8 @@ func (l *load) runOp(ctx context.Context, kind opKind, r *rand.Rand) {
 		l.checkoutRace(ctx, r)
 	case opKeyReuse:
 		l.keyReuse(ctx, r)
+	case opClosedPaid:
+		l.closedAttemptPaid(ctx, r)
 	}
 }
 

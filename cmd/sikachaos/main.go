@@ -44,7 +44,10 @@
 // payout's hold released only on a definite failure; every operator success credited or
 // debited exactly once, a second charge only with a REFUND_DUE flag; 010 payouts SUCCESS with
 // their hold kept and one transfer; 011 payments reconciled FAILED → SUCCESS once, their retry
-// refused 409 outcome_unresolved; one checkout payment in flight at a time and a session PAID by
+// refused 409 outcome_unresolved; 012 payments (sandbox-a answers 503, takes the push anyway and
+// reports it paid while the run is at sandbox-b) SUCCESS on attempt 1, credited once per paid
+// attempt, a second success flagged, no operator answer left unprocessed; one checkout payment
+// in flight at a time and a session PAID by
 // one; a reused key never answered with the first body's transaction; every wallet transfer
 // credited its debit rounded down and none worth more than its debit at the catalogue's rates,
 // so the merchant's value never grew by transfers. It prints what it did

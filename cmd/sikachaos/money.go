@@ -12,6 +12,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
+
+	"github.com/sikahq/sika/activities"
 )
 
 // The money-safety operations of issue 17: an operator that says "not found" and then pays, one
@@ -22,7 +24,43 @@ import (
 const (
 	suffixNotFound = "010" // the initiation's answer is lost, status reads say NOT_FOUND for a while, then it pays
 	suffixLate     = "011" // stays PENDING past Sika's push lifetime, refuses the cancel, pays after LateAfter
+	// sandbox-a answers 503 yet takes the push and reports it paid (signed) two ticks later,
+	// while the run is at sandbox-b, which holds its push for the customer (issue 21)
+	suffixClosedPaid = "012"
 )
+
+// closedAttemptPaid sends a softpay to a number ending in 012: sandbox-a answers 503 (attempt 1
+// closed), the run goes on at sandbox-b, and sandbox-a then reports attempt 1 paid by a signed
+// callback. Sika must keep that answer and settle it at the run's end: SUCCESS on attempt 1
+// when sandbox-b's push is withdrawn; one time in two the customer also approves the second
+// push at sandbox-b (by hand), and the second success is credited and flagged REFUND_DUE.
+func (l *load) closedAttemptPaid(ctx context.Context, r *rand.Rand) {
+	id, ok := l.softpay(ctx, opClosedPaid, l.softpayBody(opClosedPaid, "BJ", "MTN_BJ", suffixClosedPaid, amount(r, 1000, 50000)))
+	if !ok || r.IntN(2) == 0 {
+		return
+	}
+	l.follow.Go(func() { l.approveAtSandbox(ctx, activities.AttemptID(id, 1, 2), "sandbox-b") })
+}
+
+// approveAtSandbox plays the customer approving a push by hand, once the sandbox has it, for up
+// to a push lifetime.
+func (l *load) approveAtSandbox(ctx context.Context, ref uuid.UUID, gw string) {
+	deadline := time.Now().Add(pushLifetime)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		req, err := http.NewRequestWithContext(ctx, "POST", l.h.sandboxURL+"/sandbox/pushes/"+ref.String()+"/approve?kind=collection&gateway="+gw, nil)
+		if err != nil {
+			return
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusNotFound {
+				return // approved, or already final (withdrawn first)
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
 
 // notFoundThenPays sends a payout (two in three) or a softpay to a number ending in 010: the
 // sandbox drops the answer to the first send, answers NOT_FOUND to status reads and 503 to

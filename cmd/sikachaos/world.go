@@ -98,6 +98,10 @@ func (h *harness) readWorld(ctx context.Context) (*world, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read checkout sessions: %w", err)
 	}
+	if err := db.QueryRow(ctx, `SELECT count(*) FROM operator_answers o JOIN transactions t ON t.id = o.transaction_id
+		WHERE t.merchant_id = $1 AND o.processed_at IS NULL`, m).Scan(&w.pendingAnswers); err != nil {
+		return nil, fmt.Errorf("read operator answers: %w", err)
+	}
 	err = scanRows(ctx, db, `SELECT transaction_id, kind, attempt_id FROM money_flags WHERE merchant_id = $1`,
 		[]any{m}, func(r pgx.Rows) error {
 			var id uuid.UUID
