@@ -103,10 +103,10 @@ type scenario struct {
 	// paidDespite503 (012 on a gateway with UnavailableOn005): answered 503, yet the operation
 	// is taken and succeeds ticks later with its signed callback (an operator breaking its word).
 	paidDespite503 bool
-	ticks        int  // delay to the outcome; 0: never approved, the push expires (004)
-	outcome      outcome
-	holdResponse bool // 006: the initiation response is held until the client gives up
-	callbacks    callbackMode
+	ticks          int // delay to the outcome; 0: never approved, the push expires (004)
+	outcome        outcome
+	holdResponse   bool // 006: the initiation response is held until the client gives up
+	callbacks      callbackMode
 	// notFoundFirst (010): the first initiation's answer is lost (the connection is dropped),
 	// and for Config.NotFoundFor status reads answer NOT_FOUND and re-sends 503; the outcome
 	// comes ticks after that.
