@@ -2,6 +2,7 @@ package sika
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -85,7 +86,21 @@ type Transaction struct {
 	Type             TransactionType   `json:"transaction_type"`
 	FlowDirection    Direction         `json:"flow_direction"`
 	Status           TransactionStatus `json:"status"`
-	// Amount is the requested amount in Currency (the same as RequestedAmount).
+	// The amounts, all in Currency, each with one meaning for every type and fee mode (issue
+	// 21; the OpenAPI's Transaction schema says the same, TestAmountFieldsMeanOneThing checks
+	// it against what really moved):
+	//
+	//   - RequestedAmount (and Amount, the same): what was asked, after conversion.
+	//   - ClientFee: the fee Sika charged, GatewayFee + PlatformFee (0 for settlements and
+	//     wallet transfers).
+	//   - DebitedAmount: what the paying side gives: the customer (INBOUND), the merchant's
+	//     wallet (OUTBOUND: held at creation, debited on success).
+	//   - NetAmount: what the receiving side gets: the merchant's wallet (INBOUND, credited on
+	//     success), the beneficiary (OUTBOUND: what the operator is sent; the customer for a
+	//     refund; for a wallet transfer, what goes to the other wallet before conversion).
+	//
+	// So DebitedAmount − NetAmount = ClientFee always; ADD_ON: NetAmount = RequestedAmount,
+	// DEDUCTED: DebitedAmount = RequestedAmount (sika.ComputeFees).
 	Amount          Amount `json:"amount"`
 	RequestedAmount Amount `json:"requested_amount"`
 	ClientFee       Amount `json:"client_fee"`
@@ -218,6 +233,30 @@ type TransactionStatusLog struct {
 	Reason      string             `json:"reason"`
 	TriggeredBy Trigger            `json:"triggered_by"`
 	CreatedAt   time.Time          `json:"created_at"`
+}
+
+// CheckAmounts returns an error when t's amounts break their meanings (see Transaction): a
+// negative amount, ClientFee ≠ GatewayFee + PlatformFee, DebitedAmount − NetAmount ≠
+// ClientFee, or by fee mode ADD_ON with NetAmount ≠ RequestedAmount, DEDUCTED with
+// DebitedAmount ≠ RequestedAmount. The store refuses to record such a transaction.
+func (t Transaction) CheckAmounts() error {
+	for name, a := range map[string]Amount{"requested_amount": t.RequestedAmount, "client_fee": t.ClientFee,
+		"debited_amount": t.DebitedAmount, "gateway_fee": t.GatewayFee, "platform_fee": t.PlatformFee, "net_amount": t.NetAmount} {
+		if a.IsNegative() {
+			return fmt.Errorf("amounts of %s: %s is negative (%s)", t.Reference, name, a)
+		}
+	}
+	switch {
+	case !t.ClientFee.Equal(t.GatewayFee.Add(t.PlatformFee.Decimal)):
+		return fmt.Errorf("amounts of %s: client_fee %s is not gateway_fee %s + platform_fee %s", t.Reference, t.ClientFee, t.GatewayFee, t.PlatformFee)
+	case !t.DebitedAmount.Sub(t.NetAmount.Decimal).Equal(t.ClientFee.Decimal):
+		return fmt.Errorf("amounts of %s: debited_amount %s − net_amount %s is not client_fee %s", t.Reference, t.DebitedAmount, t.NetAmount, t.ClientFee)
+	case t.FeeChargeMode == FeeAddOn && !t.NetAmount.Equal(t.RequestedAmount.Decimal):
+		return fmt.Errorf("amounts of %s: ADD_ON net_amount %s is not requested_amount %s", t.Reference, t.NetAmount, t.RequestedAmount)
+	case t.FeeChargeMode == FeeDeducted && !t.DebitedAmount.Equal(t.RequestedAmount.Decimal):
+		return fmt.Errorf("amounts of %s: DEDUCTED debited_amount %s is not requested_amount %s", t.Reference, t.DebitedAmount, t.RequestedAmount)
+	}
+	return nil
 }
 
 // TransactionDetail is a transaction with its attempts and status history.

@@ -189,7 +189,7 @@ func (ms *moneyStack) payout(t *testing.T, acct *account) sika.Transaction {
 	p, outbox, created, err := testStore.CreatePayout(ctx, store.NewTransaction{Transaction: sika.Transaction{
 		ID: id, Reference: ref, Merchant: acct.Merchant.ID, Environment: sika.EnvironmentTest, Type: sika.TypePayout,
 		RequestedAmount: sika.NewAmount(dec("1000")), ClientFee: sika.NewAmount(dec("10")), PlatformFee: sika.NewAmount(dec("10")),
-		DebitedAmount: sika.NewAmount(dec("1000")), NetAmount: sika.NewAmount(dec("1000")), Currency: "XOF", Country: "BJ",
+		DebitedAmount: sika.NewAmount(dec("1000")), NetAmount: sika.NewAmount(dec("990")), Currency: "XOF", Country: "BJ",
 		NetworkID: n.ID, Network: n.Code, Recipient: "+22997000123", CustomerName: "Ama Beneficiary", Description: "Salary",
 		FeeChargeMode: sika.FeeDeducted,
 	}, Reason: "Payout requested"}, workflows.PayoutStart(in))

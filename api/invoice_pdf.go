@@ -22,7 +22,7 @@ type invoiceLabels struct {
 	code, fileStem                                string
 	title, number, date, merchant, customer       string
 	description, amount                           string
-	requested, fee, total                         string
+	requested, fee, feeIncluded, total            string
 	paymentMethod, operatorReference, transaction string
 	paidOn, generated, footer, defaultDescription string
 	months                                        [12]string
@@ -34,7 +34,7 @@ var invoiceLanguages = map[string]*invoiceLabels{
 		code: "fr", fileStem: "facture",
 		title: "Facture", number: "N°", date: "Date", merchant: "Marchand", customer: "Client",
 		description: "Description", amount: "Montant",
-		requested: "Montant demandé", fee: "Frais", total: "Total payé",
+		requested: "Montant demandé", fee: "Frais", feeIncluded: "Frais inclus dans le montant", total: "Total payé",
 		paymentMethod: "Moyen de paiement", operatorReference: "Référence opérateur", transaction: "Transaction",
 		paidOn: "Payé le", generated: "Document généré le", footer: "Ce document tient lieu de reçu de paiement.",
 		defaultDescription: "Paiement",
@@ -45,7 +45,7 @@ var invoiceLanguages = map[string]*invoiceLabels{
 		code: "en", fileStem: "invoice",
 		title: "Invoice", number: "No.", date: "Date", merchant: "Merchant", customer: "Customer",
 		description: "Description", amount: "Amount",
-		requested: "Requested amount", fee: "Fees", total: "Total paid",
+		requested: "Requested amount", fee: "Fees", feeIncluded: "Fees included in the amount", total: "Total paid",
 		paymentMethod: "Payment method", operatorReference: "Operator reference", transaction: "Transaction",
 		paidOn: "Paid on", generated: "Document generated on", footer: "This document serves as a receipt of payment.",
 		defaultDescription: "Payment",
@@ -170,7 +170,7 @@ func renderInvoice(w io.Writer, inv invoice, l *invoiceLabels, now time.Time) er
 	rule()
 
 	// Totals, right-aligned under the amount column.
-	labelW := 60.0
+	labelW := 80.0
 	indent := invoiceWidth - invoiceAmountW - labelW
 	total := func(label string, d decimal.Decimal, bold bool) {
 		style := ""
@@ -183,8 +183,14 @@ func renderInvoice(w io.Writer, inv invoice, l *invoiceLabels, now time.Time) er
 		cell(invoiceAmountW, l.money(d, inv.Currency), "R")
 		line()
 	}
+	// The fee is added to the requested amount (ADD_ON) or included in it (DEDUCTED: the
+	// customer pays the requested amount and the merchant bears the fee).
+	feeLabel := l.fee
+	if inv.FeeChargeMode == sika.FeeDeducted {
+		feeLabel = l.feeIncluded
+	}
 	total(l.requested, inv.RequestedAmount.Decimal, false)
-	total(l.fee, inv.ClientFee.Decimal, false)
+	total(feeLabel, inv.ClientFee.Decimal, false)
 	total(l.total, inv.DebitedAmount.Decimal, true)
 	line()
 

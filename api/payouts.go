@@ -58,9 +58,9 @@ func (s *Server) initializePayout(w http.ResponseWriter, r *http.Request) error 
 		ID: id, Reference: ref, Merchant: merchant, Environment: env, Type: sika.TypePayout,
 		RequestedAmount: sika.NewAmount(fees.RequestedAmount), ClientFee: sika.NewAmount(fees.ClientFee),
 		GatewayFee: sika.NewAmount(fees.GatewayFee), PlatformFee: sika.NewAmount(fees.PlatformFee),
-		// What leaves the wallet: the debited amount is held now; net_amount (contract §8) is
-		// what the wallet loses.
-		DebitedAmount: sika.NewAmount(fees.DebitedAmount), NetAmount: sika.NewAmount(fees.DebitedAmount),
+		// debited_amount leaves the wallet (held now); net_amount is what the beneficiary
+		// receives, the amount the operator is sent (sika.Fees).
+		DebitedAmount: sika.NewAmount(fees.DebitedAmount), NetAmount: sika.NewAmount(fees.NetAmount),
 		Currency: country.DefaultCurrency, Country: country.ISOCode, NetworkID: network.ID, Network: network.Code,
 		Recipient: recipient, CustomerName: strings.TrimSpace(req.RecipientName), Description: strings.TrimSpace(req.Description),
 		Metadata: metadata, FeeChargeMode: fees.Mode,

@@ -170,8 +170,9 @@ func (s *Server) IssueRefund(ctx context.Context, merchant uuid.UUID, env sika.E
 		ID: id, Reference: ref, Merchant: merchant, Environment: env, Type: sika.TypeRefund, RefundedTransaction: &p.ID,
 		RequestedAmount: sika.NewAmount(fees.RequestedAmount), ClientFee: sika.NewAmount(fees.ClientFee),
 		GatewayFee: sika.NewAmount(fees.GatewayFee), PlatformFee: sika.NewAmount(fees.PlatformFee),
-		// What leaves the wallet, held now (as for a payout): the amount and its fee.
-		DebitedAmount: sika.NewAmount(fees.DebitedAmount), NetAmount: sika.NewAmount(fees.DebitedAmount),
+		// What leaves the wallet, held now (as for a payout): the amount and its fee; net_amount
+		// is what the customer gets back (sika.Transaction's amounts).
+		DebitedAmount: sika.NewAmount(fees.DebitedAmount), NetAmount: sika.NewAmount(fees.NetAmount),
 		Currency: p.Currency, Country: p.Country, NetworkID: p.NetworkID, Network: p.Network,
 		Recipient: p.CustomerPhone, CustomerName: p.CustomerName, CustomerEmail: p.CustomerEmail,
 		Description: reason, FeeChargeMode: fees.Mode,

@@ -52,6 +52,7 @@ func TestRefundThroughTheSandbox(t *testing.T) {
 	assert.Equal(t, "400.00", sika.FormatAmount(rf.Amount.Decimal))
 	assert.Equal(t, "4.00", sika.FormatAmount(rf.ClientFee.Decimal), "the payout price: 1 %")
 	assert.Equal(t, "404.00", sika.FormatAmount(rf.DebitedAmount.Decimal), "the fee on top of the amount")
+	assert.Equal(t, "400.00", sika.FormatAmount(rf.NetAmount.Decimal), "what the customer gets back")
 	assert.Equal(t, sika.FeeAddOn, rf.FeeChargeMode)
 	assert.Equal(t, p.CustomerPhone, rf.Recipient)
 	assert.Equal(t, "Damaged parcel", rf.Description)

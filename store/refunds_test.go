@@ -34,7 +34,7 @@ func newRefund(t *testing.T, p sika.Transaction, amount, fee string, key string)
 	a, f := decimal.RequireFromString(amount), decimal.RequireFromString(fee)
 	r := sika.Transaction{ID: id, Reference: ref, Merchant: p.Merchant, Environment: p.Environment, Type: sika.TypeRefund,
 		RefundedTransaction: &p.ID, RequestedAmount: sika.NewAmount(a), ClientFee: sika.NewAmount(f), GatewayFee: sika.NewAmount(f),
-		DebitedAmount: sika.NewAmount(a.Add(f)), NetAmount: sika.NewAmount(a.Add(f)), Currency: p.Currency, Country: p.Country,
+		DebitedAmount: sika.NewAmount(a.Add(f)), NetAmount: sika.NewAmount(a), Currency: p.Currency, Country: p.Country,
 		NetworkID: p.NetworkID, Network: p.Network, Recipient: p.CustomerPhone, FeeChargeMode: sika.FeeAddOn}
 	created, _, _, err := st.CreateRefund(t.Context(), store.NewTransaction{Transaction: r, IdempotencyKey: key, RefundVia: store.RefundViaOperator},
 		store.WorkflowStart{ID: "refund:" + id.String(), Type: "Refund", Input: map[string]any{"x": 1}})

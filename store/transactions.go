@@ -153,6 +153,9 @@ func (s *Store) CreateTransaction(ctx context.Context, nt NewTransaction, start 
 // transaction, after the record is inserted.
 func (s *Store) createTransaction(ctx context.Context, nt NewTransaction, start WorkflowStart, also func(pgx.Tx, sika.Transaction) error) (sika.Transaction, int64, bool, error) {
 	t := nt.Transaction
+	if err := t.CheckAmounts(); err != nil {
+		return t, 0, false, fmt.Errorf("create transaction: %w", err)
+	}
 	var outboxID int64
 	err := s.InTx(ctx, func(tx pgx.Tx) error {
 		metadata := []byte(t.Metadata)

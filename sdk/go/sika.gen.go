@@ -4235,14 +4235,27 @@ type StuckTransaction struct {
 	// PendingFor How long it has been PENDING, e.g. `12m30s`.
 	PendingFor string `json:"pending_for"`
 
-	// Transaction The record of one collection, payout or transfer. Amounts are in `currency`, the
-	// country's currency: `requested_amount` (the same as `amount`) is what was asked, after
-	// conversion; `client_fee` the fee charged (`gateway_fee` + `platform_fee`);
-	// `debited_amount` what the customer pays (`INBOUND`) or what leaves the wallet
-	// (`OUTBOUND`); `net_amount` what the wallet gains (`INBOUND`) or what the beneficiary
-	// receives (`OUTBOUND`). `ADD_ON`: `debited_amount` = `requested_amount` + `client_fee`,
-	// `net_amount` = `requested_amount`. `DEDUCTED`: `debited_amount` = `requested_amount`,
-	// `net_amount` = `requested_amount` − `client_fee`.
+	// Transaction The record of one collection, payout, refund or transfer. Amounts are in `currency`, the
+	// country's currency (for a wallet transfer, the source wallet's), and each has one
+	// meaning for every `transaction_type` and `fee_charge_mode`:
+	//
+	// - `requested_amount` (the same as `amount`): what was asked, after conversion.
+	// - `client_fee`: the fee charged, `gateway_fee` + `platform_fee`.
+	// - `debited_amount`: what the paying side gives: the customer (`INBOUND`), the
+	//   merchant's wallet (`OUTBOUND`: held when the payout is created, debited when it
+	//   succeeds).
+	// - `net_amount`: what the receiving side gets: the merchant's wallet (`INBOUND`,
+	//   credited when the payment succeeds), the beneficiary (`OUTBOUND`: the amount sent to
+	//   the operator; for a refund, what the customer gets back).
+	//
+	// Always `debited_amount` − `net_amount` = `client_fee`. `ADD_ON`: `net_amount` =
+	// `requested_amount`, `debited_amount` = `requested_amount` + `client_fee`. `DEDUCTED`:
+	// `debited_amount` = `requested_amount`, `net_amount` = `requested_amount` − `client_fee`.
+	// A refund is `ADD_ON`: the customer gets the amount refunded, the wallet gives it and
+	// the fee. Settlements (`RETRAIT` to the merchant's own payout method) and wallet transfers
+	// (`TRANSFERT`) carry no fee: the three amounts are equal; a transfer's destination
+	// wallet gains the conversion of `net_amount` (the wallet transfer's `credited_amount`).
+	// The CSV export and the PDF invoice carry the same values.
 	Transaction Transaction `json:"transaction"`
 	WorkflowId  string      `json:"workflow_id"`
 
@@ -4272,14 +4285,27 @@ type SupportResolutionRequest struct {
 // SupportResolutionRequestStatus `FAILED` releases the hold; `SUCCESS` settles it (the beneficiary was paid).
 type SupportResolutionRequestStatus string
 
-// Transaction The record of one collection, payout or transfer. Amounts are in `currency`, the
-// country's currency: `requested_amount` (the same as `amount`) is what was asked, after
-// conversion; `client_fee` the fee charged (`gateway_fee` + `platform_fee`);
-// `debited_amount` what the customer pays (`INBOUND`) or what leaves the wallet
-// (`OUTBOUND`); `net_amount` what the wallet gains (`INBOUND`) or what the beneficiary
-// receives (`OUTBOUND`). `ADD_ON`: `debited_amount` = `requested_amount` + `client_fee`,
-// `net_amount` = `requested_amount`. `DEDUCTED`: `debited_amount` = `requested_amount`,
-// `net_amount` = `requested_amount` − `client_fee`.
+// Transaction The record of one collection, payout, refund or transfer. Amounts are in `currency`, the
+// country's currency (for a wallet transfer, the source wallet's), and each has one
+// meaning for every `transaction_type` and `fee_charge_mode`:
+//
+//   - `requested_amount` (the same as `amount`): what was asked, after conversion.
+//   - `client_fee`: the fee charged, `gateway_fee` + `platform_fee`.
+//   - `debited_amount`: what the paying side gives: the customer (`INBOUND`), the
+//     merchant's wallet (`OUTBOUND`: held when the payout is created, debited when it
+//     succeeds).
+//   - `net_amount`: what the receiving side gets: the merchant's wallet (`INBOUND`,
+//     credited when the payment succeeds), the beneficiary (`OUTBOUND`: the amount sent to
+//     the operator; for a refund, what the customer gets back).
+//
+// Always `debited_amount` − `net_amount` = `client_fee`. `ADD_ON`: `net_amount` =
+// `requested_amount`, `debited_amount` = `requested_amount` + `client_fee`. `DEDUCTED`:
+// `debited_amount` = `requested_amount`, `net_amount` = `requested_amount` − `client_fee`.
+// A refund is `ADD_ON`: the customer gets the amount refunded, the wallet gives it and
+// the fee. Settlements (`RETRAIT` to the merchant's own payout method) and wallet transfers
+// (`TRANSFERT`) carry no fee: the three amounts are equal; a transfer's destination
+// wallet gains the conversion of `net_amount` (the wallet transfer's `credited_amount`).
+// The CSV export and the PDF invoice carry the same values.
 type Transaction struct {
 	// Amount An amount of money, as a decimal string with exactly two decimals.
 	//
@@ -4771,14 +4797,27 @@ type UnclearPayout struct {
 	// PendingFor How long it has been PENDING, e.g. `17m30s`.
 	PendingFor string `json:"pending_for"`
 
-	// Transaction The record of one collection, payout or transfer. Amounts are in `currency`, the
-	// country's currency: `requested_amount` (the same as `amount`) is what was asked, after
-	// conversion; `client_fee` the fee charged (`gateway_fee` + `platform_fee`);
-	// `debited_amount` what the customer pays (`INBOUND`) or what leaves the wallet
-	// (`OUTBOUND`); `net_amount` what the wallet gains (`INBOUND`) or what the beneficiary
-	// receives (`OUTBOUND`). `ADD_ON`: `debited_amount` = `requested_amount` + `client_fee`,
-	// `net_amount` = `requested_amount`. `DEDUCTED`: `debited_amount` = `requested_amount`,
-	// `net_amount` = `requested_amount` − `client_fee`.
+	// Transaction The record of one collection, payout, refund or transfer. Amounts are in `currency`, the
+	// country's currency (for a wallet transfer, the source wallet's), and each has one
+	// meaning for every `transaction_type` and `fee_charge_mode`:
+	//
+	// - `requested_amount` (the same as `amount`): what was asked, after conversion.
+	// - `client_fee`: the fee charged, `gateway_fee` + `platform_fee`.
+	// - `debited_amount`: what the paying side gives: the customer (`INBOUND`), the
+	//   merchant's wallet (`OUTBOUND`: held when the payout is created, debited when it
+	//   succeeds).
+	// - `net_amount`: what the receiving side gets: the merchant's wallet (`INBOUND`,
+	//   credited when the payment succeeds), the beneficiary (`OUTBOUND`: the amount sent to
+	//   the operator; for a refund, what the customer gets back).
+	//
+	// Always `debited_amount` − `net_amount` = `client_fee`. `ADD_ON`: `net_amount` =
+	// `requested_amount`, `debited_amount` = `requested_amount` + `client_fee`. `DEDUCTED`:
+	// `debited_amount` = `requested_amount`, `net_amount` = `requested_amount` − `client_fee`.
+	// A refund is `ADD_ON`: the customer gets the amount refunded, the wallet gives it and
+	// the fee. Settlements (`RETRAIT` to the merchant's own payout method) and wallet transfers
+	// (`TRANSFERT`) carry no fee: the three amounts are equal; a transfer's destination
+	// wallet gains the conversion of `net_amount` (the wallet transfer's `credited_amount`).
+	// The CSV export and the PDF invoice carry the same values.
 	Transaction Transaction `json:"transaction"`
 	WorkflowId  string      `json:"workflow_id"`
 
@@ -8673,10 +8712,13 @@ type ClientInterface interface {
 	// **Currency.** `currency` must be the currency of `country` (`422 currency_country_mismatch`);
 	// payouts are never converted.
 	//
-	// **Fees.** `ADD_ON`: the beneficiary receives `amount` and the wallet gives
-	// `amount + client_fee`; `DEDUCTED`: the wallet gives `amount` and the beneficiary receives
-	// `amount - client_fee`. `net_amount` is what the wallet loses. The request's
-	// `fee_charge_mode` counts only when the merchant allows client override.
+	// **Fees.** `debited_amount` is what the wallet gives, `net_amount` what the beneficiary
+	// receives (the amount sent to the operator), and `debited_amount - net_amount =
+	// client_fee`. `ADD_ON`: the beneficiary receives `amount` (`net_amount = amount`) and the
+	// wallet gives `amount + client_fee`; `DEDUCTED`: the wallet gives `amount`
+	// (`debited_amount = amount`) and the beneficiary receives `amount - client_fee` (831 XOF
+	// with a 9 XOF fee: 822 sent). The request's `fee_charge_mode` counts only when the
+	// merchant allows client override.
 	//
 	// **IP whitelist.** With an API key, the caller's address must be on the merchant's IP
 	// whitelist for the environment (`403 ip_not_whitelisted`); dashboard calls are exempt.
@@ -8716,10 +8758,13 @@ type ClientInterface interface {
 	// **Currency.** `currency` must be the currency of `country` (`422 currency_country_mismatch`);
 	// payouts are never converted.
 	//
-	// **Fees.** `ADD_ON`: the beneficiary receives `amount` and the wallet gives
-	// `amount + client_fee`; `DEDUCTED`: the wallet gives `amount` and the beneficiary receives
-	// `amount - client_fee`. `net_amount` is what the wallet loses. The request's
-	// `fee_charge_mode` counts only when the merchant allows client override.
+	// **Fees.** `debited_amount` is what the wallet gives, `net_amount` what the beneficiary
+	// receives (the amount sent to the operator), and `debited_amount - net_amount =
+	// client_fee`. `ADD_ON`: the beneficiary receives `amount` (`net_amount = amount`) and the
+	// wallet gives `amount + client_fee`; `DEDUCTED`: the wallet gives `amount`
+	// (`debited_amount = amount`) and the beneficiary receives `amount - client_fee` (831 XOF
+	// with a 9 XOF fee: 822 sent). The request's `fee_charge_mode` counts only when the
+	// merchant allows client override.
 	//
 	// **IP whitelist.** With an API key, the caller's address must be on the merchant's IP
 	// whitelist for the environment (`403 ip_not_whitelisted`); dashboard calls are exempt.
@@ -8999,7 +9044,9 @@ type ClientInterface interface {
 	// `gateway_reference`, `checkout_session`, `payment_link`, `failure_code`,
 	// `failure_message`, `metadata`, `merchant`, `environment`, `updated_at`.
 	//
-	// Values are those of the JSON transaction: amounts with two decimals (`5000.00`),
+	// Values are those of the JSON transaction, with the same meanings (see `Transaction`:
+	// `debited_amount` is what the paying side gives, `net_amount` what the receiving side
+	// gets, `debited_amount - net_amount = client_fee`): amounts with two decimals (`5000.00`),
 	// timestamps in RFC 3339 UTC, `metadata` as compact JSON, an empty cell for null.
 	// Spreadsheet formula injection is neutralised: a text cell that customers, merchants or
 	// operators wrote (names, email, description, references, failure message, metadata) and
@@ -9024,7 +9071,9 @@ type ClientInterface interface {
 	// The invoice of a successful collection (`flow_direction` `INBOUND` and `status`
 	// `SUCCESS`), as a one-page A4 PDF: the merchant, the customer (name, email, phone), the
 	// reference, the date of payment, the description, and the amounts the customer saw:
-	// `requested_amount`, `client_fee` and `debited_amount` (the total paid). The split of
+	// `requested_amount`, `client_fee` and `debited_amount` (the total paid: with `ADD_ON`
+	// the fee is added to the amount; with `DEDUCTED` it is included in it, borne by the
+	// merchant, and the invoice says so). The split of
 	// the fee (`gateway_fee`, `platform_fee`) never appears. In French or English: `lang`,
 	// else the preferred of the two in `Accept-Language`, else French. Any key scope.
 	//
@@ -11703,10 +11752,13 @@ func (c *RawClient) VerifyPayment(ctx context.Context, id openapi_types.UUID, pa
 // **Currency.** `currency` must be the currency of `country` (`422 currency_country_mismatch`);
 // payouts are never converted.
 //
-// **Fees.** `ADD_ON`: the beneficiary receives `amount` and the wallet gives
-// `amount + client_fee`; `DEDUCTED`: the wallet gives `amount` and the beneficiary receives
-// `amount - client_fee`. `net_amount` is what the wallet loses. The request's
-// `fee_charge_mode` counts only when the merchant allows client override.
+// **Fees.** `debited_amount` is what the wallet gives, `net_amount` what the beneficiary
+// receives (the amount sent to the operator), and `debited_amount - net_amount =
+// client_fee`. `ADD_ON`: the beneficiary receives `amount` (`net_amount = amount`) and the
+// wallet gives `amount + client_fee`; `DEDUCTED`: the wallet gives `amount`
+// (`debited_amount = amount`) and the beneficiary receives `amount - client_fee` (831 XOF
+// with a 9 XOF fee: 822 sent). The request's `fee_charge_mode` counts only when the
+// merchant allows client override.
 //
 // **IP whitelist.** With an API key, the caller's address must be on the merchant's IP
 // whitelist for the environment (`403 ip_not_whitelisted`); dashboard calls are exempt.
@@ -11756,10 +11808,13 @@ func (c *RawClient) InitializePayoutWithBody(ctx context.Context, params *Initia
 // **Currency.** `currency` must be the currency of `country` (`422 currency_country_mismatch`);
 // payouts are never converted.
 //
-// **Fees.** `ADD_ON`: the beneficiary receives `amount` and the wallet gives
-// `amount + client_fee`; `DEDUCTED`: the wallet gives `amount` and the beneficiary receives
-// `amount - client_fee`. `net_amount` is what the wallet loses. The request's
-// `fee_charge_mode` counts only when the merchant allows client override.
+// **Fees.** `debited_amount` is what the wallet gives, `net_amount` what the beneficiary
+// receives (the amount sent to the operator), and `debited_amount - net_amount =
+// client_fee`. `ADD_ON`: the beneficiary receives `amount` (`net_amount = amount`) and the
+// wallet gives `amount + client_fee`; `DEDUCTED`: the wallet gives `amount`
+// (`debited_amount = amount`) and the beneficiary receives `amount - client_fee` (831 XOF
+// with a 9 XOF fee: 822 sent). The request's `fee_charge_mode` counts only when the
+// merchant allows client override.
 //
 // **IP whitelist.** With an API key, the caller's address must be on the merchant's IP
 // whitelist for the environment (`403 ip_not_whitelisted`); dashboard calls are exempt.
@@ -12209,7 +12264,9 @@ func (c *RawClient) ListTransactions(ctx context.Context, params *ListTransactio
 // `gateway_reference`, `checkout_session`, `payment_link`, `failure_code`,
 // `failure_message`, `metadata`, `merchant`, `environment`, `updated_at`.
 //
-// Values are those of the JSON transaction: amounts with two decimals (`5000.00`),
+// Values are those of the JSON transaction, with the same meanings (see `Transaction`:
+// `debited_amount` is what the paying side gives, `net_amount` what the receiving side
+// gets, `debited_amount - net_amount = client_fee`): amounts with two decimals (`5000.00`),
 // timestamps in RFC 3339 UTC, `metadata` as compact JSON, an empty cell for null.
 // Spreadsheet formula injection is neutralised: a text cell that customers, merchants or
 // operators wrote (names, email, description, references, failure message, metadata) and
@@ -12254,7 +12311,9 @@ func (c *RawClient) GetTransaction(ctx context.Context, id Id, params *GetTransa
 // The invoice of a successful collection (`flow_direction` `INBOUND` and `status`
 // `SUCCESS`), as a one-page A4 PDF: the merchant, the customer (name, email, phone), the
 // reference, the date of payment, the description, and the amounts the customer saw:
-// `requested_amount`, `client_fee` and `debited_amount` (the total paid). The split of
+// `requested_amount`, `client_fee` and `debited_amount` (the total paid: with `ADD_ON`
+// the fee is added to the amount; with `DEDUCTED` it is included in it, borne by the
+// merchant, and the invoice says so). The split of
 // the fee (`gateway_fee`, `platform_fee`) never appears. In French or English: `lang`,
 // else the preferred of the two in `Accept-Language`, else French. Any key scope.
 //
@@ -21123,10 +21182,13 @@ type ClientWithResponsesInterface interface {
 	// **Currency.** `currency` must be the currency of `country` (`422 currency_country_mismatch`);
 	// payouts are never converted.
 	//
-	// **Fees.** `ADD_ON`: the beneficiary receives `amount` and the wallet gives
-	// `amount + client_fee`; `DEDUCTED`: the wallet gives `amount` and the beneficiary receives
-	// `amount - client_fee`. `net_amount` is what the wallet loses. The request's
-	// `fee_charge_mode` counts only when the merchant allows client override.
+	// **Fees.** `debited_amount` is what the wallet gives, `net_amount` what the beneficiary
+	// receives (the amount sent to the operator), and `debited_amount - net_amount =
+	// client_fee`. `ADD_ON`: the beneficiary receives `amount` (`net_amount = amount`) and the
+	// wallet gives `amount + client_fee`; `DEDUCTED`: the wallet gives `amount`
+	// (`debited_amount = amount`) and the beneficiary receives `amount - client_fee` (831 XOF
+	// with a 9 XOF fee: 822 sent). The request's `fee_charge_mode` counts only when the
+	// merchant allows client override.
 	//
 	// **IP whitelist.** With an API key, the caller's address must be on the merchant's IP
 	// whitelist for the environment (`403 ip_not_whitelisted`); dashboard calls are exempt.
@@ -21166,10 +21228,13 @@ type ClientWithResponsesInterface interface {
 	// **Currency.** `currency` must be the currency of `country` (`422 currency_country_mismatch`);
 	// payouts are never converted.
 	//
-	// **Fees.** `ADD_ON`: the beneficiary receives `amount` and the wallet gives
-	// `amount + client_fee`; `DEDUCTED`: the wallet gives `amount` and the beneficiary receives
-	// `amount - client_fee`. `net_amount` is what the wallet loses. The request's
-	// `fee_charge_mode` counts only when the merchant allows client override.
+	// **Fees.** `debited_amount` is what the wallet gives, `net_amount` what the beneficiary
+	// receives (the amount sent to the operator), and `debited_amount - net_amount =
+	// client_fee`. `ADD_ON`: the beneficiary receives `amount` (`net_amount = amount`) and the
+	// wallet gives `amount + client_fee`; `DEDUCTED`: the wallet gives `amount`
+	// (`debited_amount = amount`) and the beneficiary receives `amount - client_fee` (831 XOF
+	// with a 9 XOF fee: 822 sent). The request's `fee_charge_mode` counts only when the
+	// merchant allows client override.
 	//
 	// **IP whitelist.** With an API key, the caller's address must be on the merchant's IP
 	// whitelist for the environment (`403 ip_not_whitelisted`); dashboard calls are exempt.
@@ -21473,7 +21538,9 @@ type ClientWithResponsesInterface interface {
 	// `gateway_reference`, `checkout_session`, `payment_link`, `failure_code`,
 	// `failure_message`, `metadata`, `merchant`, `environment`, `updated_at`.
 	//
-	// Values are those of the JSON transaction: amounts with two decimals (`5000.00`),
+	// Values are those of the JSON transaction, with the same meanings (see `Transaction`:
+	// `debited_amount` is what the paying side gives, `net_amount` what the receiving side
+	// gets, `debited_amount - net_amount = client_fee`): amounts with two decimals (`5000.00`),
 	// timestamps in RFC 3339 UTC, `metadata` as compact JSON, an empty cell for null.
 	// Spreadsheet formula injection is neutralised: a text cell that customers, merchants or
 	// operators wrote (names, email, description, references, failure message, metadata) and
@@ -21502,7 +21569,9 @@ type ClientWithResponsesInterface interface {
 	// The invoice of a successful collection (`flow_direction` `INBOUND` and `status`
 	// `SUCCESS`), as a one-page A4 PDF: the merchant, the customer (name, email, phone), the
 	// reference, the date of payment, the description, and the amounts the customer saw:
-	// `requested_amount`, `client_fee` and `debited_amount` (the total paid). The split of
+	// `requested_amount`, `client_fee` and `debited_amount` (the total paid: with `ADD_ON`
+	// the fee is added to the amount; with `DEDUCTED` it is included in it, borne by the
+	// merchant, and the invoice says so). The split of
 	// the fee (`gateway_fee`, `platform_fee`) never appears. In French or English: `lang`,
 	// else the preferred of the two in `Accept-Language`, else French. Any key scope.
 	//
@@ -26452,14 +26521,27 @@ type InitializePayoutResponse struct {
 	HTTPResponse *http.Response
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *struct {
-		// Data The record of one collection, payout or transfer. Amounts are in `currency`, the
-		// country's currency: `requested_amount` (the same as `amount`) is what was asked, after
-		// conversion; `client_fee` the fee charged (`gateway_fee` + `platform_fee`);
-		// `debited_amount` what the customer pays (`INBOUND`) or what leaves the wallet
-		// (`OUTBOUND`); `net_amount` what the wallet gains (`INBOUND`) or what the beneficiary
-		// receives (`OUTBOUND`). `ADD_ON`: `debited_amount` = `requested_amount` + `client_fee`,
-		// `net_amount` = `requested_amount`. `DEDUCTED`: `debited_amount` = `requested_amount`,
-		// `net_amount` = `requested_amount` − `client_fee`.
+		// Data The record of one collection, payout, refund or transfer. Amounts are in `currency`, the
+		// country's currency (for a wallet transfer, the source wallet's), and each has one
+		// meaning for every `transaction_type` and `fee_charge_mode`:
+		//
+		// - `requested_amount` (the same as `amount`): what was asked, after conversion.
+		// - `client_fee`: the fee charged, `gateway_fee` + `platform_fee`.
+		// - `debited_amount`: what the paying side gives: the customer (`INBOUND`), the
+		//   merchant's wallet (`OUTBOUND`: held when the payout is created, debited when it
+		//   succeeds).
+		// - `net_amount`: what the receiving side gets: the merchant's wallet (`INBOUND`,
+		//   credited when the payment succeeds), the beneficiary (`OUTBOUND`: the amount sent to
+		//   the operator; for a refund, what the customer gets back).
+		//
+		// Always `debited_amount` − `net_amount` = `client_fee`. `ADD_ON`: `net_amount` =
+		// `requested_amount`, `debited_amount` = `requested_amount` + `client_fee`. `DEDUCTED`:
+		// `debited_amount` = `requested_amount`, `net_amount` = `requested_amount` − `client_fee`.
+		// A refund is `ADD_ON`: the customer gets the amount refunded, the wallet gives it and
+		// the fee. Settlements (`RETRAIT` to the merchant's own payout method) and wallet transfers
+		// (`TRANSFERT`) carry no fee: the three amounts are equal; a transfer's destination
+		// wallet gains the conversion of `net_amount` (the wallet transfer's `credited_amount`).
+		// The CSV export and the PDF invoice carry the same values.
 		Data    Transaction                                `json:"data"`
 		Success InitializePayout201JSONResponseBodySuccess `json:"success"`
 	}
@@ -26469,14 +26551,27 @@ type InitializePayoutResponse struct {
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
 func (r InitializePayoutResponse) GetJSON201() *struct {
-	// Data The record of one collection, payout or transfer. Amounts are in `currency`, the
-	// country's currency: `requested_amount` (the same as `amount`) is what was asked, after
-	// conversion; `client_fee` the fee charged (`gateway_fee` + `platform_fee`);
-	// `debited_amount` what the customer pays (`INBOUND`) or what leaves the wallet
-	// (`OUTBOUND`); `net_amount` what the wallet gains (`INBOUND`) or what the beneficiary
-	// receives (`OUTBOUND`). `ADD_ON`: `debited_amount` = `requested_amount` + `client_fee`,
-	// `net_amount` = `requested_amount`. `DEDUCTED`: `debited_amount` = `requested_amount`,
-	// `net_amount` = `requested_amount` − `client_fee`.
+	// Data The record of one collection, payout, refund or transfer. Amounts are in `currency`, the
+	// country's currency (for a wallet transfer, the source wallet's), and each has one
+	// meaning for every `transaction_type` and `fee_charge_mode`:
+	//
+	// - `requested_amount` (the same as `amount`): what was asked, after conversion.
+	// - `client_fee`: the fee charged, `gateway_fee` + `platform_fee`.
+	// - `debited_amount`: what the paying side gives: the customer (`INBOUND`), the
+	//   merchant's wallet (`OUTBOUND`: held when the payout is created, debited when it
+	//   succeeds).
+	// - `net_amount`: what the receiving side gets: the merchant's wallet (`INBOUND`,
+	//   credited when the payment succeeds), the beneficiary (`OUTBOUND`: the amount sent to
+	//   the operator; for a refund, what the customer gets back).
+	//
+	// Always `debited_amount` − `net_amount` = `client_fee`. `ADD_ON`: `net_amount` =
+	// `requested_amount`, `debited_amount` = `requested_amount` + `client_fee`. `DEDUCTED`:
+	// `debited_amount` = `requested_amount`, `net_amount` = `requested_amount` − `client_fee`.
+	// A refund is `ADD_ON`: the customer gets the amount refunded, the wallet gives it and
+	// the fee. Settlements (`RETRAIT` to the merchant's own payout method) and wallet transfers
+	// (`TRANSFERT`) carry no fee: the three amounts are equal; a transfer's destination
+	// wallet gains the conversion of `net_amount` (the wallet transfer's `credited_amount`).
+	// The CSV export and the PDF invoice carry the same values.
 	Data    Transaction                                `json:"data"`
 	Success InitializePayout201JSONResponseBodySuccess `json:"success"`
 } {
@@ -26763,14 +26858,27 @@ type CreateRefundResponse struct {
 	HTTPResponse *http.Response
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *struct {
-		// Data The record of one collection, payout or transfer. Amounts are in `currency`, the
-		// country's currency: `requested_amount` (the same as `amount`) is what was asked, after
-		// conversion; `client_fee` the fee charged (`gateway_fee` + `platform_fee`);
-		// `debited_amount` what the customer pays (`INBOUND`) or what leaves the wallet
-		// (`OUTBOUND`); `net_amount` what the wallet gains (`INBOUND`) or what the beneficiary
-		// receives (`OUTBOUND`). `ADD_ON`: `debited_amount` = `requested_amount` + `client_fee`,
-		// `net_amount` = `requested_amount`. `DEDUCTED`: `debited_amount` = `requested_amount`,
-		// `net_amount` = `requested_amount` − `client_fee`.
+		// Data The record of one collection, payout, refund or transfer. Amounts are in `currency`, the
+		// country's currency (for a wallet transfer, the source wallet's), and each has one
+		// meaning for every `transaction_type` and `fee_charge_mode`:
+		//
+		// - `requested_amount` (the same as `amount`): what was asked, after conversion.
+		// - `client_fee`: the fee charged, `gateway_fee` + `platform_fee`.
+		// - `debited_amount`: what the paying side gives: the customer (`INBOUND`), the
+		//   merchant's wallet (`OUTBOUND`: held when the payout is created, debited when it
+		//   succeeds).
+		// - `net_amount`: what the receiving side gets: the merchant's wallet (`INBOUND`,
+		//   credited when the payment succeeds), the beneficiary (`OUTBOUND`: the amount sent to
+		//   the operator; for a refund, what the customer gets back).
+		//
+		// Always `debited_amount` − `net_amount` = `client_fee`. `ADD_ON`: `net_amount` =
+		// `requested_amount`, `debited_amount` = `requested_amount` + `client_fee`. `DEDUCTED`:
+		// `debited_amount` = `requested_amount`, `net_amount` = `requested_amount` − `client_fee`.
+		// A refund is `ADD_ON`: the customer gets the amount refunded, the wallet gives it and
+		// the fee. Settlements (`RETRAIT` to the merchant's own payout method) and wallet transfers
+		// (`TRANSFERT`) carry no fee: the three amounts are equal; a transfer's destination
+		// wallet gains the conversion of `net_amount` (the wallet transfer's `credited_amount`).
+		// The CSV export and the PDF invoice carry the same values.
 		Data    Transaction                            `json:"data"`
 		Success CreateRefund201JSONResponseBodySuccess `json:"success"`
 	}
@@ -26780,14 +26888,27 @@ type CreateRefundResponse struct {
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
 func (r CreateRefundResponse) GetJSON201() *struct {
-	// Data The record of one collection, payout or transfer. Amounts are in `currency`, the
-	// country's currency: `requested_amount` (the same as `amount`) is what was asked, after
-	// conversion; `client_fee` the fee charged (`gateway_fee` + `platform_fee`);
-	// `debited_amount` what the customer pays (`INBOUND`) or what leaves the wallet
-	// (`OUTBOUND`); `net_amount` what the wallet gains (`INBOUND`) or what the beneficiary
-	// receives (`OUTBOUND`). `ADD_ON`: `debited_amount` = `requested_amount` + `client_fee`,
-	// `net_amount` = `requested_amount`. `DEDUCTED`: `debited_amount` = `requested_amount`,
-	// `net_amount` = `requested_amount` − `client_fee`.
+	// Data The record of one collection, payout, refund or transfer. Amounts are in `currency`, the
+	// country's currency (for a wallet transfer, the source wallet's), and each has one
+	// meaning for every `transaction_type` and `fee_charge_mode`:
+	//
+	// - `requested_amount` (the same as `amount`): what was asked, after conversion.
+	// - `client_fee`: the fee charged, `gateway_fee` + `platform_fee`.
+	// - `debited_amount`: what the paying side gives: the customer (`INBOUND`), the
+	//   merchant's wallet (`OUTBOUND`: held when the payout is created, debited when it
+	//   succeeds).
+	// - `net_amount`: what the receiving side gets: the merchant's wallet (`INBOUND`,
+	//   credited when the payment succeeds), the beneficiary (`OUTBOUND`: the amount sent to
+	//   the operator; for a refund, what the customer gets back).
+	//
+	// Always `debited_amount` − `net_amount` = `client_fee`. `ADD_ON`: `net_amount` =
+	// `requested_amount`, `debited_amount` = `requested_amount` + `client_fee`. `DEDUCTED`:
+	// `debited_amount` = `requested_amount`, `net_amount` = `requested_amount` − `client_fee`.
+	// A refund is `ADD_ON`: the customer gets the amount refunded, the wallet gives it and
+	// the fee. Settlements (`RETRAIT` to the merchant's own payout method) and wallet transfers
+	// (`TRANSFERT`) carry no fee: the three amounts are equal; a transfer's destination
+	// wallet gains the conversion of `net_amount` (the wallet transfer's `credited_amount`).
+	// The CSV export and the PDF invoice carry the same values.
 	Data    Transaction                            `json:"data"`
 	Success CreateRefund201JSONResponseBodySuccess `json:"success"`
 } {
@@ -29869,10 +29990,13 @@ func (c *ClientWithResponses) VerifyPaymentWithResponse(ctx context.Context, id 
 // **Currency.** `currency` must be the currency of `country` (`422 currency_country_mismatch`);
 // payouts are never converted.
 //
-// **Fees.** `ADD_ON`: the beneficiary receives `amount` and the wallet gives
-// `amount + client_fee`; `DEDUCTED`: the wallet gives `amount` and the beneficiary receives
-// `amount - client_fee`. `net_amount` is what the wallet loses. The request's
-// `fee_charge_mode` counts only when the merchant allows client override.
+// **Fees.** `debited_amount` is what the wallet gives, `net_amount` what the beneficiary
+// receives (the amount sent to the operator), and `debited_amount - net_amount =
+// client_fee`. `ADD_ON`: the beneficiary receives `amount` (`net_amount = amount`) and the
+// wallet gives `amount + client_fee`; `DEDUCTED`: the wallet gives `amount`
+// (`debited_amount = amount`) and the beneficiary receives `amount - client_fee` (831 XOF
+// with a 9 XOF fee: 822 sent). The request's `fee_charge_mode` counts only when the
+// merchant allows client override.
 //
 // **IP whitelist.** With an API key, the caller's address must be on the merchant's IP
 // whitelist for the environment (`403 ip_not_whitelisted`); dashboard calls are exempt.
@@ -29918,10 +30042,13 @@ func (c *ClientWithResponses) InitializePayoutWithBodyWithResponse(ctx context.C
 // **Currency.** `currency` must be the currency of `country` (`422 currency_country_mismatch`);
 // payouts are never converted.
 //
-// **Fees.** `ADD_ON`: the beneficiary receives `amount` and the wallet gives
-// `amount + client_fee`; `DEDUCTED`: the wallet gives `amount` and the beneficiary receives
-// `amount - client_fee`. `net_amount` is what the wallet loses. The request's
-// `fee_charge_mode` counts only when the merchant allows client override.
+// **Fees.** `debited_amount` is what the wallet gives, `net_amount` what the beneficiary
+// receives (the amount sent to the operator), and `debited_amount - net_amount =
+// client_fee`. `ADD_ON`: the beneficiary receives `amount` (`net_amount = amount`) and the
+// wallet gives `amount + client_fee`; `DEDUCTED`: the wallet gives `amount`
+// (`debited_amount = amount`) and the beneficiary receives `amount - client_fee` (831 XOF
+// with a 9 XOF fee: 822 sent). The request's `fee_charge_mode` counts only when the
+// merchant allows client override.
 //
 // **IP whitelist.** With an API key, the caller's address must be on the merchant's IP
 // whitelist for the environment (`403 ip_not_whitelisted`); dashboard calls are exempt.
@@ -30327,7 +30454,9 @@ func (c *ClientWithResponses) ListTransactionsWithResponse(ctx context.Context, 
 // `gateway_reference`, `checkout_session`, `payment_link`, `failure_code`,
 // `failure_message`, `metadata`, `merchant`, `environment`, `updated_at`.
 //
-// Values are those of the JSON transaction: amounts with two decimals (`5000.00`),
+// Values are those of the JSON transaction, with the same meanings (see `Transaction`:
+// `debited_amount` is what the paying side gives, `net_amount` what the receiving side
+// gets, `debited_amount - net_amount = client_fee`): amounts with two decimals (`5000.00`),
 // timestamps in RFC 3339 UTC, `metadata` as compact JSON, an empty cell for null.
 // Spreadsheet formula injection is neutralised: a text cell that customers, merchants or
 // operators wrote (names, email, description, references, failure message, metadata) and
@@ -30368,7 +30497,9 @@ func (c *ClientWithResponses) GetTransactionWithResponse(ctx context.Context, id
 // The invoice of a successful collection (`flow_direction` `INBOUND` and `status`
 // `SUCCESS`), as a one-page A4 PDF: the merchant, the customer (name, email, phone), the
 // reference, the date of payment, the description, and the amounts the customer saw:
-// `requested_amount`, `client_fee` and `debited_amount` (the total paid). The split of
+// `requested_amount`, `client_fee` and `debited_amount` (the total paid: with `ADD_ON`
+// the fee is added to the amount; with `DEDUCTED` it is included in it, borne by the
+// merchant, and the invoice says so). The split of
 // the fee (`gateway_fee`, `platform_fee`) never appears. In French or English: `lang`,
 // else the preferred of the two in `Accept-Language`, else French. Any key scope.
 //
@@ -35632,14 +35763,27 @@ func ParseInitializePayoutResponse(rsp *http.Response) (*InitializePayoutRespons
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
 		var dest struct {
-			// Data The record of one collection, payout or transfer. Amounts are in `currency`, the
-			// country's currency: `requested_amount` (the same as `amount`) is what was asked, after
-			// conversion; `client_fee` the fee charged (`gateway_fee` + `platform_fee`);
-			// `debited_amount` what the customer pays (`INBOUND`) or what leaves the wallet
-			// (`OUTBOUND`); `net_amount` what the wallet gains (`INBOUND`) or what the beneficiary
-			// receives (`OUTBOUND`). `ADD_ON`: `debited_amount` = `requested_amount` + `client_fee`,
-			// `net_amount` = `requested_amount`. `DEDUCTED`: `debited_amount` = `requested_amount`,
-			// `net_amount` = `requested_amount` − `client_fee`.
+			// Data The record of one collection, payout, refund or transfer. Amounts are in `currency`, the
+			// country's currency (for a wallet transfer, the source wallet's), and each has one
+			// meaning for every `transaction_type` and `fee_charge_mode`:
+			//
+			// - `requested_amount` (the same as `amount`): what was asked, after conversion.
+			// - `client_fee`: the fee charged, `gateway_fee` + `platform_fee`.
+			// - `debited_amount`: what the paying side gives: the customer (`INBOUND`), the
+			//   merchant's wallet (`OUTBOUND`: held when the payout is created, debited when it
+			//   succeeds).
+			// - `net_amount`: what the receiving side gets: the merchant's wallet (`INBOUND`,
+			//   credited when the payment succeeds), the beneficiary (`OUTBOUND`: the amount sent to
+			//   the operator; for a refund, what the customer gets back).
+			//
+			// Always `debited_amount` − `net_amount` = `client_fee`. `ADD_ON`: `net_amount` =
+			// `requested_amount`, `debited_amount` = `requested_amount` + `client_fee`. `DEDUCTED`:
+			// `debited_amount` = `requested_amount`, `net_amount` = `requested_amount` − `client_fee`.
+			// A refund is `ADD_ON`: the customer gets the amount refunded, the wallet gives it and
+			// the fee. Settlements (`RETRAIT` to the merchant's own payout method) and wallet transfers
+			// (`TRANSFERT`) carry no fee: the three amounts are equal; a transfer's destination
+			// wallet gains the conversion of `net_amount` (the wallet transfer's `credited_amount`).
+			// The CSV export and the PDF invoice carry the same values.
 			Data    Transaction                                `json:"data"`
 			Success InitializePayout201JSONResponseBodySuccess `json:"success"`
 		}
@@ -35947,14 +36091,27 @@ func ParseCreateRefundResponse(rsp *http.Response) (*CreateRefundResponse, error
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
 		var dest struct {
-			// Data The record of one collection, payout or transfer. Amounts are in `currency`, the
-			// country's currency: `requested_amount` (the same as `amount`) is what was asked, after
-			// conversion; `client_fee` the fee charged (`gateway_fee` + `platform_fee`);
-			// `debited_amount` what the customer pays (`INBOUND`) or what leaves the wallet
-			// (`OUTBOUND`); `net_amount` what the wallet gains (`INBOUND`) or what the beneficiary
-			// receives (`OUTBOUND`). `ADD_ON`: `debited_amount` = `requested_amount` + `client_fee`,
-			// `net_amount` = `requested_amount`. `DEDUCTED`: `debited_amount` = `requested_amount`,
-			// `net_amount` = `requested_amount` − `client_fee`.
+			// Data The record of one collection, payout, refund or transfer. Amounts are in `currency`, the
+			// country's currency (for a wallet transfer, the source wallet's), and each has one
+			// meaning for every `transaction_type` and `fee_charge_mode`:
+			//
+			// - `requested_amount` (the same as `amount`): what was asked, after conversion.
+			// - `client_fee`: the fee charged, `gateway_fee` + `platform_fee`.
+			// - `debited_amount`: what the paying side gives: the customer (`INBOUND`), the
+			//   merchant's wallet (`OUTBOUND`: held when the payout is created, debited when it
+			//   succeeds).
+			// - `net_amount`: what the receiving side gets: the merchant's wallet (`INBOUND`,
+			//   credited when the payment succeeds), the beneficiary (`OUTBOUND`: the amount sent to
+			//   the operator; for a refund, what the customer gets back).
+			//
+			// Always `debited_amount` − `net_amount` = `client_fee`. `ADD_ON`: `net_amount` =
+			// `requested_amount`, `debited_amount` = `requested_amount` + `client_fee`. `DEDUCTED`:
+			// `debited_amount` = `requested_amount`, `net_amount` = `requested_amount` − `client_fee`.
+			// A refund is `ADD_ON`: the customer gets the amount refunded, the wallet gives it and
+			// the fee. Settlements (`RETRAIT` to the merchant's own payout method) and wallet transfers
+			// (`TRANSFERT`) carry no fee: the three amounts are equal; a transfer's destination
+			// wallet gains the conversion of `net_amount` (the wallet transfer's `credited_amount`).
+			// The CSV export and the PDF invoice carry the same values.
 			Data    Transaction                            `json:"data"`
 			Success CreateRefund201JSONResponseBodySuccess `json:"success"`
 		}

@@ -54,7 +54,7 @@ func TestTranslationsComplete(t *testing.T) {
 	for _, keys := range [][]string{
 		prefixed("status_", filter.TransactionStatuses), prefixed("type_", filter.TransactionTypes),
 		prefixed("direction_", filter.FlowDirections), prefixed("attempt_", filter.AttemptStatuses),
-		prefixed("trigger_", filter.StatusTriggers), {"fee_mode_" + string(sika.FeeAddOn), "fee_mode_" + string(sika.FeeDeducted)}, {"role_" + string(sika.RoleOwner), "role_" + string(sika.RoleAdmin)},
+		prefixed("trigger_", filter.StatusTriggers), {"role_" + string(sika.RoleOwner), "role_" + string(sika.RoleAdmin)},
 		// Handlers' keys: login messages, error pages, filter messages, page titles.
 		{"session_expired", "signed_out", "too_many_attempts", "login_required", "wrong_credentials", "staff_refused",
 			"error_internal", "error_forbidden", "error_not_found", "error_bad_request", "error_method",

@@ -30,9 +30,13 @@ func TestMoneyTranslationsComplete(t *testing.T) {
 	for _, mt := range []sika.PayoutMethodType{sika.PayoutMobileMoney, sika.PayoutBank} {
 		keys = append(keys, "method_type_"+string(mt))
 	}
-	for _, m := range []sika.FeeChargeMode{sika.FeeAddOn, sika.FeeDeducted} {
-		keys = append(keys, "payout_fee_mode_"+string(m))
+	for _, d := range []sika.Direction{sika.DirectionInbound, sika.DirectionOutbound} {
+		keys = append(keys, "debited_amount_"+string(d), "net_amount_"+string(d))
+		for _, m := range []sika.FeeChargeMode{sika.FeeAddOn, sika.FeeDeducted} {
+			keys = append(keys, "fee_mode_"+string(d)+"_"+string(m))
+		}
 	}
+	keys = append(keys, "net_amount_"+string(sika.TypeTransfer))
 	for _, a := range []sika.AmountType{sika.AmountFixed, sika.AmountFree} {
 		keys = append(keys, "amount_type_"+string(a))
 	}

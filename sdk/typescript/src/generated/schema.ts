@@ -943,10 +943,13 @@ export interface paths {
          *     **Currency.** `currency` must be the currency of `country` (`422 currency_country_mismatch`);
          *     payouts are never converted.
          *
-         *     **Fees.** `ADD_ON`: the beneficiary receives `amount` and the wallet gives
-         *     `amount + client_fee`; `DEDUCTED`: the wallet gives `amount` and the beneficiary receives
-         *     `amount - client_fee`. `net_amount` is what the wallet loses. The request's
-         *     `fee_charge_mode` counts only when the merchant allows client override.
+         *     **Fees.** `debited_amount` is what the wallet gives, `net_amount` what the beneficiary
+         *     receives (the amount sent to the operator), and `debited_amount - net_amount =
+         *     client_fee`. `ADD_ON`: the beneficiary receives `amount` (`net_amount = amount`) and the
+         *     wallet gives `amount + client_fee`; `DEDUCTED`: the wallet gives `amount`
+         *     (`debited_amount = amount`) and the beneficiary receives `amount - client_fee` (831 XOF
+         *     with a 9 XOF fee: 822 sent). The request's `fee_charge_mode` counts only when the
+         *     merchant allows client override.
          *
          *     **IP whitelist.** With an API key, the caller's address must be on the merchant's IP
          *     whitelist for the environment (`403 ip_not_whitelisted`); dashboard calls are exempt.
@@ -1692,7 +1695,9 @@ export interface paths {
          *     `gateway_reference`, `checkout_session`, `payment_link`, `failure_code`,
          *     `failure_message`, `metadata`, `merchant`, `environment`, `updated_at`.
          *
-         *     Values are those of the JSON transaction: amounts with two decimals (`5000.00`),
+         *     Values are those of the JSON transaction, with the same meanings (see `Transaction`:
+         *     `debited_amount` is what the paying side gives, `net_amount` what the receiving side
+         *     gets, `debited_amount - net_amount = client_fee`): amounts with two decimals (`5000.00`),
          *     timestamps in RFC 3339 UTC, `metadata` as compact JSON, an empty cell for null.
          *     Spreadsheet formula injection is neutralised: a text cell that customers, merchants or
          *     operators wrote (names, email, description, references, failure message, metadata) and
@@ -1721,7 +1726,9 @@ export interface paths {
          * @description The invoice of a successful collection (`flow_direction` `INBOUND` and `status`
          *     `SUCCESS`), as a one-page A4 PDF: the merchant, the customer (name, email, phone), the
          *     reference, the date of payment, the description, and the amounts the customer saw:
-         *     `requested_amount`, `client_fee` and `debited_amount` (the total paid). The split of
+         *     `requested_amount`, `client_fee` and `debited_amount` (the total paid: with `ADD_ON`
+         *     the fee is added to the amount; with `DEDUCTED` it is included in it, borne by the
+         *     merchant, and the invoice says so). The split of
          *     the fee (`gateway_fee`, `platform_fee`) never appears. In French or English: `lang`,
          *     else the preferred of the two in `Accept-Language`, else French. Any key scope.
          */
@@ -3075,14 +3082,27 @@ export interface components {
          */
         TransactionStatus: "PENDING" | "SUCCESS" | "FAILED" | "CANCELLED";
         /**
-         * @description The record of one collection, payout or transfer. Amounts are in `currency`, the
-         *     country's currency: `requested_amount` (the same as `amount`) is what was asked, after
-         *     conversion; `client_fee` the fee charged (`gateway_fee` + `platform_fee`);
-         *     `debited_amount` what the customer pays (`INBOUND`) or what leaves the wallet
-         *     (`OUTBOUND`); `net_amount` what the wallet gains (`INBOUND`) or what the beneficiary
-         *     receives (`OUTBOUND`). `ADD_ON`: `debited_amount` = `requested_amount` + `client_fee`,
-         *     `net_amount` = `requested_amount`. `DEDUCTED`: `debited_amount` = `requested_amount`,
-         *     `net_amount` = `requested_amount` − `client_fee`.
+         * @description The record of one collection, payout, refund or transfer. Amounts are in `currency`, the
+         *     country's currency (for a wallet transfer, the source wallet's), and each has one
+         *     meaning for every `transaction_type` and `fee_charge_mode`:
+         *
+         *     - `requested_amount` (the same as `amount`): what was asked, after conversion.
+         *     - `client_fee`: the fee charged, `gateway_fee` + `platform_fee`.
+         *     - `debited_amount`: what the paying side gives: the customer (`INBOUND`), the
+         *       merchant's wallet (`OUTBOUND`: held when the payout is created, debited when it
+         *       succeeds).
+         *     - `net_amount`: what the receiving side gets: the merchant's wallet (`INBOUND`,
+         *       credited when the payment succeeds), the beneficiary (`OUTBOUND`: the amount sent to
+         *       the operator; for a refund, what the customer gets back).
+         *
+         *     Always `debited_amount` − `net_amount` = `client_fee`. `ADD_ON`: `net_amount` =
+         *     `requested_amount`, `debited_amount` = `requested_amount` + `client_fee`. `DEDUCTED`:
+         *     `debited_amount` = `requested_amount`, `net_amount` = `requested_amount` − `client_fee`.
+         *     A refund is `ADD_ON`: the customer gets the amount refunded, the wallet gives it and
+         *     the fee. Settlements (`RETRAIT` to the merchant's own payout method) and wallet transfers
+         *     (`TRANSFERT`) carry no fee: the three amounts are equal; a transfer's destination
+         *     wallet gains the conversion of `net_amount` (the wallet transfer's `credited_amount`).
+         *     The CSV export and the PDF invoice carry the same values.
          */
         Transaction: {
             /** Format: uuid */
@@ -3106,13 +3126,13 @@ export interface components {
             requested_amount: components["schemas"]["Amount"];
             /** @description The fee charged for the transaction (`gateway_fee` + `platform_fee`). */
             client_fee: components["schemas"]["Amount"];
-            /** @description `INBOUND`: what the customer pays. `OUTBOUND`: what leaves the merchant wallet. */
+            /** @description What the paying side gives. `INBOUND`: what the customer pays. `OUTBOUND`: what leaves the merchant wallet (held at creation, debited on success). */
             debited_amount: components["schemas"]["Amount"];
             /** @description The operator's cost, inside `client_fee`. */
             gateway_fee: components["schemas"]["Amount"];
             /** @description Sika's share of `client_fee`. */
             platform_fee: components["schemas"]["Amount"];
-            /** @description `INBOUND`: what the merchant wallet gains. `OUTBOUND`: what the beneficiary receives. */
+            /** @description What the receiving side gets: `debited_amount` − `client_fee`. `INBOUND`: what the merchant wallet gains. `OUTBOUND`: what the beneficiary receives (the amount sent to the operator; for a wallet transfer, what goes to the other wallet before conversion). */
             net_amount: components["schemas"]["Amount"];
             /** @description The currency of every amount of the record, the country's currency. */
             currency: components["schemas"]["CurrencyCode"];
@@ -3213,13 +3233,13 @@ export interface components {
             requested_amount: components["schemas"]["Amount"];
             /** @description The fee charged for the transaction (`gateway_fee` + `platform_fee`). */
             client_fee: components["schemas"]["Amount"];
-            /** @description `INBOUND`: what the customer pays. `OUTBOUND`: what leaves the merchant wallet. */
+            /** @description What the paying side gives. `INBOUND`: what the customer pays. `OUTBOUND`: what leaves the merchant wallet (held at creation, debited on success). */
             debited_amount: components["schemas"]["Amount"];
             /** @description The operator's cost, inside `client_fee`. */
             gateway_fee: components["schemas"]["Amount"];
             /** @description Sika's share of `client_fee`. */
             platform_fee: components["schemas"]["Amount"];
-            /** @description `INBOUND`: what the merchant wallet gains. `OUTBOUND`: what the beneficiary receives. */
+            /** @description What the receiving side gets: `debited_amount` − `client_fee`. `INBOUND`: what the merchant wallet gains. `OUTBOUND`: what the beneficiary receives (the amount sent to the operator; for a wallet transfer, what goes to the other wallet before conversion). */
             net_amount: components["schemas"]["Amount"];
             /** @description The currency of every amount of the record, the country's currency. */
             currency: components["schemas"]["CurrencyCode"];
@@ -3324,13 +3344,13 @@ export interface components {
             requested_amount: components["schemas"]["Amount"];
             /** @description The fee charged for the transaction (`gateway_fee` + `platform_fee`). */
             client_fee: components["schemas"]["Amount"];
-            /** @description `INBOUND`: what the customer pays. `OUTBOUND`: what leaves the merchant wallet. */
+            /** @description What the paying side gives. `INBOUND`: what the customer pays. `OUTBOUND`: what leaves the merchant wallet (held at creation, debited on success). */
             debited_amount: components["schemas"]["Amount"];
             /** @description The operator's cost, inside `client_fee`. */
             gateway_fee: components["schemas"]["Amount"];
             /** @description Sika's share of `client_fee`. */
             platform_fee: components["schemas"]["Amount"];
-            /** @description `INBOUND`: what the merchant wallet gains. `OUTBOUND`: what the beneficiary receives. */
+            /** @description What the receiving side gets: `debited_amount` − `client_fee`. `INBOUND`: what the merchant wallet gains. `OUTBOUND`: what the beneficiary receives (the amount sent to the operator; for a wallet transfer, what goes to the other wallet before conversion). */
             net_amount: components["schemas"]["Amount"];
             /** @description The currency of every amount of the record, the country's currency. */
             currency: components["schemas"]["CurrencyCode"];
