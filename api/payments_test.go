@@ -83,7 +83,16 @@ func (ps *paymentStack) explainPending(t *testing.T, id uuid.UUID) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	wid := workflows.PaymentWorkflowID(id)
+	// The transaction's workflow, whatever its type.
+	var wid string
+	for _, w := range []string{workflows.PaymentWorkflowID(id), workflows.PayoutWorkflowID(id), workflows.RefundWorkflowID(id)} {
+		if _, err := ps.temporal.DescribeWorkflowExecution(ctx, w, ""); err == nil || wid == "" {
+			wid = w
+			if err == nil {
+				break
+			}
+		}
+	}
 	if desc, err := ps.temporal.DescribeWorkflowExecution(ctx, wid, ""); err != nil {
 		t.Logf("%s: describe: %v", wid, err)
 	} else {

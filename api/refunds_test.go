@@ -236,7 +236,7 @@ func TestConcurrentRefundsThroughTheAPI(t *testing.T) {
 	assert.Equal(t, int(p.DebitedAmount.IntPart()/30), accepted)
 	for i := range n {
 		if ids[i] != uuid.Nil {
-			assert.Equal(t, sika.StatusSuccess, ps.final(t, acct, ids[i], 30*time.Second).Status)
+			assert.Equal(t, sika.StatusSuccess, ps.final(t, acct, ids[i], settleWithin).Status)
 		}
 	}
 	t.Logf("all %d ended in %s", accepted, time.Since(start).Round(time.Millisecond))
