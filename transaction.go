@@ -158,6 +158,9 @@ const (
 	RefundFull    RefundStatus = "REFUNDED"
 )
 
+// String is the status's name (templates print it).
+func (s RefundStatus) String() string { return string(s) }
+
 // Refundable reports whether a refund may be asked of t: a successful collection (PAIEMENT).
 func (t Transaction) Refundable() bool {
 	return t.Type == TypePayment && t.Status == StatusSuccess

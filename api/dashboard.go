@@ -31,6 +31,7 @@ func (s *Server) dashboardRoutes(root *mux.Router) {
 		},
 		API:          s.CallAsMember,
 		QuotePayout:  s.quotePayout,
+		QuoteRefund:  s.quoteRefundForDashboard,
 		ClientIP:     s.clientIP,
 		RouteMatched: routeName,
 		Logger:       s.cfg.Logger,

@@ -501,6 +501,8 @@ func TestDashboardTenancySweep(t *testing.T) {
 		{"GET", "/dashboard/transactions/{id}/invoice/", "/dashboard/transactions/" + own.ID.String() + "/invoice/", nil},
 		{"POST", "/dashboard/transactions/{id}/verify/", "/dashboard/transactions/" + own.ID.String() + "/verify/", url.Values{}},
 		{"POST", "/dashboard/transactions/{id}/retry/", "/dashboard/transactions/" + own.ID.String() + "/retry/", url.Values{"idempotency_key": {"k"}}},
+		{"POST", "/dashboard/transactions/{id}/refund/preview/", "/dashboard/transactions/" + own.ID.String() + "/refund/preview/", url.Values{"amount": {"1"}}},
+		{"POST", "/dashboard/transactions/{id}/refund/", "/dashboard/transactions/" + own.ID.String() + "/refund/", url.Values{"amount": {"1"}, "idempotency_key": {"k"}}},
 		{"GET", "/dashboard/payment-links/", "/dashboard/payment-links/", nil},
 		{"POST", "/dashboard/payment-links/", "/dashboard/payment-links/", url.Values{"name": {"x"}, "currency": {"XOF"}}},
 		{"GET", "/dashboard/payment-links/new/", "/dashboard/payment-links/new/", nil},
@@ -579,12 +581,15 @@ func TestDashboardTenancySweep(t *testing.T) {
 			assert.NotContains(t, r.Body, theirs.Reference)
 		}
 		for path, form := range map[string]url.Values{
-			"/dashboard/transactions/" + theirs.ID.String() + "/verify/":    {},
-			"/dashboard/transactions/" + theirs.ID.String() + "/retry/":     {"idempotency_key": {uuid.NewString()}},
-			"/dashboard/transactions/" + ownTest.ID.String() + "/retry/":    {"idempotency_key": {uuid.NewString()}},
-			"/dashboard/payment-links/" + theirLink + "/":                   {"name": {"Mine now"}, "currency": {"XOF"}},
-			"/dashboard/checkout-sessions/" + theirSession + "/cancel/":     {},
-			"/dashboard/checkout-sessions/" + uuid.NewString() + "/cancel/": {},
+			"/dashboard/transactions/" + theirs.ID.String() + "/verify/":         {},
+			"/dashboard/transactions/" + theirs.ID.String() + "/retry/":          {"idempotency_key": {uuid.NewString()}},
+			"/dashboard/transactions/" + ownTest.ID.String() + "/retry/":         {"idempotency_key": {uuid.NewString()}},
+			"/dashboard/transactions/" + theirs.ID.String() + "/refund/preview/": {"amount": {"1"}},
+			"/dashboard/transactions/" + theirs.ID.String() + "/refund/":         {"amount": {"1"}, "idempotency_key": {uuid.NewString()}},
+			"/dashboard/transactions/" + ownTest.ID.String() + "/refund/":        {"amount": {"1"}, "idempotency_key": {uuid.NewString()}},
+			"/dashboard/payment-links/" + theirLink + "/":                        {"name": {"Mine now"}, "currency": {"XOF"}},
+			"/dashboard/checkout-sessions/" + theirSession + "/cancel/":          {},
+			"/dashboard/checkout-sessions/" + uuid.NewString() + "/cancel/":      {},
 		} {
 			r := c.post(t, path, form)
 			assert.Equal(t, http.StatusNotFound, r.Status, path)

@@ -11,6 +11,7 @@ import (
 	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/activities"
 	"github.com/sikahq/sika/store"
+	"github.com/sikahq/sika/web/dashboard"
 	"github.com/sikahq/sika/workflows"
 )
 
@@ -192,6 +193,17 @@ func (s *Server) IssueRefund(ctx context.Context, merchant uuid.UUID, env sika.E
 		s.startOutbound(ctx, t, outboxID, "refund", workflows.StartRefund)
 	}
 	return t, created, nil
+}
+
+// quoteRefundForDashboard is QuoteRefund for the dashboard's refund form
+// (dashboard.Config.QuoteRefund).
+func (s *Server) quoteRefundForDashboard(ctx context.Context, merchant uuid.UUID, env sika.Environment, q dashboard.RefundQuoteRequest) (dashboard.RefundQuote, error) {
+	o := RefundOrder{Transaction: q.Transaction}
+	if q.Amount != "" {
+		o.Amount = &q.Amount
+	}
+	rq, err := s.QuoteRefund(ctx, merchant, env, o)
+	return dashboard.RefundQuote{Fees: rq.Fees, Left: rq.Left, ViaOperator: rq.Via == store.RefundViaOperator}, err
 }
 
 func (s *Server) listRefunds(w http.ResponseWriter, r *http.Request) error {

@@ -97,6 +97,10 @@ type Config struct {
 	// pricePayout): the fee the payout form shows before the merchant confirms is the fee the
 	// API then charges. An invalid request answers the API's validation or business error.
 	QuotePayout func(ctx context.Context, merchant uuid.UUID, env sika.Environment, q PayoutQuoteRequest) (sika.Fees, error)
+	// QuoteRefund prices and routes a refund of a collection by the rule POST /refunds/ applies
+	// (the API's QuoteRefund): what the refund form shows before the merchant confirms is what
+	// the API then does. Nil: the transaction page offers no refund.
+	QuoteRefund func(ctx context.Context, merchant uuid.UUID, env sika.Environment, q RefundQuoteRequest) (RefundQuote, error)
 	// ClientIP is the caller's address as the API sees it (behind trusted proxies), recorded
 	// with a new session.
 	ClientIP func(r *http.Request) netip.Addr

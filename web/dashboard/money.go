@@ -16,7 +16,7 @@ import (
 // moneyPages are the page templates of payment links, checkout sessions, payouts, settlements,
 // wallet transfers, payout methods and wallet ledgers.
 var moneyPages = []string{"payment_links", "payment_link", "checkout_sessions",
-	"payouts", "payout_confirm", "settlements", "wallet_transfers", "payout_methods", "wallet_ledger"}
+	"payouts", "payout_confirm", "refund_confirm", "settlements", "wallet_transfers", "payout_methods", "wallet_ledger"}
 
 // moneyRoutes mounts payment links, checkout sessions, payouts, settlements, wallet transfers,
 // payout methods and wallet ledgers, and the actions of a transaction's page. Every form that
@@ -26,6 +26,8 @@ func (a *App) moneyRoutes(r *mux.Router) {
 	r.Handle(Prefix+"transactions/{id}/invoice/", a.forMerchant(a.transactionInvoice)).Methods(get)
 	r.Handle(Prefix+"transactions/{id}/verify/", a.forMerchant(a.verifyTransaction)).Methods(post)
 	r.Handle(Prefix+"transactions/{id}/retry/", a.forMerchant(a.retryTransaction)).Methods(post)
+	r.Handle(Prefix+"transactions/{id}/refund/preview/", a.forMerchant(a.previewRefund)).Methods(post)
+	r.Handle(Prefix+"transactions/{id}/refund/", a.forMerchant(a.sendRefund)).Methods(post)
 
 	r.Handle(Prefix+"payment-links/", a.forMerchant(a.paymentLinks)).Methods(get)
 	r.Handle(Prefix+"payment-links/", a.forMerchant(a.createPaymentLink)).Methods(post)

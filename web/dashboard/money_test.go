@@ -46,7 +46,13 @@ func TestMoneyTranslationsComplete(t *testing.T) {
 	keys = append(keys, "apierr_validation", "apierr_other", "err_invalid", "verified_notice", "retried_notice", "link_saved",
 		"session_created", "session_cancelled", "links_title", "link_new_title", "link_title", "sessions_title", "payouts_title",
 		"payout_confirm_title", "settlements_title", "transfers_title", "methods_title", "ledger_title", "volume_collected",
-		"volume_paid_out", "volume_day")
+		"volume_paid_out", "volume_day", "refund_title", "refund_amount", "refund_amount_help", "refund_reason", "refund_button",
+		"refund_confirm_title", "refund_confirm_help", "refund_customer_gets", "refund_fee_help", "refund_debited", "refund_via",
+		"refund_via_operator", "refund_via_payout", "refund_send", "refund_change", "amount_refunded", "refunded_transaction",
+		"refunded_transaction_link", "type_REMBOURSEMENT")
+	for _, st := range []sika.RefundStatus{sika.RefundNone, sika.RefundPartial, sika.RefundFull} {
+		keys = append(keys, "refund_status_"+string(st))
+	}
 	for _, k := range keys {
 		for _, lang := range []string{"fr", "en"} {
 			_, ok := translations[lang][k]

@@ -20,12 +20,15 @@ type transactionActions struct {
 	// Form carries the retry's Idempotency-Key and what the API answered to verify or retry.
 	Form   *formState
 	Notice string // translation key of what was done
+	// Refund is the refund form of a successful collection with something left to refund
+	// (money_refunds.go); nil otherwise.
+	Refund *refundOffer
 }
 
 // CanVerify reports whether the page offers to ask the operator again: a payment or payout
-// still PENDING (a transfer between wallets is never pending).
+// still PENDING (a transfer between wallets is never pending; a refund has no verify route).
 func (d transactionData) CanVerify() bool {
-	return d.Status == sika.StatusPending && d.Type != sika.TypeTransfer
+	return d.Status == sika.StatusPending && d.Type != sika.TypeTransfer && d.Type != sika.TypeRefund
 }
 
 // transactionExtras reads the deliveries of the transaction's events and prepares its forms.
@@ -36,10 +39,13 @@ func (a *App) transactionExtras(r *http.Request, v *visit, d *transactionData) e
 	}
 	d.Deliveries = deliveries
 	if d.Form == nil {
-		d.Form = newForm(map[string]string{"customer_phone": ""})
+		d.Form = newForm(map[string]string{"customer_phone": "", "amount": "", "reason": ""})
 	}
 	if d.Form.IdempotencyKey == "" {
 		d.Form.IdempotencyKey = newIdempotencyKey()
+	}
+	if err := a.offerRefund(r.Context(), v, d); err != nil {
+		return err
 	}
 	switch {
 	case r.URL.Query().Get("verified") == "1":
