@@ -227,14 +227,15 @@ func (a *Activities) unavailable(ctx context.Context, in StartCollectionInput, o
 	}
 	// An operator that answers 503 did not take the request, by its word; one that took it all
 	// the same reports it by callback (kept, store.ReconcileSuccess), and in case that report is
-	// lost the attempt is re-read while the operator could still be creating it and the customer
-	// approving it. Such a re-read never holds up a retry (the run failed on a definite answer).
-	recheck := gateway.DefaultNotFoundSettle
+	// lost the attempt is re-read for the operator's late-success window, until a final answer
+	// or a NOT_FOUND read after its settle window (nothing was created: RecheckEndedAttempts).
+	// Such a re-read never holds up a retry (the run failed on a definite answer).
+	recheck := gateway.DefaultLateSuccess
 	if gw, err := a.Gateways.Gateway(out.Gateway); err == nil {
-		recheck = gateway.WindowsOf(gw).NotFoundSettle
+		recheck = gateway.WindowsOf(gw).LateSuccess
 	}
 	err := a.Store.UpdateAttempt(ctx, store.AttemptUpdate{ID: out.AttemptID, Status: sika.AttemptFailed,
-		FailureCode: out.FailureCode, FailureMessage: out.FailureMessage, RecheckFor: recheck + a.pushLifetime()})
+		FailureCode: out.FailureCode, FailureMessage: out.FailureMessage, RecheckFor: recheck})
 	if err != nil {
 		return CollectionOutcome{}, errors.Join(err, cause)
 	}

@@ -171,6 +171,11 @@ func (a *Activities) RecheckEndedAttempts(ctx context.Context, interval time.Dur
 				}
 				res.Closed++
 				continue
+			case st.Status == gateway.StatusNotFound && attempt.FailureCode == gateway.FailureGatewayUnavailable &&
+				attempt.CompletedAt != nil && time.Since(*attempt.CompletedAt) >= gateway.WindowsOf(gw).NotFoundSettle:
+				// Closed on a 503 and still unknown to the operator after its settle window:
+				// nothing was created. Its final word.
+				answer, final = string(st.Status), true
 			default:
 				answer, final = string(st.Status), st.Status.Final()
 			}

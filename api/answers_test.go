@@ -58,6 +58,10 @@ func closedAttemptPaid(t *testing.T, ps *paymentStack, acct *account, payout boo
 	require.Equal(t, "gateway_unavailable", first.FailureCode)
 	require.Equal(t, "sandbox-b", second.Gateway)
 
+	// In case that report were lost, attempt 1 is re-read for a while all the same.
+	var until *time.Time
+	require.NoError(t, testStore.Pool().QueryRow(t.Context(), `SELECT recheck_until FROM transaction_attempts WHERE id = $1`, first.ID).Scan(&until))
+	assert.NotNil(t, until, "an attempt closed on a 503 is re-read")
 	// sandbox-a took attempt 1 despite its 503 and reports it paid, signed, two ticks later.
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		var kept int
