@@ -43,6 +43,12 @@ type Config struct {
 	// CallbackRateLimitPerMinute bounds the callbacks of one gateway from one source address
 	// (default 6000: an operator's callbacks come from a few addresses).
 	CallbackRateLimitPerMinute int
+	// StreamsPerMerchant and StreamsPerKey cap the live streams open at once over every replica
+	// (defaults 10 and 3); StreamLifetime ends a stream, which the client resumes with
+	// Last-Event-ID (default 30 min).
+	StreamsPerMerchant int
+	StreamsPerKey      int
+	StreamLifetime     time.Duration
 	// LoginPolicy is how failed logins slow an account down (store.DefaultLoginPolicy when zero).
 	LoginPolicy store.LoginPolicy
 	// LinkStartsPerClient and LinkStartsPerPhone bound the payments one client address and one
@@ -112,6 +118,8 @@ type Server struct {
 	fallbackLimiter ratelimit.Limiter
 	// streamsDone ends the live streams (StopStreams).
 	streamsDone chan struct{}
+	// streams runs the replica's stream pollers.
+	streams     *streamHub
 	stopStreams sync.Once
 }
 
@@ -141,6 +149,15 @@ func NewServer(cfg Config, st *store.Store) *Server {
 	}
 	if cfg.CallbackRateLimitPerMinute == 0 {
 		cfg.CallbackRateLimitPerMinute = 6000
+	}
+	if cfg.StreamsPerMerchant == 0 {
+		cfg.StreamsPerMerchant = defaultStreamsPerMerchant
+	}
+	if cfg.StreamsPerKey == 0 {
+		cfg.StreamsPerKey = defaultStreamsPerKey
+	}
+	if cfg.StreamLifetime == 0 {
+		cfg.StreamLifetime = defaultStreamLifetime
 	}
 	if cfg.LoginPolicy == (store.LoginPolicy{}) {
 		cfg.LoginPolicy = store.DefaultLoginPolicy
@@ -175,6 +192,7 @@ func NewServer(cfg Config, st *store.Store) *Server {
 		fallbackLimiter: ratelimit.NewMemory(nil)}
 	s.metrics = newMetrics(s.registry)
 	s.streamsDone = make(chan struct{})
+	s.streams = newStreamHub(st, s.streamsDone, cfg.Logger)
 	if st != nil {
 		s.requestLog = newRequestLog(st, s.registry, cfg.Logger)
 	}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -210,4 +211,87 @@ func parsePosition(xid, key string) (StreamPosition, error) {
 		return StreamPosition{}, fmt.Errorf("parse stream xid %q: %w", xid, err)
 	}
 	return StreamPosition{XID: n, Key: key}, nil
+}
+
+// Before reports whether p comes before q in a stream's order: by transaction, then by key
+// (keys of digits, the request logs', compare as numbers; the empty key is the smallest).
+func (p StreamPosition) Before(q StreamPosition) bool {
+	if p.XID != q.XID {
+		return p.XID < q.XID
+	}
+	if len(p.Key) != len(q.Key) && isDigits(p.Key) && isDigits(q.Key) {
+		return len(p.Key) < len(q.Key)
+	}
+	return p.Key < q.Key
+}
+
+func isDigits(s string) bool {
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// ErrStreamCap is returned by AcquireStreamLease when the merchant or the key holds its cap of
+// streams; Scope says which ("merchant" or "key").
+type ErrStreamCap struct{ Scope string }
+
+func (e *ErrStreamCap) Error() string { return "stream cap reached for the " + e.Scope }
+
+// AcquireStreamLease records an open stream of the merchant (and API key, nil for a dashboard
+// session) for ttl, unless the merchant already holds perMerchant live streams or the key
+// perKey (*ErrStreamCap). Leases of one merchant are taken one at a time (an advisory
+// transaction lock), so two replicas cannot both take the last place.
+func (s *Store) AcquireStreamLease(ctx context.Context, merchantID uuid.UUID, env sika.Environment, apiKey *uuid.UUID, perMerchant, perKey int, ttl time.Duration) (uuid.UUID, error) {
+	id := uuid.New()
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('stream:' || $1::text, 0))`, merchantID); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM stream_leases WHERE merchant_id = $1 AND expires_at <= now()`, merchantID); err != nil {
+			return err
+		}
+		var merchant, key int
+		if err := tx.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE api_key_id = $2) FROM stream_leases WHERE merchant_id = $1`,
+			merchantID, apiKey).Scan(&merchant, &key); err != nil {
+			return err
+		}
+		switch {
+		case merchant >= perMerchant:
+			return &ErrStreamCap{Scope: "merchant"}
+		case apiKey != nil && key >= perKey:
+			return &ErrStreamCap{Scope: "key"}
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO stream_leases (id, merchant_id, environment, api_key_id, expires_at) VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5))`,
+			id, merchantID, string(env), apiKey, ttl.Seconds())
+		return err
+	})
+	var capErr *ErrStreamCap
+	if errors.As(err, &capErr) {
+		return uuid.Nil, capErr
+	}
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("acquire stream lease: %w", err)
+	}
+	return id, nil
+}
+
+// RenewStreamLease extends a lease by ttl from now; false when it is gone (expired and taken
+// over, or released).
+func (s *Store) RenewStreamLease(ctx context.Context, id uuid.UUID, ttl time.Duration) (bool, error) {
+	tag, err := s.pool.Exec(ctx, `UPDATE stream_leases SET expires_at = now() + make_interval(secs => $2) WHERE id = $1`, id, ttl.Seconds())
+	if err != nil {
+		return false, fmt.Errorf("renew stream lease: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// ReleaseStreamLease deletes a lease (its stream ended).
+func (s *Store) ReleaseStreamLease(ctx context.Context, id uuid.UUID) error {
+	if _, err := s.pool.Exec(ctx, `DELETE FROM stream_leases WHERE id = $1`, id); err != nil {
+		return fmt.Errorf("release stream lease: %w", err)
+	}
+	return nil
 }

@@ -7787,8 +7787,12 @@ type ClientInterface interface {
 	// as `Last-Event-ID`: the stream goes on
 	// from the event after it, with none lost and none repeated, on whichever replica answers
 	// (events are read from Postgres in commit order). A stream may end at any time (a
-	// deploy): reconnect after the `retry:` delay it announces. Events arrive in the order
-	// they committed, not by `created_at`. Any key scope.
+	// deploy, or its 30-minute lifetime): reconnect after the `retry:` delay it announces.
+	// Events arrive in the order they committed, not by `created_at`. Any key scope, and the
+	// stream honours it: a PAYIN key gets no payout or settlement event (nor the transaction
+	// events of a payout), a PAYOUT key no collection or checkout event; wallet transfers need
+	// BOTH. A key holds at most 3 streams at once, a merchant 10, over every replica (both
+	// streams together): past that, `429 rate_limited`.
 	//
 	// Corresponds with GET /events/stream/ (the `StreamEvents` operationId).
 	StreamEvents(ctx context.Context, params *StreamEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -8933,7 +8937,9 @@ type ClientInterface interface {
 	// `latency_ms` (number), `idempotency_key` (null when absent), `request_id` (the
 	// `X-Request-Id` answered) and `created_at` (when the request arrived). Only the caller's
 	// merchant and environment. `Last-Event-ID` resumes after a drop as on
-	// `GET /events/stream/`. Any key scope.
+	// `GET /events/stream/`, with the same lifetime and caps. Any key scope: a BOTH key and a
+	// dashboard session see every request of the environment, a PAYIN or PAYOUT key only its
+	// own.
 	//
 	// Corresponds with GET /request-logs/stream/ (the `StreamRequestLogs` operationId).
 	StreamRequestLogs(ctx context.Context, params *StreamRequestLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -10107,8 +10113,12 @@ func (c *RawClient) ListEvents(ctx context.Context, params *ListEventsParams, re
 // as `Last-Event-ID`: the stream goes on
 // from the event after it, with none lost and none repeated, on whichever replica answers
 // (events are read from Postgres in commit order). A stream may end at any time (a
-// deploy): reconnect after the `retry:` delay it announces. Events arrive in the order
-// they committed, not by `created_at`. Any key scope.
+// deploy, or its 30-minute lifetime): reconnect after the `retry:` delay it announces.
+// Events arrive in the order they committed, not by `created_at`. Any key scope, and the
+// stream honours it: a PAYIN key gets no payout or settlement event (nor the transaction
+// events of a payout), a PAYOUT key no collection or checkout event; wallet transfers need
+// BOTH. A key holds at most 3 streams at once, a merchant 10, over every replica (both
+// streams together): past that, `429 rate_limited`.
 //
 // Corresponds with GET /events/stream/ (the `StreamEvents` operationId).
 func (c *RawClient) StreamEvents(ctx context.Context, params *StreamEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -12063,7 +12073,9 @@ func (c *RawClient) GetRefund(ctx context.Context, id Id, params *GetRefundParam
 // `latency_ms` (number), `idempotency_key` (null when absent), `request_id` (the
 // `X-Request-Id` answered) and `created_at` (when the request arrived). Only the caller's
 // merchant and environment. `Last-Event-ID` resumes after a drop as on
-// `GET /events/stream/`. Any key scope.
+// `GET /events/stream/`, with the same lifetime and caps. Any key scope: a BOTH key and a
+// dashboard session see every request of the environment, a PAYIN or PAYOUT key only its
+// own.
 //
 // Corresponds with GET /request-logs/stream/ (the `StreamRequestLogs` operationId).
 func (c *RawClient) StreamRequestLogs(ctx context.Context, params *StreamRequestLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -20187,8 +20199,12 @@ type ClientWithResponsesInterface interface {
 	// as `Last-Event-ID`: the stream goes on
 	// from the event after it, with none lost and none repeated, on whichever replica answers
 	// (events are read from Postgres in commit order). A stream may end at any time (a
-	// deploy): reconnect after the `retry:` delay it announces. Events arrive in the order
-	// they committed, not by `created_at`. Any key scope.
+	// deploy, or its 30-minute lifetime): reconnect after the `retry:` delay it announces.
+	// Events arrive in the order they committed, not by `created_at`. Any key scope, and the
+	// stream honours it: a PAYIN key gets no payout or settlement event (nor the transaction
+	// events of a payout), a PAYOUT key no collection or checkout event; wallet transfers need
+	// BOTH. A key holds at most 3 streams at once, a merchant 10, over every replica (both
+	// streams together): past that, `429 rate_limited`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -21413,7 +21429,9 @@ type ClientWithResponsesInterface interface {
 	// `latency_ms` (number), `idempotency_key` (null when absent), `request_id` (the
 	// `X-Request-Id` answered) and `created_at` (when the request arrived). Only the caller's
 	// merchant and environment. `Last-Event-ID` resumes after a drop as on
-	// `GET /events/stream/`. Any key scope.
+	// `GET /events/stream/`, with the same lifetime and caps. Any key scope: a BOTH key and a
+	// dashboard session see every request of the environment, a PAYIN or PAYOUT key only its
+	// own.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -28563,8 +28581,12 @@ func (c *ClientWithResponses) ListEventsWithResponse(ctx context.Context, params
 // as `Last-Event-ID`: the stream goes on
 // from the event after it, with none lost and none repeated, on whichever replica answers
 // (events are read from Postgres in commit order). A stream may end at any time (a
-// deploy): reconnect after the `retry:` delay it announces. Events arrive in the order
-// they committed, not by `created_at`. Any key scope.
+// deploy, or its 30-minute lifetime): reconnect after the `retry:` delay it announces.
+// Events arrive in the order they committed, not by `created_at`. Any key scope, and the
+// stream honours it: a PAYIN key gets no payout or settlement event (nor the transaction
+// events of a payout), a PAYOUT key no collection or checkout event; wallet transfers need
+// BOTH. A key holds at most 3 streams at once, a merchant 10, over every replica (both
+// streams together): past that, `429 rate_limited`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -30275,7 +30297,9 @@ func (c *ClientWithResponses) GetRefundWithResponse(ctx context.Context, id Id, 
 // `latency_ms` (number), `idempotency_key` (null when absent), `request_id` (the
 // `X-Request-Id` answered) and `created_at` (when the request arrived). Only the caller's
 // merchant and environment. `Last-Event-ID` resumes after a drop as on
-// `GET /events/stream/`. Any key scope.
+// `GET /events/stream/`, with the same lifetime and caps. Any key scope: a BOTH key and a
+// dashboard session see every request of the environment, a PAYIN or PAYOUT key only its
+// own.
 //
 // Returns a wrapper object for the known response body format(s).
 //

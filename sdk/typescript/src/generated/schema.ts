@@ -1262,8 +1262,12 @@ export interface paths {
          *     as `Last-Event-ID`: the stream goes on
          *     from the event after it, with none lost and none repeated, on whichever replica answers
          *     (events are read from Postgres in commit order). A stream may end at any time (a
-         *     deploy): reconnect after the `retry:` delay it announces. Events arrive in the order
-         *     they committed, not by `created_at`. Any key scope.
+         *     deploy, or its 30-minute lifetime): reconnect after the `retry:` delay it announces.
+         *     Events arrive in the order they committed, not by `created_at`. Any key scope, and the
+         *     stream honours it: a PAYIN key gets no payout or settlement event (nor the transaction
+         *     events of a payout), a PAYOUT key no collection or checkout event; wallet transfers need
+         *     BOTH. A key holds at most 3 streams at once, a merchant 10, over every replica (both
+         *     streams together): past that, `429 rate_limited`.
          */
         get: operations["streamEvents"];
         put?: never;
@@ -1294,7 +1298,9 @@ export interface paths {
          *     `latency_ms` (number), `idempotency_key` (null when absent), `request_id` (the
          *     `X-Request-Id` answered) and `created_at` (when the request arrived). Only the caller's
          *     merchant and environment. `Last-Event-ID` resumes after a drop as on
-         *     `GET /events/stream/`. Any key scope.
+         *     `GET /events/stream/`, with the same lifetime and caps. Any key scope: a BOTH key and a
+         *     dashboard session see every request of the environment, a PAYIN or PAYOUT key only its
+         *     own.
          */
         get: operations["streamRequestLogs"];
         put?: never;
