@@ -4,6 +4,7 @@ import (
 	"context"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -56,20 +57,10 @@ func TestScalingHarness(t *testing.T) {
 	if len(f.ceiling.history) == 0 || f.hist == nil || len(f.hist.counts) == 0 {
 		t.Fatalf("histories not counted: bare %v, Sika %+v", f.ceiling.history, f.hist)
 	}
-	if got, want := mode(f.ceiling.history), mode(f.hist.counts); got != want {
+	// The shape is the shortest history of each: on a loaded machine a workflow task that waits
+	// past its schedule-to-start timeout adds two events (WorkflowTaskTimedOut, WorkflowTaskScheduled)
+	// to a few histories of either, which says how busy the machine was, not what the work is.
+	if got, want := slices.Min(f.ceiling.history), slices.Min(f.hist.counts); got != want {
 		t.Errorf("bare workflow history: got %d events (%v), want %d, a Sika payment's (%v)", got, f.ceiling.history, want, f.hist.counts)
 	}
-}
-
-// mode is the most frequent of xs (the smallest of equals).
-func mode(xs []int) int {
-	seen := map[int]int{}
-	best := 0
-	for _, x := range xs {
-		seen[x]++
-		if seen[x] > seen[best] || seen[x] == seen[best] && x < best {
-			best = x
-		}
-	}
-	return best
 }
