@@ -18,9 +18,10 @@ func TestSupportTooling(t *testing.T) {
 	acct := ps.newAccount(t, true)
 	staff := ps.staff(t)
 	p := ps.pay(t, acct, benin("97000004")) // never approved by itself
+	// The attempt is recorded before it is sent: wait for the sandbox to have the push.
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		assert.NotEmpty(c, ps.detail(t, acct, p.ID).Attempts)
-	}, 5*time.Second, 20*time.Millisecond)
+		assert.NotEmpty(c, ps.operations(ps.detail(t, acct, p.ID)))
+	}, 10*time.Second, 20*time.Millisecond)
 
 	r := ps.call(t, "GET", "/api/v1/admin/transactions/stuck/?older_than=0s", nil, bearer(acct.Token)...)
 	assert.Equal(t, 403, r.Status)
