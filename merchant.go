@@ -16,12 +16,15 @@ const (
 	KYCRejected KYCStatus = "REJECTED"
 )
 
-// Member is a person who logs in to the dashboard. Staff members may use the admin routes.
+// Member is a person who logs in to the dashboard. Staff members (a StaffRole) may use the
+// support console and the admin routes their role allows.
 type Member struct {
-	ID        uuid.UUID `json:"id"`
-	Email     string    `json:"email"`
-	FullName  string    `json:"full_name"`
+	ID       uuid.UUID `json:"id"`
+	Email    string    `json:"email"`
+	FullName string    `json:"full_name"`
+	// IsStaff is StaffRole != "" (the API shows it; the role itself is the console's business).
 	IsStaff   bool      `json:"is_staff"`
+	StaffRole StaffRole `json:"-"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 }

@@ -81,7 +81,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	member, _, err := s.store.RegisterMember(r.Context(), req.Email, hash, strings.TrimSpace(req.FullName), false,
+	member, _, err := s.store.RegisterMember(r.Context(), req.Email, hash, strings.TrimSpace(req.FullName), "",
 		&store.NewMerchant{Name: strings.TrimSpace(req.BusinessName), Country: req.Country})
 	if err != nil {
 		return err

@@ -255,35 +255,26 @@ type Resolution struct {
 	WorkflowURL    string `json:"workflow_url"`
 }
 
-// ResolveUnclearPayout ends, as support decided, a PENDING payout that its operator leaves
-// unclear. The status is read at the gateway first (workflows.RecheckAtGateway): a final
-// answer decides, recorded by the payout's workflow, and support's choice is not applied
-// (DecidedBy "operator"). Otherwise (PENDING, NOT_FOUND, or the gateway unreachable) the
-// decision goes to the workflow (workflows.UpdateSupportResolution), which records it with the
-// staff action in one Postgres transaction (status log by ADMIN naming the staff member; FAILED
-// releases the hold, SUCCESS settles it). Only payouts: a collection ends on its own.
-// Used by POST /admin/transactions/{id}/resolve/ and `sika admin resolve`.
-func ResolveUnclearPayout(ctx context.Context, c client.Client, st *store.Store, gws *gateway.Router, id uuid.UUID, d SupportDecision, staff sika.Member) (Resolution, error) {
+// applyResolution ends, as support decided, a PENDING payout that its operator leaves
+// unclear: the second step of the two-person rule, run when a money approver approves the
+// proposal (ApproveMoneyDecision) and only then. The status is read at the gateway first
+// (workflows.RecheckAtGateway): a final answer decides, recorded by the payout's workflow, and
+// support's choice is not applied (DecidedBy "operator"). Otherwise (PENDING, NOT_FOUND, or the
+// gateway unreachable) the decision goes to the workflow (workflows.UpdateSupportResolution),
+// which records it with the staff action in one Postgres transaction (status log by ADMIN naming
+// the approver; FAILED releases the hold, SUCCESS settles it). Only payouts: a collection ends on
+// its own.
+func applyResolution(ctx context.Context, c client.Client, st *store.Store, gws *gateway.Router, id uuid.UUID, d SupportDecision, staff sika.Member) (Resolution, error) {
 	d.Reason = strings.TrimSpace(d.Reason)
 	out := Resolution{RequestedStatus: d.Status}
-	if err := d.Validate(); err != nil {
-		return out, err
+	if !staff.Can(sika.PermApproveMoneyDecision) {
+		return out, sika.ErrStaffRole(sika.PermApproveMoneyDecision)
 	}
-	if !staff.IsStaff {
-		return out, sika.Errorf(sika.CodeAdminOnly, "Only Sika staff may resolve a payout.")
-	}
-	t, err := st.Transaction(ctx, id)
+	t, err := resolvablePayout(ctx, st, id, d)
 	if err != nil {
 		return out, err
 	}
 	out.WorkflowID = workflows.WorkflowIDOf(t)
-	if t.FlowDirection != sika.DirectionOutbound || out.WorkflowID == "" {
-		return out, sika.FieldError("non_field_errors", "Only a payout (flow_direction OUTBOUND) can be resolved by support: "+
-			"a collection ends on its own (it expires, and a success that comes later is reconciled).")
-	}
-	if t.Status != sika.StatusPending {
-		return out, sika.Errorf(sika.CodeNotPending, "Payout is %s, not PENDING: there is nothing to resolve.", t.Status)
-	}
 	attempt, err := st.LatestAttempt(ctx, t.ID)
 	if sika.ErrorCode(err) == sika.CodeNotFound {
 		return out, sika.Errorf(sika.CodeServiceUnavailable, "The payout has not been sent to an operator yet: there is nothing to resolve. Retry shortly.")
@@ -355,6 +346,26 @@ func ResolveUnclearPayout(ctx context.Context, c client.Client, st *store.Store,
 	return out, sika.Errorf(sika.CodeServiceUnavailable, "The payout's workflow did not take the resolution (%s); nothing was changed. Retry shortly.", err)
 }
 
+// resolvablePayout is the transaction a resolution is about, when it can be resolved: a decision
+// with a valid status and reason, on a PENDING payout.
+func resolvablePayout(ctx context.Context, st *store.Store, id uuid.UUID, d SupportDecision) (sika.Transaction, error) {
+	if err := d.Validate(); err != nil {
+		return sika.Transaction{}, err
+	}
+	t, err := st.Transaction(ctx, id)
+	if err != nil {
+		return t, err
+	}
+	if t.FlowDirection != sika.DirectionOutbound || workflows.WorkflowIDOf(t) == "" {
+		return t, sika.FieldError("non_field_errors", "Only a payout (flow_direction OUTBOUND) can be resolved by support: "+
+			"a collection ends on its own (it expires, and a success that comes later is reconciled).")
+	}
+	if t.Status != sika.StatusPending {
+		return t, sika.Errorf(sika.CodeNotPending, "Payout is %s, not PENDING: there is nothing to resolve.", t.Status)
+	}
+	return t, nil
+}
+
 // decidedBy says who ended a payout's run: support when the status log of its end was written
 // by ADMIN, the operator otherwise.
 func decidedBy(d sika.TransactionDetail) string {
@@ -369,8 +380,10 @@ func decidedBy(d sika.TransactionDetail) string {
 	return DecidedByOperator
 }
 
-// resolveTransaction lets staff end an unclear payout with a reason, after a status read
-// (ResolveUnclearPayout). The body takes `status` and `reason` only.
+// resolveTransaction lets a support agent propose the end of an unclear payout with a reason
+// (ProposeResolution): 202 with the proposal, which a money approver other than the proposer
+// approves (POST /admin/money-decisions/{id}/approve/) or rejects. The body takes `status` and
+// `reason` only.
 func (s *Server) resolveTransaction(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathUUID(r, "id", "Transaction")
 	if err != nil {
@@ -382,14 +395,12 @@ func (s *Server) resolveTransaction(w http.ResponseWriter, r *http.Request) erro
 	}
 	ctx := r.Context()
 	staff := principalFrom(ctx).Member
-	res, err := ResolveUnclearPayout(ctx, s.cfg.Temporal, s.store, s.cfg.Gateways, id, d, *staff)
+	proposal, err := ProposeResolution(ctx, s.store, id, d, *staff)
 	if err != nil {
 		return err
 	}
-	res.WorkflowURL = s.workflowURL(res.WorkflowID)
-	logFrom(ctx).Warn("payout resolved by support", "transaction", id, "staff", staff.ID, "requested", d.Status,
-		"operator_answer", res.OperatorAnswer, "decided_by", res.DecidedBy, "status", res.Transaction.Status)
-	writeData(w, http.StatusOK, res)
+	logFrom(ctx).Warn("payout resolution proposed", "transaction", id, "staff", staff.ID, "requested", d.Status, "decision", proposal.ID)
+	writeData(w, http.StatusAccepted, proposal)
 	return nil
 }
 

@@ -167,10 +167,39 @@ func newMoneyStack(t *testing.T) *moneyStack {
 // staffMember registers a staff member and returns it with the headers of its session.
 func (ms *moneyStack) staffMember(t *testing.T) (sika.Member, []string) {
 	t.Helper()
-	m := newConsoleStaff(t)
+	return ms.staffAs(t, sika.StaffAdmin)
+}
+
+// staffAs registers a staff member of a role and returns it with the headers of its session.
+func (ms *moneyStack) staffAs(t *testing.T, role sika.StaffRole) (sika.Member, []string) {
+	t.Helper()
+	m := newStaffWithRole(t, role)
 	tok, _, err := ms.issueToken(m)
 	require.NoError(t, err)
 	return m, bearer(tok)
+}
+
+// resolveByTwo proposes a resolution as proposer (202) and approves it as approver, and returns
+// the approval's answer.
+func (ms *moneyStack) resolveByTwo(t *testing.T, id uuid.UUID, body any, proposer, approver []string) *response {
+	t.Helper()
+	r := ms.resolve(t, id, body, proposer)
+	require.Equal(t, 202, r.Status, "%s", r.Body)
+	var d store.MoneyDecision
+	r.data(t, &d)
+	assert.Equal(t, store.DecisionPending, d.Status)
+	return ms.call(t, "POST", "/api/v1/admin/money-decisions/"+d.ID.String()+"/approve/", nil, approver...)
+}
+
+// actionsNamed keeps the staff actions of one kind.
+func actionsNamed(actions []store.StaffActionRecord, name string) []store.StaffActionRecord {
+	var out []store.StaffActionRecord
+	for _, a := range actions {
+		if a.Action == name {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // payout creates a TEST payout of 1000 XOF (10 of fee) from acct's BJ wallet, with its hold,
@@ -258,7 +287,9 @@ func amountOf(a sika.Amount) string { return sika.FormatAmount(a.Decimal) }
 // support's choice; a success the operator reports after support released the hold is flagged.
 func TestUnclearPayoutSupport(t *testing.T) {
 	ms := newMoneyStack(t)
-	member, staff := ms.staffMember(t)
+	// Two people: an agent proposes, an approver approves (and is named as who ended it).
+	_, staff := ms.staffAs(t, sika.StaffSupportAgent)
+	member, approver := ms.staffAs(t, sika.StaffMoneyApprover)
 
 	t.Run("ended FAILED by support", func(t *testing.T) {
 		t.Parallel()
@@ -326,10 +357,12 @@ func TestUnclearPayoutSupport(t *testing.T) {
 
 		// Support ends it FAILED: the status read still says NOT_FOUND, so support decides.
 		reason := "MTN support confirmed by phone that the transfer was never created (ticket 4411)."
-		r = ms.resolve(t, p.ID, map[string]string{"status": "FAILED", "reason": reason}, staff)
+		r = ms.resolveByTwo(t, p.ID, map[string]string{"status": "FAILED", "reason": reason}, staff, approver)
 		require.Equal(t, 200, r.Status, "%s", r.Body)
-		var res Resolution
-		r.data(t, &res)
+		var approval Approval
+		r.data(t, &approval)
+		res := approval.Resolution
+		assert.Equal(t, store.DecisionApproved, approval.Decision.Status)
 		assert.Equal(t, DecidedBySupport, res.DecidedBy)
 		assert.Equal(t, "NOT_FOUND", res.OperatorAnswer)
 		assert.Equal(t, sika.StatusFailed, res.RequestedStatus)
@@ -357,6 +390,9 @@ func TestUnclearPayoutSupport(t *testing.T) {
 		assert.Equal(t, "1000.00", amountOf(entries[0].Amount))
 
 		ms.call(t, "GET", "/api/v1/admin/transactions/"+p.ID.String()+"/staff-actions/", nil, staff...).data(t, &actions)
+		assert.Len(t, actionsNamed(actions, store.ActionDecisionProposed), 1, "the proposal is audited")
+		assert.Len(t, actionsNamed(actions, store.ActionDecisionApproved), 1, "the approval is audited")
+		actions = actionsNamed(actions, "end_unclear_run")
 		require.Len(t, actions, 1)
 		act := actions[0]
 		assert.Equal(t, member.ID, act.Staff)
@@ -426,10 +462,11 @@ func TestUnclearPayoutSupport(t *testing.T) {
 		// The operator has paid it by the time support looks (the workflow's next read is
 		// seconds away): the status read finds SUCCESS and support's FAILED is not applied.
 		ms.op.settle(ref, gateway.StatusSuccess)
-		r := ms.resolve(t, p.ID, map[string]string{"status": "FAILED", "reason": "Operator says unknown."}, staff)
+		r := ms.resolveByTwo(t, p.ID, map[string]string{"status": "FAILED", "reason": "Operator says unknown."}, staff, approver)
 		require.Equal(t, 200, r.Status, "%s", r.Body)
-		var res Resolution
-		r.data(t, &res)
+		var approval Approval
+		r.data(t, &approval)
+		res := approval.Resolution
 		assert.Equal(t, DecidedByOperator, res.DecidedBy)
 		assert.Equal(t, "SUCCESS", res.OperatorAnswer)
 		assert.Equal(t, sika.StatusFailed, res.RequestedStatus)
@@ -443,7 +480,7 @@ func TestUnclearPayoutSupport(t *testing.T) {
 		assert.Equal(t, sika.LedgerPayout, entries[0].Type)
 		var actions []store.StaffActionRecord
 		ms.call(t, "GET", "/api/v1/admin/transactions/"+p.ID.String()+"/staff-actions/", nil, staff...).data(t, &actions)
-		assert.Empty(t, actions, "support's choice was not applied: nothing to audit")
+		assert.Empty(t, actionsNamed(actions, "end_unclear_run"), "support's choice was not applied: no end to audit")
 	})
 
 	t.Run("operator unreachable: ended SUCCESS by support", func(t *testing.T) {
@@ -456,10 +493,11 @@ func TestUnclearPayoutSupport(t *testing.T) {
 
 		ms.op.cutOff(ref)
 		reason := "Beneficiary's statement shows the 990 XOF credit on the day (screenshot in ticket 4412)."
-		r := ms.resolve(t, p.ID, map[string]string{"status": "SUCCESS", "reason": reason}, staff)
+		r := ms.resolveByTwo(t, p.ID, map[string]string{"status": "SUCCESS", "reason": reason}, staff, approver)
 		require.Equal(t, 200, r.Status, "%s", r.Body)
-		var res Resolution
-		r.data(t, &res)
+		var approval Approval
+		r.data(t, &approval)
+		res := approval.Resolution
 		assert.Equal(t, DecidedBySupport, res.DecidedBy)
 		assert.Equal(t, OperatorUnreachable, res.OperatorAnswer)
 		assert.Equal(t, sika.StatusSuccess, res.Transaction.Status)
@@ -474,6 +512,7 @@ func TestUnclearPayoutSupport(t *testing.T) {
 		assert.Equal(t, sika.LedgerPayout, entries[0].Type)
 		var actions []store.StaffActionRecord
 		ms.call(t, "GET", "/api/v1/admin/transactions/"+p.ID.String()+"/staff-actions/", nil, staff...).data(t, &actions)
+		actions = actionsNamed(actions, "end_unclear_run")
 		require.Len(t, actions, 1)
 		assert.Equal(t, reason, actions[0].Reason)
 

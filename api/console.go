@@ -19,7 +19,8 @@ import (
 // consoleRoutes mounts the support console (package web/console) under /console/, beside the
 // dashboard. It is handed the API's own code where it acts: the login rule and budget of
 // POST /auth/login/, the re-verify of POST /admin/transactions/{id}/reverify/, the resolution of
-// POST /admin/transactions/{id}/resolve/ (ResolveUnclearPayout), the KYC file checks of
+// POST /admin/transactions/{id}/resolve/ and the two-person rule's approval and rejection
+// (ProposeResolution, ApproveMoneyDecision, RejectMoneyDecision), the KYC file checks of
 // GET /merchant-kyc/files/, the Temporal UI links of the admin lists, and the codec server of
 // that UI (PayloadKeys; CORS for the UI's origin).
 func (s *Server) consoleRoutes(root *mux.Router) {
@@ -39,14 +40,26 @@ func (s *Server) consoleRoutes(root *mux.Router) {
 			return s.rateLimit(w, r, nil, routeOpts{throttleByIP: true})
 		},
 		Reverify: s.consoleReverify,
-		Resolve: func(ctx context.Context, staff sika.Member, id uuid.UUID, status sika.TransactionStatus, reason string) (console.Resolution, error) {
-			res, err := ResolveUnclearPayout(ctx, s.cfg.Temporal, s.store, s.cfg.Gateways, id, SupportDecision{Status: status, Reason: reason}, staff)
+		Propose: func(ctx context.Context, staff sika.Member, id uuid.UUID, status sika.TransactionStatus, reason string) (store.MoneyDecision, error) {
+			d, err := ProposeResolution(ctx, s.store, id, SupportDecision{Status: status, Reason: reason}, staff)
+			if err == nil {
+				logFrom(ctx).Warn("payout resolution proposed (console)", "transaction", id, "staff", staff.ID, "requested", status, "decision", d.ID)
+			}
+			return d, err
+		},
+		Approve: func(ctx context.Context, staff sika.Member, id uuid.UUID) (console.Resolution, error) {
+			a, err := ApproveMoneyDecision(ctx, s.cfg.Temporal, s.store, s.cfg.Gateways, id, staff)
 			if err != nil {
 				return console.Resolution{}, err
 			}
-			logFrom(ctx).Warn("payout resolved by support (console)", "transaction", id, "staff", staff.ID, "requested", status,
+			res := a.Resolution
+			logFrom(ctx).Warn("payout resolution approved (console)", "decision", id, "transaction", a.Decision.Transaction, "staff", staff.ID,
 				"operator_answer", res.OperatorAnswer, "decided_by", res.DecidedBy, "status", res.Transaction.Status)
 			return console.Resolution{Status: res.Transaction.Status, DecidedBy: res.DecidedBy, OperatorAnswer: res.OperatorAnswer}, nil
+		},
+		Reject: func(ctx context.Context, staff sika.Member, id uuid.UUID, note string) error {
+			_, err := RejectMoneyDecision(ctx, s.store, id, staff, note)
+			return err
 		},
 		WorkflowURL: func(t sika.Transaction) string { return s.workflowURL(workflows.WorkflowIDOf(t)) },
 		OpenKYCFile: func(ctx context.Context, sha256, ext string) (sika.KYCFile, io.ReadCloser, error) {

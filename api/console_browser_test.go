@@ -14,7 +14,8 @@ import (
 // TestConsoleInBrowser drives the support console in headless Chromium against the money
 // stack (a scripted operator that leaves payouts unclear, Temporal, a worker): a staff member
 // logs in, sees a stuck payout and re-verifies it at the operator, approves a KYC dossier, and
-// resolves an unclear payout with a reason; each action shows in the staff actions. A
+// proposes to end an unclear payout with a reason, which a money approver then approves (two
+// people per money decision); each action shows in the staff actions. A
 // screenshot is saved at each step ($SIKA_TEST_ARTIFACTS, or a test directory).
 func TestConsoleInBrowser(t *testing.T) {
 	ms := newMoneyStack(t)
@@ -40,7 +41,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	screenshot(t, ctx, dir, "01-login")
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.SendKeys(chromedp.CSS(`#email`), member.Email),
-		chromedp.SendKeys(chromedp.CSS(`#password`), "staff password long enough"),
+		chromedp.SendKeys(chromedp.CSS(`#password`), "correct horse battery"),
 		chromedp.Click(chromedp.CSS(`#login-button`)),
 		chromedp.WaitVisible(chromedp.CSS(`#staff-email`)),
 	))
@@ -81,7 +82,8 @@ func TestConsoleInBrowser(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, sika.KYCVerified, m.KYCStatus)
 
-	// 4. The unclear payouts queue: resolve it FAILED with a reason.
+	// 4. The unclear payouts queue: propose to end it FAILED with a reason; the proposal waits for
+	// a second person, and its proposer cannot approve it.
 	card := `section.unclear[data-id="` + p.ID.String() + `"]`
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Navigate(base+"unclear/?minutes=0"),
@@ -93,14 +95,39 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.Click(chromedp.CSS(card+` input[value="FAILED"]`)),
 		chromedp.SendKeys(chromedp.CSS(card+` textarea`), "Operator confirmed by phone that nothing was paid"),
 		chromedp.Click(chromedp.CSS(card+` button.resolve`)),
+		chromedp.WaitVisible(chromedp.CSS(`#proposed`)),
+	))
+	assert.Equal(t, "En attente", innerText(t, ctx, "#tx-status"), "nothing applied yet")
+	assert.Contains(t, innerText(t, ctx, "#waiting-decision"), "une autre personne doit la décider")
+	screenshot(t, ctx, dir, "07-proposed")
+
+	// A money approver signs in, approves it on the decisions page: it is applied.
+	approver := newStaffWithRole(t, sika.StaffMoneyApprover)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`#logout`)),
+		chromedp.WaitVisible(chromedp.CSS(`#login-form`)),
+		chromedp.SendKeys(chromedp.CSS(`#email`), approver.Email),
+		chromedp.SendKeys(chromedp.CSS(`#password`), "correct horse battery"),
+		chromedp.Click(chromedp.CSS(`#login-button`)),
+		chromedp.WaitVisible(chromedp.CSS(`#staff-email`)),
+		chromedp.Navigate(base+"decisions/"),
+		chromedp.WaitVisible(chromedp.CSS(`button.approve-decision`)),
+	))
+	assert.Contains(t, innerText(t, ctx, "#staff-role"), "Approbateur financier")
+	screenshot(t, ctx, dir, "08-decisions")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`button.approve-decision`)),
 		chromedp.WaitVisible(chromedp.CSS(`#resolved`)),
 	))
 	assert.Equal(t, "Échouée", innerText(t, ctx, "#tx-status"))
 	actions := innerText(t, ctx, "table.staff-actions")
-	assert.Contains(t, actions, member.Email, "who")
+	assert.Contains(t, actions, member.Email, "who proposed")
+	assert.Contains(t, actions, approver.Email, "who approved")
+	assert.Contains(t, actions, "Décision proposée")
+	assert.Contains(t, actions, "Décision approuvée et appliquée")
 	assert.Contains(t, actions, "Operator confirmed by phone", "why")
 	assert.Contains(t, actions, "Revérifiée", "the re-verify is recorded too")
-	screenshot(t, ctx, dir, "07-resolved")
+	screenshot(t, ctx, dir, "09-resolved")
 
 	// 5. The merchant's page shows the KYC approval in the staff actions; English by the switch.
 	require.NoError(t, chromedp.Do(ctx,
@@ -110,7 +137,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#suspend`)),
 	))
 	assert.Contains(t, innerText(t, ctx, "table.staff-actions"), "KYC dossier approved")
-	screenshot(t, ctx, dir, "08-merchant-en")
+	screenshot(t, ctx, dir, "10-merchant-en")
 
 	time.Sleep(100 * time.Millisecond)
 	assert.Empty(t, problems.get(), "the browser reported problems")

@@ -114,6 +114,11 @@ func TestConsoleTenancySweep(t *testing.T) {
 		{"GET", "/console/transactions/{id}/", "/console/transactions/" + id + "/"},
 		{"POST", "/console/transactions/{id}/reverify/", "/console/transactions/" + unknown + "/reverify/"},
 		{"POST", "/console/transactions/{id}/resolve/", "/console/transactions/" + unknown + "/resolve/"},
+		{"GET", "/console/decisions/", "/console/decisions/"},
+		{"POST", "/console/decisions/{id}/approve/", "/console/decisions/" + unknown + "/approve/"},
+		{"POST", "/console/decisions/{id}/reject/", "/console/decisions/" + unknown + "/reject/"},
+		{"GET", "/console/staff/", "/console/staff/"},
+		{"POST", "/console/staff/role/", "/console/staff/role/"},
 		{"GET", "/console/kyc/", "/console/kyc/"},
 		{"GET", "/console/kyc/files/{sha256}.{ext}", "/console/kyc/files/" + strings.Repeat("a", 64) + ".png"},
 		{"GET", "/console/kyc/{id}/", "/console/kyc/" + dossier.ID.String() + "/"},
@@ -149,7 +154,8 @@ func TestConsoleTenancySweep(t *testing.T) {
 		t.Run(rt.method+" "+rt.path, func(t *testing.T) {
 			var form url.Values
 			if rt.method == http.MethodPost {
-				form = url.Values{"status": {"FAILED"}, "reason": {"sweep"}, "review_note": {"sweep"}}
+				form = url.Values{"status": {"FAILED"}, "reason": {"sweep"}, "review_note": {"sweep"}, "note": {"sweep"},
+					"email": {"nobody-" + unknown + "@sika.example"}, "role": {"SUPPORT_AGENT"}}
 			}
 			anon := newDashClient(t, ts.url)
 			r := anon.do(t, rt.method, rt.path, form)
@@ -176,6 +182,10 @@ func TestConsoleTenancySweep(t *testing.T) {
 					withToken[k] = v
 				}
 				r = c.do(t, rt.method, rt.path, withToken)
+				if rt.tpl == "/console/staff/role/" {
+					assert.Equal(t, http.StatusBadRequest, r.Status, "an unknown member: %s", r.Body)
+					return
+				}
 				assert.Equal(t, http.StatusNotFound, r.Status, "an unknown id: %s", r.Body)
 				return
 			}

@@ -288,7 +288,7 @@ func newConsoleStaff(t *testing.T) sika.Member {
 	t.Helper()
 	hash, err := sika.HashPassword("staff password long enough")
 	require.NoError(t, err)
-	m, _, err := testStore.RegisterMember(t.Context(), "support-"+uuid.NewString()[:8]+"@sika.local", hash, "Support Agent", true, nil)
+	m, _, err := testStore.RegisterMember(t.Context(), "support-"+uuid.NewString()[:8]+"@sika.local", hash, "Support Agent", sika.StaffAdmin, nil)
 	require.NoError(t, err)
 	return m
 }

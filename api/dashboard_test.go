@@ -649,11 +649,14 @@ func TestDashboardTenancySweep(t *testing.T) {
 }
 
 // newStaffMember registers a staff member with the tests' password.
-func newStaffMember(t *testing.T) sika.Member {
+func newStaffMember(t *testing.T) sika.Member { return newStaffWithRole(t, sika.StaffAdmin) }
+
+// newStaffWithRole registers a staff member of a role, password "correct horse battery".
+func newStaffWithRole(t *testing.T, role sika.StaffRole) sika.Member {
 	t.Helper()
 	hash, err := sika.HashPassword("correct horse battery")
 	require.NoError(t, err)
-	m, _, err := testStore.RegisterMember(context.Background(), "staff-"+uuid.NewString()[:8]+"@sika.example", hash, "Staff", true, nil)
+	m, _, err := testStore.RegisterMember(context.Background(), "staff-"+uuid.NewString()[:8]+"@sika.example", hash, "Staff", role, nil)
 	require.NoError(t, err)
 	return m
 }

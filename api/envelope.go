@@ -55,7 +55,8 @@ func statusOf(code sika.Code) int {
 	case sika.CodeAuthenticationNeeded, sika.CodeInvalidCredentials, sika.CodeTokenExpired:
 		return http.StatusUnauthorized
 	case sika.CodeScopeForbidden, sika.CodeDashboardOnly, sika.CodeIPNotWhitelisted,
-		sika.CodeMerchantInactive, sika.CodeMerchantSuspended, sika.CodeAdminOnly:
+		sika.CodeMerchantInactive, sika.CodeMerchantSuspended, sika.CodeAdminOnly, sika.CodeRoleForbidden,
+		sika.CodeSelfApprovalForbidden:
 		return http.StatusForbidden
 	case sika.CodeNotFound:
 		return http.StatusNotFound
@@ -63,7 +64,8 @@ func statusOf(code sika.Code) int {
 		return http.StatusMethodNotAllowed
 	case sika.CodeNotPending, sika.CodeNotFailed, sika.CodeIdempotencyKeyReused, sika.CodeIdempotencyKeyInUse,
 		sika.CodeUsageLimitReached, sika.CodeLinkInactive, sika.CodeSessionNotPayable, sika.CodePaymentInProgress,
-		sika.CodeOutcomeUnresolved, sika.CodeNotRefundable:
+		sika.CodeOutcomeUnresolved, sika.CodeNotRefundable,
+		sika.CodeNotAwaitingApproval:
 		return http.StatusConflict
 	case sika.CodeFileTooLarge, sika.CodeRequestTooLarge:
 		return http.StatusRequestEntityTooLarge

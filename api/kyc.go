@@ -31,10 +31,11 @@ func (s *Server) kycRoutes(root *mux.Router) {
 	s.handle(root, http.MethodPost, "/merchant-kyc/{id}/documents/", s.attachKYCDocument, dashboard)
 	s.handle(root, http.MethodGet, "/merchant-kyc/{id}/documents/", s.listKYCDocuments, merchant)
 
-	s.handle(root, http.MethodPost, "/admin/merchant-kyc/{id}/approve/", s.approveKYCDossier, staff)
-	s.handle(root, http.MethodPost, "/admin/merchant-kyc/{id}/reject/", s.rejectKYCDossier, staff)
-	s.handle(root, http.MethodPost, "/admin/merchants/{id}/suspend/", s.suspendMerchant, staff)
-	s.handle(root, http.MethodPost, "/admin/merchants/{id}/unsuspend/", s.unsuspendMerchant, staff)
+	// Each staff write needs the role that allows it (sika.StaffRole.Can), role_forbidden otherwise.
+	s.handle(root, http.MethodPost, "/admin/merchant-kyc/{id}/approve/", requireStaff(sika.PermReviewKYC, s.approveKYCDossier), staff)
+	s.handle(root, http.MethodPost, "/admin/merchant-kyc/{id}/reject/", requireStaff(sika.PermReviewKYC, s.rejectKYCDossier), staff)
+	s.handle(root, http.MethodPost, "/admin/merchants/{id}/suspend/", requireStaff(sika.PermSuspendMerchant, s.suspendMerchant), staff)
+	s.handle(root, http.MethodPost, "/admin/merchants/{id}/unsuspend/", requireStaff(sika.PermReinstateMerchant, s.unsuspendMerchant), staff)
 }
 
 // kycTextMax bounds every free-text field of a dossier.

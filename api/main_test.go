@@ -189,7 +189,7 @@ func (ts *testServer) newAccount(t *testing.T, active bool) *account {
 	hash, err := sika.HashPassword("correct horse battery")
 	require.NoError(t, err)
 	email := "m-" + uuid.NewString()[:8] + "@example.com"
-	member, merchant, err := testStore.RegisterMember(ctx, email, hash, "Test Member", false,
+	member, merchant, err := testStore.RegisterMember(ctx, email, hash, "Test Member", "",
 		&store.NewMerchant{Name: "Shop " + email, Country: "BJ"})
 	require.NoError(t, err)
 	if active {

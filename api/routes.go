@@ -85,7 +85,7 @@ func (s *Server) routes() *mux.Router {
 	s.handle(root, http.MethodPost, "/merchant-payout-methods/", s.createPayoutMethod, dashboard)
 	s.handle(root, http.MethodGet, "/merchant-payout-methods/", s.listPayoutMethods, merchant)
 	s.handle(root, http.MethodGet, "/merchant-payout-methods/{id}/", s.getPayoutMethod, merchant)
-	s.handle(root, http.MethodPatch, "/admin/merchant-payout-methods/{id}/", s.reviewPayoutMethod, routeOpts{access: accessStaff})
+	s.handle(root, http.MethodPatch, "/admin/merchant-payout-methods/{id}/", requireStaff(sika.PermVerifyPayoutMethod, s.reviewPayoutMethod), routeOpts{access: accessStaff})
 
 	// Webhook endpoints and the event log.
 	s.handle(root, http.MethodGet, "/merchant-webhooks/", s.listWebhooks, merchant)
@@ -106,8 +106,12 @@ func (s *Server) routes() *mux.Router {
 	// Support tooling (staff).
 	staff := routeOpts{access: accessStaff}
 	s.handle(root, http.MethodGet, "/admin/transactions/stuck/", s.listStuckTransactions, staff)
-	s.handle(root, http.MethodPost, "/admin/transactions/{id}/reverify/", s.reverifyTransaction, staff)
-	s.handle(root, http.MethodPost, "/admin/transactions/{id}/resolve/", s.resolveTransaction, staff)
+	s.handle(root, http.MethodPost, "/admin/transactions/{id}/reverify/", requireStaff(sika.PermReverify, s.reverifyTransaction), staff)
+	// Two people per money decision: one proposes (resolve/), another approves or rejects.
+	s.handle(root, http.MethodPost, "/admin/transactions/{id}/resolve/", requireStaff(sika.PermProposeMoneyDecision, s.resolveTransaction), staff)
+	s.handle(root, http.MethodGet, "/admin/money-decisions/", s.listMoneyDecisions, staff)
+	s.handle(root, http.MethodPost, "/admin/money-decisions/{id}/approve/", requireStaff(sika.PermApproveMoneyDecision, s.approveMoneyDecision), staff)
+	s.handle(root, http.MethodPost, "/admin/money-decisions/{id}/reject/", requireStaff(sika.PermApproveMoneyDecision, s.rejectMoneyDecision), staff)
 	s.handle(root, http.MethodGet, "/admin/transactions/{id}/staff-actions/", s.listStaffActions, staff)
 	s.handle(root, http.MethodGet, "/admin/payouts/unclear/", s.listUnclearPayouts, staff)
 	s.handle(root, http.MethodGet, "/admin/money-flags/", s.listMoneyFlags, staff)

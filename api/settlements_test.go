@@ -18,7 +18,7 @@ func (ts *testServer) staff(t *testing.T) []string {
 	t.Helper()
 	hash, err := sika.HashPassword("staff password long enough")
 	require.NoError(t, err)
-	m, _, err := testStore.RegisterMember(context.Background(), "staff-"+time.Now().Format("150405.000000")+"@sika.local", hash, "Staff", true, nil)
+	m, _, err := testStore.RegisterMember(context.Background(), "staff-"+time.Now().Format("150405.000000")+"@sika.local", hash, "Staff", sika.StaffAdmin, nil)
 	require.NoError(t, err)
 	tok, _, err := ts.issueToken(m)
 	require.NoError(t, err)

@@ -49,6 +49,8 @@ var requestBodies = map[string]any{
 	"POST /merchant-webhooks/{id}/rotate-secret/": struct{}{},
 	"POST /events/{id}/redeliver/":                redeliverRequest{},
 	"POST /admin/transactions/{id}/reverify/":     struct{}{},
+	"POST /admin/money-decisions/{id}/approve/":   struct{}{},
+	"POST /admin/money-decisions/{id}/reject/":    rejectionRequest{},
 	"POST /admin/transactions/{id}/resolve/":      SupportDecision{},
 	"POST /checkout-sessions/":                    checkoutSessionRequest{},
 	"POST /checkout-sessions/{id}/cancel/":        struct{}{},
@@ -292,6 +294,7 @@ func newStrictFixture(t *testing.T, ts *testServer) *strictFixture {
 	// Routes that read their body before looking up the object: any id does.
 	f.ids["/payments/"] = uuid.NewString()
 	f.ids["/admin/transactions/"] = uuid.NewString()
+	f.ids["/admin/money-decisions/"] = uuid.NewString()
 	f.ids["/events/"] = "evt_" + strings.ReplaceAll(uuid.NewString(), "-", "")
 	return f
 }
@@ -345,6 +348,8 @@ func strictValidBodies(f *strictFixture) map[string]map[string]any {
 		"POST /merchant-webhooks/{id}/rotate-secret/": {},
 		"POST /events/{id}/redeliver/":                {},
 		"POST /admin/transactions/{id}/reverify/":     {},
+		"POST /admin/money-decisions/{id}/approve/":   {},
+		"POST /admin/money-decisions/{id}/reject/":    {"note": "Not what the operator's statement shows."},
 		"POST /admin/transactions/{id}/resolve/":      {"status": "FAILED", "reason": "Operator confirmed it never happened."},
 		"POST /checkout-sessions/":                    {"amount": "1000", "currency": "XOF", "customer_email": "ama@example.com", "customer_name": "Ama", "metadata": map[string]any{"cart": map[string]any{"n": 1}}},
 		"POST /checkout-sessions/{id}/cancel/":        {},

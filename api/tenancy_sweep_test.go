@@ -65,6 +65,7 @@ var sweepKinds = []struct{ prefix, kind string }{
 	{"/admin/merchant-kyc/", "kyc_dossier"},
 	{"/admin/merchants/", "merchant"},
 	{"/admin/transactions/", "payment"},
+	{"/admin/money-decisions/", "money_decision"},
 	{"/api-keys/", "api_key"},
 	{"/ip-whitelist/", "ip_whitelist"},
 	{"/countries/", "country"},
@@ -107,6 +108,7 @@ var sweepBodies = map[string]any{
 	"POST /api-keys/{id}/revoke/":                 map[string]string{},
 	"PATCH /admin/merchant-payout-methods/{id}/":  map[string]bool{"is_verified": true},
 	"POST /admin/transactions/{id}/reverify/":     map[string]string{},
+	"POST /admin/money-decisions/{id}/reject/":    map[string]string{"note": "no"},
 	"POST /admin/merchant-kyc/{id}/approve/":      map[string]string{"review_note": "ok"},
 	"POST /admin/merchant-kyc/{id}/reject/":       map[string]string{"review_note": "no"},
 	"POST /admin/merchants/{id}/suspend/":         map[string]string{},
@@ -270,6 +272,8 @@ func newSweepFixture(t *testing.T, ts *testServer, a *account) *sweepFixture {
 	for _, env := range []sika.Environment{sika.EnvironmentLive, sika.EnvironmentTest} {
 		f.ids[env]["country"] = country.ID.String()
 		f.ids[env]["network"] = network.ID.String()
+		// A money decision is staff's, no merchant's: merchants are refused before any lookup.
+		f.ids[env]["money_decision"] = uuid.NewString()
 	}
 	return f
 }

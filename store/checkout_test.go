@@ -182,7 +182,7 @@ func TestCheckoutInFlightMigrationOnEarlierDuplicates(t *testing.T) {
 	_, err = s.Pool().Exec(ctx, `DROP INDEX transactions_checkout_in_flight;
 		DELETE FROM schema_migrations WHERE name = '0013_checkout_in_flight'`)
 	require.NoError(t, err)
-	_, m, err := s.RegisterMember(ctx, uuid.NewString()+"@example.com", "x", "T", false, &store.NewMerchant{Name: "Shop", Country: "CI"})
+	_, m, err := s.RegisterMember(ctx, uuid.NewString()+"@example.com", "x", "T", "", &store.NewMerchant{Name: "Shop", Country: "CI"})
 	require.NoError(t, err)
 	c := newCheckoutSession(t, s, *m)
 	var earlier []uuid.UUID

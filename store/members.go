@@ -15,13 +15,23 @@ import (
 // ErrEmailTaken is returned when a member with the same email (any case) exists.
 var ErrEmailTaken = sika.FieldError("email", "A member with this email already exists.")
 
-const memberColumns = `id, email, full_name, is_staff, created_at, updated_at`
+const memberColumns = `id, email, full_name, coalesce(staff_role, ''), created_at, updated_at`
 
 func scanMember(row pgx.Row) (sika.Member, string, error) {
 	var m sika.Member
 	var hash string
-	err := row.Scan(&m.ID, &m.Email, &m.FullName, &m.IsStaff, &m.CreatedAt, &m.UpdatedAt, &hash)
+	err := row.Scan(&m.ID, &m.Email, &m.FullName, &m.StaffRole, &m.CreatedAt, &m.UpdatedAt, &hash)
+	m.IsStaff = m.StaffRole != ""
 	return m, hash, err
+}
+
+// nullRole is a role for a nullable column: "" (not staff) is NULL.
+func nullRole(r sika.StaffRole) *string {
+	if r == "" {
+		return nil
+	}
+	s := string(r)
+	return &s
 }
 
 // NewMerchant is what registration and `POST /auth/merchants/` create.
@@ -32,16 +42,16 @@ type NewMerchant struct {
 	IsActive  bool
 }
 
-// RegisterMember creates a member, its first merchant, the OWNER membership and the
-// merchant's settings in both environments, in one transaction.
-func (s *Store) RegisterMember(ctx context.Context, email, passwordHash, fullName string, isStaff bool, merchant *NewMerchant) (sika.Member, *sika.Merchant, error) {
+// RegisterMember creates a member (staff with a role, "" for none), its first merchant, the
+// OWNER membership and the merchant's settings in both environments, in one transaction.
+func (s *Store) RegisterMember(ctx context.Context, email, passwordHash, fullName string, role sika.StaffRole, merchant *NewMerchant) (sika.Member, *sika.Merchant, error) {
 	var member sika.Member
 	var created *sika.Merchant
 	err := s.InTx(ctx, func(tx pgx.Tx) error {
 		var err error
 		member, _, err = scanMember(tx.QueryRow(ctx, `
-			INSERT INTO members (email, password_hash, full_name, is_staff) VALUES ($1, $2, $3, $4)
-			RETURNING `+memberColumns+`, password_hash`, strings.TrimSpace(email), passwordHash, fullName, isStaff))
+			INSERT INTO members (email, password_hash, full_name, staff_role) VALUES ($1, $2, $3, $4)
+			RETURNING `+memberColumns+`, password_hash`, strings.TrimSpace(email), passwordHash, fullName, nullRole(role)))
 		if isUniqueViolation(err, "members_email_key") {
 			return ErrEmailTaken
 		}
@@ -86,10 +96,11 @@ func (s *Store) MemberByID(ctx context.Context, id uuid.UUID) (sika.Member, erro
 	return m, nil
 }
 
-// SetMemberPassword replaces a member's password hash and staff flag (used by bootstrap).
-func (s *Store) SetMemberPassword(ctx context.Context, id uuid.UUID, passwordHash string, isStaff bool) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE members SET password_hash = $2, is_staff = is_staff OR $3, updated_at = now()
-		WHERE id = $1`, id, passwordHash, isStaff)
+// SetMemberPassword replaces a member's password hash and, when the member has no staff role
+// yet, gives it role ("" gives none; used by bootstrap).
+func (s *Store) SetMemberPassword(ctx context.Context, id uuid.UUID, passwordHash string, role sika.StaffRole) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE members SET password_hash = $2, staff_role = coalesce(staff_role, $3), updated_at = now()
+		WHERE id = $1`, id, passwordHash, nullRole(role))
 	if err != nil {
 		return fmt.Errorf("update member password: %w", err)
 	}
@@ -109,7 +120,7 @@ type TeamMember struct {
 // MerchantTeam lists the members of a merchant, oldest membership first (the dashboard's
 // settings page).
 func (s *Store) MerchantTeam(ctx context.Context, merchantID uuid.UUID) ([]TeamMember, error) {
-	rows, err := s.pool.Query(ctx, `SELECT m.id, m.email, m.full_name, m.is_staff, m.created_at, m.updated_at, ms.role, ms.created_at
+	rows, err := s.pool.Query(ctx, `SELECT m.id, m.email, m.full_name, coalesce(m.staff_role, ''), m.created_at, m.updated_at, ms.role, ms.created_at
 		FROM memberships ms JOIN members m ON m.id = ms.member_id
 		WHERE ms.merchant_id = $1 ORDER BY ms.created_at, m.id`, merchantID)
 	if err != nil {
@@ -117,7 +128,8 @@ func (s *Store) MerchantTeam(ctx context.Context, merchantID uuid.UUID) ([]TeamM
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (TeamMember, error) {
 		var tm TeamMember
-		err := r.Scan(&tm.ID, &tm.Email, &tm.FullName, &tm.IsStaff, &tm.CreatedAt, &tm.UpdatedAt, &tm.Role, &tm.JoinedAt)
+		err := r.Scan(&tm.ID, &tm.Email, &tm.FullName, &tm.StaffRole, &tm.CreatedAt, &tm.UpdatedAt, &tm.Role, &tm.JoinedAt)
+		tm.IsStaff = tm.StaffRole != ""
 		return tm, err
 	})
 	if err != nil {

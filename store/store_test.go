@@ -120,7 +120,7 @@ func TestSchemaRules(t *testing.T) {
 
 func newMerchant(t *testing.T) sika.Merchant {
 	t.Helper()
-	_, m, err := st.RegisterMember(t.Context(), uuid.NewString()+"@example.com", "x", "T", false, &store.NewMerchant{Name: "Shop", Country: "CI"})
+	_, m, err := st.RegisterMember(t.Context(), uuid.NewString()+"@example.com", "x", "T", "", &store.NewMerchant{Name: "Shop", Country: "CI"})
 	require.NoError(t, err)
 	return *m
 }

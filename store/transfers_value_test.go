@@ -106,7 +106,7 @@ func TestWalletTransfersNeverCreateValue(t *testing.T) {
 	var cases, transfers, refusedZero, refusedBalance int
 	rapid.Check(t, func(rt *rapid.T) {
 		cases++
-		_, m, err := st.RegisterMember(ctx, uuid.NewString()+"@example.com", "x", "T", false, &store.NewMerchant{Name: "Shop", Country: "CI"})
+		_, m, err := st.RegisterMember(ctx, uuid.NewString()+"@example.com", "x", "T", "", &store.NewMerchant{Name: "Shop", Country: "CI"})
 		require.NoError(rt, err)
 		model := map[string]decimal.Decimal{}
 		funded := rapid.SliceOfNDistinct(rapid.SampledFrom(cat.countries), 1, 4, rapid.ID[string]).Draw(rt, "funded wallets")

@@ -15,7 +15,7 @@ import (
 
 func TestWebSessions(t *testing.T) {
 	ctx := t.Context()
-	member, m, err := st.RegisterMember(ctx, uuid.NewString()+"@example.com", "x", "T", false, &store.NewMerchant{Name: "Shop", Country: "BJ"})
+	member, m, err := st.RegisterMember(ctx, uuid.NewString()+"@example.com", "x", "T", "", &store.NewMerchant{Name: "Shop", Country: "BJ"})
 	require.NoError(t, err)
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	newSession := func(app store.WebApp, idle, lifetime time.Duration) store.WebSession {

@@ -103,7 +103,7 @@ func TestHousekeepingOnTheDevServer(t *testing.T) {
 	require.NoError(t, err, "the re-check of ended attempts is scheduled too")
 	assert.Equal(t, RecheckInterval, recheck.Schedule.Spec.Intervals[0].Every)
 
-	_, m, err := st.RegisterMember(ctx, uuid.NewString()+"@example.com", "x", "T", false, &store.NewMerchant{Name: "S", Country: "BJ"})
+	_, m, err := st.RegisterMember(ctx, uuid.NewString()+"@example.com", "x", "T", "", &store.NewMerchant{Name: "S", Country: "BJ"})
 	require.NoError(t, err)
 	for i, ttl := range []time.Duration{time.Millisecond, time.Millisecond, time.Hour} {
 		r := store.IdempotencyRequest{Merchant: m.ID, Environment: sika.EnvironmentTest, Key: uuid.NewString(), Method: "POST", Path: "/x/", Hash: []byte{byte(i)}}

@@ -270,7 +270,7 @@ type modelFixture struct {
 
 func newModelFixture(t *testing.T) modelFixture {
 	ctx := t.Context()
-	_, m, err := st.RegisterMember(ctx, uuid.NewString()+"@example.com", "x", "T", false, &store.NewMerchant{Name: "Model", Country: "BJ"})
+	_, m, err := st.RegisterMember(ctx, uuid.NewString()+"@example.com", "x", "T", "", &store.NewMerchant{Name: "Model", Country: "BJ"})
 	require.NoError(t, err)
 	n, err := st.NetworkByCode(ctx, "MTN_BJ")
 	require.NoError(t, err)

@@ -25,6 +25,8 @@ func runAdmin(ctx context.Context, cfg Config, args []string) error {
 			return runUnclearPayouts(ctx, cfg, args[1:])
 		case "resolve":
 			return runResolve(ctx, cfg, args[1:])
+		case "approve", "reject":
+			return runDecide(ctx, cfg, args[0], args[1:])
 		case "money-flags":
 			return runMoneyFlags(ctx, cfg, args[1:])
 		case "payload-key":
@@ -46,7 +48,7 @@ func runAdmin(ctx context.Context, cfg Config, args []string) error {
 		return err
 	}
 	defer st.Close()
-	password, created, err := bootstrapMember(ctx, st, *email, *name, true, "")
+	password, created, err := bootstrapMember(ctx, st, *email, *name, sika.StaffAdmin, "")
 	if err != nil {
 		return err
 	}
@@ -59,15 +61,15 @@ func runAdmin(ctx context.Context, cfg Config, args []string) error {
 }
 
 // bootstrapMember makes sure a member with this email exists and can log in with a password it
-// returns. keep is a password to keep when it is still the member's (so that `sika dev` prints
+// returns; role is its staff role ("" for none), given when the member has none yet. keep is a password to keep when it is still the member's (so that `sika dev` prints
 // the same credentials on every run); otherwise a new random password is set.
-func bootstrapMember(ctx context.Context, st *store.Store, email, name string, staff bool, keep string) (password string, created bool, err error) {
+func bootstrapMember(ctx context.Context, st *store.Store, email, name string, role sika.StaffRole, keep string) (password string, created bool, err error) {
 	member, hash, err := st.MemberByEmail(ctx, email)
 	exists := err == nil
 	if err != nil && sika.ErrorCode(err) != sika.CodeNotFound {
 		return "", false, err
 	}
-	if exists && keep != "" && member.IsStaff == staff && sika.PasswordMatches(hash, keep) {
+	if exists && keep != "" && member.IsStaff == (role != "") && sika.PasswordMatches(hash, keep) {
 		return keep, false, nil
 	}
 	if password, err = newPassword(); err != nil {
@@ -78,9 +80,9 @@ func bootstrapMember(ctx context.Context, st *store.Store, email, name string, s
 		return "", false, fmt.Errorf("hash password: %w", err)
 	}
 	if exists {
-		return password, false, st.SetMemberPassword(ctx, member.ID, newHash, staff)
+		return password, false, st.SetMemberPassword(ctx, member.ID, newHash, role)
 	}
-	if _, _, err := st.RegisterMember(ctx, email, newHash, name, staff, nil); err != nil {
+	if _, _, err := st.RegisterMember(ctx, email, newHash, name, role, nil); err != nil {
 		return "", false, fmt.Errorf("create member %s: %w", email, err)
 	}
 	return password, true, nil

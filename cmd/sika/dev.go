@@ -27,7 +27,10 @@ type devInfo struct {
 	TemporalUIURL string         `json:"temporal_ui_url"`
 	SandboxURL    string         `json:"sandbox_url"`
 	Admin         devCredentials `json:"admin"`
-	Merchant      devMerchant    `json:"merchant"`
+	// Support is a second staff member (SUPPORT_AGENT): money decisions take two people, one
+	// proposing, another approving (docs/security.md).
+	Support  devCredentials `json:"support"`
+	Merchant devMerchant    `json:"merchant"`
 }
 
 type devCredentials struct {
@@ -50,6 +53,7 @@ type devKeys struct {
 
 const (
 	devAdminEmail    = "admin@sika.local"
+	devSupportEmail  = "support@sika.local"
 	devMerchantEmail = "merchant@sika.local"
 	devDatabase      = "sika"
 )
@@ -283,11 +287,15 @@ func bootstrapDev(ctx context.Context, st *store.Store, prev devInfo) (devInfo, 
 	var info devInfo
 	var err error
 	info.Admin.Email = devAdminEmail
-	if info.Admin.Password, _, err = bootstrapMember(ctx, st, devAdminEmail, "Sika Admin", true, prev.Admin.Password); err != nil {
+	if info.Admin.Password, _, err = bootstrapMember(ctx, st, devAdminEmail, "Sika Admin", sika.StaffAdmin, prev.Admin.Password); err != nil {
+		return info, err
+	}
+	info.Support.Email = devSupportEmail
+	if info.Support.Password, _, err = bootstrapMember(ctx, st, devSupportEmail, "Sika Support", sika.StaffSupportAgent, prev.Support.Password); err != nil {
 		return info, err
 	}
 	info.Merchant.Email = devMerchantEmail
-	if info.Merchant.Password, _, err = bootstrapMember(ctx, st, devMerchantEmail, "Demo Merchant", false, prev.Merchant.Password); err != nil {
+	if info.Merchant.Password, _, err = bootstrapMember(ctx, st, devMerchantEmail, "Demo Merchant", "", prev.Merchant.Password); err != nil {
 		return info, err
 	}
 	member, _, err := st.MemberByEmail(ctx, devMerchantEmail)
@@ -361,7 +369,8 @@ Sika is running.
   Temporal UI    %s
   Sandbox        %s   (TEST operator: outcome by the number's last 3 digits)
 
-  Staff login    %s / %s
+  Staff login    %s / %s   (ADMIN)
+  Support login  %s / %s   (SUPPORT_AGENT: proposes what an approver approves)
   Merchant login %s / %s   (merchant %s)
   TEST key BOTH  %s
   TEST key PAYIN %s
@@ -373,7 +382,7 @@ Sika is running.
 These are also in %s. Press Ctrl-C to stop everything.
 `, info.BaseURL, info.BaseURL+"/docs/", strings.TrimSuffix(info.BaseURL, "/api/v1")+"/dashboard/",
 		strings.TrimSuffix(info.BaseURL, "/api/v1")+"/console/", orDefault(info.TemporalUIURL, "(external Temporal)"), info.SandboxURL,
-		info.Admin.Email, info.Admin.Password, info.Merchant.Email, info.Merchant.Password, info.Merchant.ID,
+		info.Admin.Email, info.Admin.Password, info.Support.Email, info.Support.Password, info.Merchant.Email, info.Merchant.Password, info.Merchant.ID,
 		info.Merchant.APIKeys.TestBoth, info.Merchant.APIKeys.TestPayin, info.Merchant.APIKeys.TestPayout,
 		info.Merchant.APIKeys.LiveBoth, info.Merchant.APIKeys.TestBoth, info.BaseURL, path)
 }

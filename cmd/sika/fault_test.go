@@ -90,7 +90,7 @@ func TestWorkerKilledMidPayment(t *testing.T) {
 	}
 	first := startWorker()
 
-	_, merchant, err := st.RegisterMember(ctx, uuid.NewString()+"@example.com", "x", "Fault", false, &store.NewMerchant{Name: "Fault shop", Country: "BJ"})
+	_, merchant, err := st.RegisterMember(ctx, uuid.NewString()+"@example.com", "x", "Fault", "", &store.NewMerchant{Name: "Fault shop", Country: "BJ"})
 	require.NoError(t, err)
 	key, err := st.CreateAPIKey(ctx, merchant.ID, sika.EnvironmentTest, sika.ScopeBoth, "fault", nil)
 	require.NoError(t, err)

@@ -141,7 +141,7 @@ func TestLiveEndToEnd(t *testing.T) {
 	defer func() { stop(); <-apiDone; <-workerDone }()
 
 	// A merchant whose KYC was approved, with a LIVE key, calling from a whitelisted address.
-	_, merchant, err := st.RegisterMember(ctx, uuid.NewString()+"@example.com", "x", "Live", false, &store.NewMerchant{Name: "Live shop", Country: "BJ"})
+	_, merchant, err := st.RegisterMember(ctx, uuid.NewString()+"@example.com", "x", "Live", "", &store.NewMerchant{Name: "Live shop", Country: "BJ"})
 	require.NoError(t, err)
 	_, err = st.Pool().Exec(ctx, `UPDATE merchants SET kyc_status = 'VERIFIED', is_active = true WHERE id = $1`, merchant.ID)
 	require.NoError(t, err)

@@ -39,7 +39,8 @@ commands:
   admin kyc list|approve|reject   the KYC review queue (approve/reject: --as STAFF_EMAIL [--note])
   admin payments stuck|reverify   PENDING transactions with their workflows; re-check one at its gateway
   admin unclear-payouts   payouts that await their operator: [--older-than 15m]
-  admin resolve ID        end an unclear payout after a status read: --status FAILED|SUCCESS --reason TEXT --as STAFF_EMAIL
+  admin resolve ID        propose the end of an unclear payout: --status FAILED|SUCCESS --reason TEXT --as STAFF_EMAIL
+  admin approve|reject ID a second staff member (a money approver) applies or rejects the proposal: --as EMAIL [--note TEXT]
   admin money-flags       second successes (refund due) and payouts paid after release: [--all]
   admin payload-key       a new Temporal payload key, and SIKA_PAYLOAD_KEYS with it first (rotation)
   stack -- CMD ...    run CMD with a private Postgres and Temporal (make test)

@@ -74,7 +74,7 @@ var packageRing = sync.OnceValues(payloadcodec.NewRing)
 // merchantKey registers a merchant in Benin and returns it with a TEST key of both scopes.
 func (pe *processEnv) merchantKey(t *testing.T, name string) (*sika.Merchant, string) {
 	t.Helper()
-	_, merchant, err := pe.st.RegisterMember(t.Context(), uuid.NewString()+"@example.com", "x", name, false, &store.NewMerchant{Name: name, Country: "BJ"})
+	_, merchant, err := pe.st.RegisterMember(t.Context(), uuid.NewString()+"@example.com", "x", name, "", &store.NewMerchant{Name: name, Country: "BJ"})
 	require.NoError(t, err)
 	key, err := pe.st.CreateAPIKey(t.Context(), merchant.ID, sika.EnvironmentTest, sika.ScopeBoth, name, nil)
 	require.NoError(t, err)

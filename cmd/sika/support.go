@@ -27,7 +27,8 @@ const supportUsage = `usage:
   sika admin payments stuck [--older-than 10m]
   sika admin payments reverify TRANSACTION_ID
   sika admin unclear-payouts [--older-than 15m]
-  sika admin resolve TRANSACTION_ID --status FAILED|SUCCESS --reason TEXT --as STAFF_EMAIL
+  sika admin resolve TRANSACTION_ID --status FAILED|SUCCESS --reason TEXT --as STAFF_EMAIL   (proposes)
+  sika admin approve|reject DECISION_ID --as APPROVER_EMAIL [--note TEXT]       (a second person)
   sika admin money-flags [--all]`
 
 // workflowLink links a workflow in the Temporal UI, when one is configured.
@@ -85,6 +86,9 @@ func runKYCCommand(ctx context.Context, cfg Config, args []string) error {
 		member, _, err := st.MemberByEmail(ctx, *as)
 		if err != nil || !member.IsStaff {
 			return errors.New("--as must be the email of a staff member (see sika admin bootstrap)")
+		}
+		if !member.Can(sika.PermReviewKYC) {
+			return sika.ErrStaffRole(sika.PermReviewKYC)
 		}
 		decision := sika.KYCDossierApproved
 		if verb == "reject" {
@@ -222,42 +226,60 @@ func orNone(s string) string {
 	return s
 }
 
-// runResolve ends an unclear payout as support decides, after a status read, audited as the
-// staff member --as (api.ResolveUnclearPayout, as POST /admin/transactions/{id}/resolve/).
+// runResolve proposes the end of an unclear payout, as the staff member --as
+// (api.ProposeResolution, as POST /admin/transactions/{id}/resolve/): another staff member, a
+// money approver, applies it with `sika admin approve` (or rejects it).
 func runResolve(ctx context.Context, cfg Config, args []string) error {
 	fs := flag.NewFlagSet("admin resolve", flag.ContinueOnError)
 	status := fs.String("status", "", "FAILED (release the hold) or SUCCESS (the beneficiary was paid)")
 	reason := fs.String("reason", "", "why (required; written to the status log and the audit trail)")
-	as := fs.String("as", "", "email of the staff member deciding")
-	var rest []string
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		rest, args = args[:1], args[1:]
-	}
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	rest = append(rest, fs.Args()...)
-	if len(rest) != 1 {
-		return errors.New(supportUsage)
-	}
-	id, err := uuid.Parse(rest[0])
+	as := fs.String("as", "", "email of the staff member proposing")
+	id, err := oneID(fs, args, "transaction")
 	if err != nil {
-		return fmt.Errorf("%q is not a transaction id", rest[0])
+		return err
 	}
 	decision := api.SupportDecision{Status: sika.TransactionStatus(strings.ToUpper(*status)), Reason: *reason}
 	if err := decision.Validate(); err != nil {
 		return cliError(err)
 	}
-	logger := cfg.logger("text")
-	st, err := openStore(ctx, cfg, logger)
+	st, member, err := openAsStaff(ctx, cfg, *as)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	member, _, err := st.MemberByEmail(ctx, *as)
-	if err != nil || !member.IsStaff {
-		return errors.New("--as must be the email of a staff member (see sika admin bootstrap)")
+	d, err := api.ProposeResolution(ctx, st, id, decision, member)
+	if err != nil {
+		return cliError(err)
 	}
+	fmt.Printf("proposed: decision %s, payout %s %s (audited); a money approver other than %s applies it with\n"+
+		"  sika admin approve %s --as APPROVER_EMAIL\n", d.ID, id, d.RequestedStatus, member.Email, d.ID)
+	return nil
+}
+
+// runDecide approves (api.ApproveMoneyDecision: the resolution is applied) or rejects a waiting
+// money decision, as the staff member --as, who must not be the one who proposed it.
+func runDecide(ctx context.Context, cfg Config, verb string, args []string) error {
+	fs := flag.NewFlagSet("admin "+verb, flag.ContinueOnError)
+	as := fs.String("as", "", "email of the staff member deciding (a money approver, not the proposer)")
+	note := fs.String("note", "", "why (required to reject)")
+	id, err := oneID(fs, args, "decision")
+	if err != nil {
+		return err
+	}
+	st, member, err := openAsStaff(ctx, cfg, *as)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if verb == "reject" {
+		d, err := api.RejectMoneyDecision(ctx, st, id, member, *note)
+		if err != nil {
+			return cliError(err)
+		}
+		fmt.Printf("decision %s rejected by %s (audited); payout %s unchanged\n", d.ID, member.Email, d.Transaction)
+		return nil
+	}
+	logger := cfg.logger("text")
 	tc, err := dialTemporal(ctx, cfg, logger, nil)
 	if err != nil {
 		return err
@@ -267,23 +289,58 @@ func runResolve(ctx context.Context, cfg Config, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := api.ResolveUnclearPayout(ctx, tc, st, gws, id, decision, member)
+	a, err := api.ApproveMoneyDecision(ctx, tc, st, gws, id, member)
 	if err != nil {
 		return cliError(err)
 	}
+	res := a.Resolution
 	t := res.Transaction
 	if res.DecidedBy == api.DecidedByOperator {
-		fmt.Printf("payout %s (%s) is %s: the operator answered %s at the status read, which decided; your %s was NOT applied\n",
+		fmt.Printf("payout %s (%s) is %s: the operator answered %s at the status read, which decided; the proposed %s was NOT applied\n",
 			t.ID, t.Reference, t.Status, res.OperatorAnswer, res.RequestedStatus)
 	} else {
-		fmt.Printf("payout %s (%s) ended %s by %s after a status read that answered %s (audited)\n",
-			t.ID, t.Reference, t.Status, member.Email, res.OperatorAnswer)
+		fmt.Printf("payout %s (%s) ended %s, proposed by %s and approved by %s, after a status read that answered %s (audited)\n",
+			t.ID, t.Reference, t.Status, a.Decision.ProposedByEmail, member.Email, res.OperatorAnswer)
 	}
 	if t.FailureCode != "" {
 		fmt.Printf("failure: %s: %s\n", t.FailureCode, t.FailureMessage)
 	}
 	fmt.Printf("workflow %s %s\n", res.WorkflowID, workflowLink(cfg, res.WorkflowID))
 	return nil
+}
+
+// oneID parses flags around one positional id.
+func oneID(fs *flag.FlagSet, args []string, what string) (uuid.UUID, error) {
+	var rest []string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		rest, args = args[:1], args[1:]
+	}
+	if err := fs.Parse(args); err != nil {
+		return uuid.Nil, err
+	}
+	rest = append(rest, fs.Args()...)
+	if len(rest) != 1 {
+		return uuid.Nil, errors.New(supportUsage)
+	}
+	id, err := uuid.Parse(rest[0])
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("%q is not a %s id", rest[0], what)
+	}
+	return id, nil
+}
+
+// openAsStaff opens the store and finds the staff member of --as.
+func openAsStaff(ctx context.Context, cfg Config, email string) (*store.Store, sika.Member, error) {
+	st, err := openStore(ctx, cfg, cfg.logger("text"))
+	if err != nil {
+		return nil, sika.Member{}, err
+	}
+	member, _, err := st.MemberByEmail(ctx, email)
+	if err != nil || !member.IsStaff {
+		st.Close()
+		return nil, sika.Member{}, errors.New("--as must be the email of a staff member (see sika admin bootstrap)")
+	}
+	return st, member, nil
 }
 
 // cliError spells out a validation error's fields (a business error reads well as it is).

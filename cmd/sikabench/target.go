@@ -311,7 +311,7 @@ func benchMerchant(ctx context.Context, st *store.Store) (uuid.UUID, string, err
 	if err != nil {
 		return uuid.Nil, "", err
 	}
-	member, merchant, err := st.RegisterMember(ctx, "bench@sika.local", hash, "Sika Bench", false,
+	member, merchant, err := st.RegisterMember(ctx, "bench@sika.local", hash, "Sika Bench", "",
 		&store.NewMerchant{Name: "Bench Shop", Country: "BJ", KYCStatus: sika.KYCVerified, IsActive: true})
 	if err != nil {
 		return uuid.Nil, "", fmt.Errorf("register the bench merchant: %w", err)

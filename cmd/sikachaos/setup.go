@@ -37,12 +37,12 @@ func setUpMerchant(ctx context.Context, h *harness, receiverURL string) (*mercha
 	if err != nil {
 		return nil, err
 	}
-	member, merchant, err := h.st.RegisterMember(ctx, "chaos@sika.local", hash, "Chaos Merchant", false,
+	member, merchant, err := h.st.RegisterMember(ctx, "chaos@sika.local", hash, "Chaos Merchant", "",
 		&store.NewMerchant{Name: "Chaos Shop", Country: "BJ", KYCStatus: sika.KYCVerified, IsActive: true})
 	if err != nil {
 		return nil, fmt.Errorf("register the merchant: %w", err)
 	}
-	if _, _, err := h.st.RegisterMember(ctx, "staff@sika.local", hash, "Chaos Staff", true, nil); err != nil {
+	if _, _, err := h.st.RegisterMember(ctx, "staff@sika.local", hash, "Chaos Staff", sika.StaffAdmin, nil); err != nil {
 		return nil, fmt.Errorf("register the staff member: %w", err)
 	}
 	key, err := h.st.CreateAPIKey(ctx, merchant.ID, sika.EnvironmentTest, sika.ScopeBoth, "sikachaos", &member.ID)

@@ -168,6 +168,7 @@ const (
 	ErrorCodeMethodNotAllowed          ErrorCode = "method_not_allowed"
 	ErrorCodeNetworkCountryMismatch    ErrorCode = "network_country_mismatch"
 	ErrorCodeNetworkUnavailable        ErrorCode = "network_unavailable"
+	ErrorCodeNotAwaitingApproval       ErrorCode = "not_awaiting_approval"
 	ErrorCodeNotFailed                 ErrorCode = "not_failed"
 	ErrorCodeNotFound                  ErrorCode = "not_found"
 	ErrorCodeNotPending                ErrorCode = "not_pending"
@@ -179,6 +180,8 @@ const (
 	ErrorCodeRefundExceedsPayment      ErrorCode = "refund_exceeds_payment"
 	ErrorCodeRefundUnavailable         ErrorCode = "refund_unavailable"
 	ErrorCodeRequestTooLarge           ErrorCode = "request_too_large"
+	ErrorCodeRoleForbidden             ErrorCode = "role_forbidden"
+	ErrorCodeSelfApprovalForbidden     ErrorCode = "self_approval_forbidden"
 	ErrorCodeServiceUnavailable        ErrorCode = "service_unavailable"
 	ErrorCodeSessionNotPayable         ErrorCode = "session_not_payable"
 	ErrorCodeTokenExpired              ErrorCode = "token_expired"
@@ -234,6 +237,8 @@ func (e ErrorCode) Valid() bool {
 		return true
 	case ErrorCodeNetworkUnavailable:
 		return true
+	case ErrorCodeNotAwaitingApproval:
+		return true
 	case ErrorCodeNotFailed:
 		return true
 	case ErrorCodeNotFound:
@@ -255,6 +260,10 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodeRefundUnavailable:
 		return true
 	case ErrorCodeRequestTooLarge:
+		return true
+	case ErrorCodeRoleForbidden:
+		return true
+	case ErrorCodeSelfApprovalForbidden:
 		return true
 	case ErrorCodeServiceUnavailable:
 		return true
@@ -597,6 +606,60 @@ func (e MerchantPayoutMethodType) Valid() bool {
 	case MerchantPayoutMethodTypeBANK:
 		return true
 	case MerchantPayoutMethodTypeMOBILEMONEY:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MoneyDecisionKind.
+const (
+	MoneyDecisionKindRESOLVEUNCLEARPAYOUT MoneyDecisionKind = "RESOLVE_UNCLEAR_PAYOUT"
+)
+
+// Valid indicates whether the value is a known member of the MoneyDecisionKind enum.
+func (e MoneyDecisionKind) Valid() bool {
+	switch e {
+	case MoneyDecisionKindRESOLVEUNCLEARPAYOUT:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MoneyDecisionRequestedStatus.
+const (
+	MoneyDecisionRequestedStatusFAILED  MoneyDecisionRequestedStatus = "FAILED"
+	MoneyDecisionRequestedStatusSUCCESS MoneyDecisionRequestedStatus = "SUCCESS"
+)
+
+// Valid indicates whether the value is a known member of the MoneyDecisionRequestedStatus enum.
+func (e MoneyDecisionRequestedStatus) Valid() bool {
+	switch e {
+	case MoneyDecisionRequestedStatusFAILED:
+		return true
+	case MoneyDecisionRequestedStatusSUCCESS:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MoneyDecisionStatus.
+const (
+	MoneyDecisionStatusAPPROVED MoneyDecisionStatus = "APPROVED"
+	MoneyDecisionStatusPENDING  MoneyDecisionStatus = "PENDING"
+	MoneyDecisionStatusREJECTED MoneyDecisionStatus = "REJECTED"
+)
+
+// Valid indicates whether the value is a known member of the MoneyDecisionStatus enum.
+func (e MoneyDecisionStatus) Valid() bool {
+	switch e {
+	case MoneyDecisionStatusAPPROVED:
+		return true
+	case MoneyDecisionStatusPENDING:
+		return true
+	case MoneyDecisionStatusREJECTED:
 		return true
 	default:
 		return false
@@ -1173,6 +1236,75 @@ func (e UnsuspendMerchant200JSONResponseBodySuccess) Valid() bool {
 	}
 }
 
+// Defines values for ListMoneyDecisionsParamsStatus.
+const (
+	ListMoneyDecisionsParamsStatusALL      ListMoneyDecisionsParamsStatus = "ALL"
+	ListMoneyDecisionsParamsStatusAPPROVED ListMoneyDecisionsParamsStatus = "APPROVED"
+	ListMoneyDecisionsParamsStatusPENDING  ListMoneyDecisionsParamsStatus = "PENDING"
+	ListMoneyDecisionsParamsStatusREJECTED ListMoneyDecisionsParamsStatus = "REJECTED"
+)
+
+// Valid indicates whether the value is a known member of the ListMoneyDecisionsParamsStatus enum.
+func (e ListMoneyDecisionsParamsStatus) Valid() bool {
+	switch e {
+	case ListMoneyDecisionsParamsStatusALL:
+		return true
+	case ListMoneyDecisionsParamsStatusAPPROVED:
+		return true
+	case ListMoneyDecisionsParamsStatusPENDING:
+		return true
+	case ListMoneyDecisionsParamsStatusREJECTED:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListMoneyDecisions200JSONResponseBodySuccess.
+const (
+	ListMoneyDecisions200JSONResponseBodySuccessTrue ListMoneyDecisions200JSONResponseBodySuccess = true
+)
+
+// Valid indicates whether the value is a known member of the ListMoneyDecisions200JSONResponseBodySuccess enum.
+func (e ListMoneyDecisions200JSONResponseBodySuccess) Valid() bool {
+	switch e {
+	case ListMoneyDecisions200JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ApproveMoneyDecision200JSONResponseBodySuccess.
+const (
+	ApproveMoneyDecision200JSONResponseBodySuccessTrue ApproveMoneyDecision200JSONResponseBodySuccess = true
+)
+
+// Valid indicates whether the value is a known member of the ApproveMoneyDecision200JSONResponseBodySuccess enum.
+func (e ApproveMoneyDecision200JSONResponseBodySuccess) Valid() bool {
+	switch e {
+	case ApproveMoneyDecision200JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RejectMoneyDecision200JSONResponseBodySuccess.
+const (
+	RejectMoneyDecision200JSONResponseBodySuccessTrue RejectMoneyDecision200JSONResponseBodySuccess = true
+)
+
+// Valid indicates whether the value is a known member of the RejectMoneyDecision200JSONResponseBodySuccess enum.
+func (e RejectMoneyDecision200JSONResponseBodySuccess) Valid() bool {
+	switch e {
+	case RejectMoneyDecision200JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListMoneyFlags200JSONResponseBodySuccess.
 const (
 	ListMoneyFlags200JSONResponseBodySuccessTrue ListMoneyFlags200JSONResponseBodySuccess = true
@@ -1218,15 +1350,15 @@ func (e ListStuckTransactions200JSONResponseBodySuccess) Valid() bool {
 	}
 }
 
-// Defines values for ResolveTransaction200JSONResponseBodySuccess.
+// Defines values for ResolveTransaction202JSONResponseBodySuccess.
 const (
-	ResolveTransaction200JSONResponseBodySuccessTrue ResolveTransaction200JSONResponseBodySuccess = true
+	ResolveTransaction202JSONResponseBodySuccessTrue ResolveTransaction202JSONResponseBodySuccess = true
 )
 
-// Valid indicates whether the value is a known member of the ResolveTransaction200JSONResponseBodySuccess enum.
-func (e ResolveTransaction200JSONResponseBodySuccess) Valid() bool {
+// Valid indicates whether the value is a known member of the ResolveTransaction202JSONResponseBodySuccess enum.
+func (e ResolveTransaction202JSONResponseBodySuccess) Valid() bool {
 	switch e {
-	case ResolveTransaction200JSONResponseBodySuccessTrue:
+	case ResolveTransaction202JSONResponseBodySuccessTrue:
 		return true
 	default:
 		return false
@@ -3038,6 +3170,8 @@ type ErrorObject struct {
 	// | 403 | `merchant_inactive` | `LIVE` call by a merchant not active yet (KYC not approved) |
 	// | 403 | `merchant_suspended` | merchant suspended by Sika |
 	// | 403 | `admin_only` | admin operation without a staff session |
+	// | 403 | `role_forbidden` | the staff member's role does not allow the operation |
+	// | 403 | `self_approval_forbidden` | approving a money decision one proposed oneself |
 	// | 404 | `not_found` | unknown id, or an id of another merchant or environment; unknown route |
 	// | 405 | `method_not_allowed` | the path does not take this method |
 	// | 409 | `not_pending` | cancel of a checkout session that is not `PENDING` (the message names its status) |
@@ -3050,6 +3184,7 @@ type ErrorObject struct {
 	// | 409 | `session_not_payable` | hosted payment of a session not `PENDING` or expired |
 	// | 409 | `checkout_payment_in_progress` | hosted payment of a session while another of its payments is `PENDING` |
 	// | 409 | `not_refundable` | refund of a transaction that is not a successful collection (`PAIEMENT`) |
+	// | 409 | `not_awaiting_approval` | approve or reject of a money decision already decided |
 	// | 413 | `request_too_large` | JSON body over 1 MiB |
 	// | 413 | `file_too_large` | KYC upload over 10 MB |
 	// | 415 | `unsupported_media_type` | KYC upload of a type not allowed (read from the bytes) |
@@ -3087,6 +3222,8 @@ type ErrorObject struct {
 // | 403 | `merchant_inactive` | `LIVE` call by a merchant not active yet (KYC not approved) |
 // | 403 | `merchant_suspended` | merchant suspended by Sika |
 // | 403 | `admin_only` | admin operation without a staff session |
+// | 403 | `role_forbidden` | the staff member's role does not allow the operation |
+// | 403 | `self_approval_forbidden` | approving a money decision one proposed oneself |
 // | 404 | `not_found` | unknown id, or an id of another merchant or environment; unknown route |
 // | 405 | `method_not_allowed` | the path does not take this method |
 // | 409 | `not_pending` | cancel of a checkout session that is not `PENDING` (the message names its status) |
@@ -3099,6 +3236,7 @@ type ErrorObject struct {
 // | 409 | `session_not_payable` | hosted payment of a session not `PENDING` or expired |
 // | 409 | `checkout_payment_in_progress` | hosted payment of a session while another of its payments is `PENDING` |
 // | 409 | `not_refundable` | refund of a transaction that is not a successful collection (`PAIEMENT`) |
+// | 409 | `not_awaiting_approval` | approve or reject of a money decision already decided |
 // | 413 | `request_too_large` | JSON body over 1 MiB |
 // | 413 | `file_too_large` | KYC upload over 10 MB |
 // | 415 | `unsupported_media_type` | KYC upload of a type not allowed (read from the bytes) |
@@ -3652,6 +3790,52 @@ type MerchantSettings struct {
 	UpdatedAt     time.Time          `json:"updated_at"`
 }
 
+// MoneyDecision A decision on money that takes two staff members, one proposing, another approving or rejecting.
+type MoneyDecision struct {
+	DecidedAt      *time.Time          `json:"decided_at"`
+	DecidedBy      *openapi_types.UUID `json:"decided_by"`
+	DecidedByEmail *string             `json:"decided_by_email"`
+
+	// DecisionNote The rejection's note.
+	DecisionNote string             `json:"decision_note"`
+	Id           openapi_types.UUID `json:"id"`
+	Kind         MoneyDecisionKind  `json:"kind"`
+
+	// Outcome What applying an approved decision gave: `status` (the payout's), `decided_by` (`operator` or `support`), `operator_answer`.
+	Outcome         *map[string]interface{}      `json:"outcome"`
+	ProposedAt      time.Time                    `json:"proposed_at"`
+	ProposedBy      openapi_types.UUID           `json:"proposed_by"`
+	ProposedByEmail string                       `json:"proposed_by_email"`
+	Reason          string                       `json:"reason"`
+	RequestedStatus MoneyDecisionRequestedStatus `json:"requested_status"`
+	Status          MoneyDecisionStatus          `json:"status"`
+	Transaction     openapi_types.UUID           `json:"transaction"`
+}
+
+// MoneyDecisionKind defines model for MoneyDecision.Kind.
+type MoneyDecisionKind string
+
+// MoneyDecisionRequestedStatus defines model for MoneyDecision.RequestedStatus.
+type MoneyDecisionRequestedStatus string
+
+// MoneyDecisionStatus defines model for MoneyDecision.Status.
+type MoneyDecisionStatus string
+
+// MoneyDecisionApproval defines model for MoneyDecisionApproval.
+type MoneyDecisionApproval struct {
+	// Decision A decision on money that takes two staff members, one proposing, another approving or rejecting.
+	Decision MoneyDecision `json:"decision"`
+
+	// Resolution The answer to a support resolution.
+	Resolution Resolution `json:"resolution"`
+}
+
+// MoneyDecisionRejection defines model for MoneyDecisionRejection.
+type MoneyDecisionRejection struct {
+	// Note Why the proposal is rejected (not blank).
+	Note string `json:"note"`
+}
+
 // MoneyFlag Money that needs a person, recorded once per kind and attempt.
 type MoneyFlag struct {
 	// Amount An amount of money, as a decimal string with exactly two decimals.
@@ -4188,7 +4372,7 @@ type SettlementPage struct {
 
 // StaffAction One audited action of a Sika staff member on money; append-only.
 type StaffAction struct {
-	// Action `end_unclear_run`: an unclear payout ended by support (`POST /admin/transactions/{id}/resolve/`).
+	// Action `end_unclear_run`: an unclear payout ended by support (approved money decision); `money_decision_proposed`, `money_decision_approved`, `money_decision_rejected`: the two-person rule's steps; `reverified`, `kyc_approved`, `kyc_rejected`, `merchant_suspended`, `merchant_reinstated`, `payout_method_reviewed`, `staff_role_changed`.
 	Action    string    `json:"action"`
 	CreatedAt time.Time `json:"created_at"`
 
@@ -5041,6 +5225,26 @@ type SuspendMerchant200JSONResponseBodySuccess bool
 // UnsuspendMerchant200JSONResponseBodySuccess defines parameters for UnsuspendMerchant.
 type UnsuspendMerchant200JSONResponseBodySuccess bool
 
+// ListMoneyDecisionsParams defines parameters for ListMoneyDecisions.
+type ListMoneyDecisionsParams struct {
+	Status *ListMoneyDecisionsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Limit At most this many (default 100, at most 500).
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// ListMoneyDecisionsParamsStatus defines parameters for ListMoneyDecisions.
+type ListMoneyDecisionsParamsStatus string
+
+// ListMoneyDecisions200JSONResponseBodySuccess defines parameters for ListMoneyDecisions.
+type ListMoneyDecisions200JSONResponseBodySuccess bool
+
+// ApproveMoneyDecision200JSONResponseBodySuccess defines parameters for ApproveMoneyDecision.
+type ApproveMoneyDecision200JSONResponseBodySuccess bool
+
+// RejectMoneyDecision200JSONResponseBodySuccess defines parameters for RejectMoneyDecision.
+type RejectMoneyDecision200JSONResponseBodySuccess bool
+
 // ListMoneyFlagsParams defines parameters for ListMoneyFlags.
 type ListMoneyFlagsParams struct {
 	// All `true`: the resolved flags too (default `false`).
@@ -5077,8 +5281,8 @@ type ListStuckTransactionsParams struct {
 // ListStuckTransactions200JSONResponseBodySuccess defines parameters for ListStuckTransactions.
 type ListStuckTransactions200JSONResponseBodySuccess bool
 
-// ResolveTransaction200JSONResponseBodySuccess defines parameters for ResolveTransaction.
-type ResolveTransaction200JSONResponseBodySuccess bool
+// ResolveTransaction202JSONResponseBodySuccess defines parameters for ResolveTransaction.
+type ResolveTransaction202JSONResponseBodySuccess bool
 
 // ReverifyTransaction200JSONResponseBodySuccess defines parameters for ReverifyTransaction.
 type ReverifyTransaction200JSONResponseBodySuccess bool
@@ -7079,6 +7283,9 @@ type RejectKYCDossierJSONRequestBody RejectKYCDossierJSONBody
 // ReviewPayoutMethodJSONRequestBody defines body for ReviewPayoutMethod for application/json ContentType.
 type ReviewPayoutMethodJSONRequestBody ReviewPayoutMethodJSONBody
 
+// RejectMoneyDecisionJSONRequestBody defines body for RejectMoneyDecision for application/json ContentType.
+type RejectMoneyDecisionJSONRequestBody = MoneyDecisionRejection
+
 // ResolveTransactionJSONRequestBody defines body for ResolveTransaction for application/json ContentType.
 type ResolveTransactionJSONRequestBody = SupportResolutionRequest
 
@@ -7343,6 +7550,61 @@ type ClientInterface interface {
 	// Corresponds with POST /admin/merchants/{id}/unsuspend/ (the `UnsuspendMerchant` operationId).
 	UnsuspendMerchant(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListMoneyDecisions Money decisions (two-person rule)
+	//
+	// The money decisions, newest first, of a `status` (`PENDING`, the default; `APPROVED`, `REJECTED` or `ALL`). Staff session only (`403 admin_only` otherwise).
+	//
+	// Corresponds with GET /admin/money-decisions/ (the `ListMoneyDecisions` operationId).
+	ListMoneyDecisions(ctx context.Context, params *ListMoneyDecisionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ApproveMoneyDecision Approve and apply a proposed money decision
+	//
+	// The second person of a money decision: a money approver (or an admin) who did not
+	// propose it applies it. For the end of an unclear payout, the status is read at the
+	// gateway first:
+	//
+	// - When the operator gives its final answer (`SUCCESS` or `FAILED`), that answer decides:
+	//   the payout's workflow records it (status log by `SYSTEM`) and the proposal is **not**
+	//   applied (`resolution.decided_by: operator`; compare `resolution.transaction.status`
+	//   with `requested_status`).
+	// - Otherwise (the operator still answers `PENDING` or `NOT_FOUND`, or cannot be reached:
+	//   `operator_answer` is then `UNREACHABLE`), the payout's workflow ends the run as
+	//   proposed, in one Postgres transaction with a status log by `ADMIN` naming the approver,
+	//   and a staff action (`end_unclear_run`). `FAILED` (failure code `ended_by_support`,
+	//   `failure_message` "Ended by support: " and the proposal's `reason`) releases the hold
+	//   (`PAYOUT_REVERSAL`); `SUCCESS` settles it (`PAYOUT`). The merchant's webhooks are sent
+	//   as for any end. `resolution.decided_by: support`.
+	//
+	// The decision is then `APPROVED` with its `outcome`, and a staff action
+	// `money_decision_approved` names the approver. No body (any member is refused as an unknown
+	// field, `400`). `403 self_approval_forbidden`: the
+	// approver proposed it; `403 role_forbidden`: the role is below money approver; `409
+	// not_awaiting_approval`: already approved or rejected; `409 not_pending`: the payout ended
+	// meanwhile (reject the proposal). `503`: the payout's status cannot be read here now, or
+	// the workflow did not take the resolution; nothing was changed and the proposal still
+	// waits, retry.
+	//
+	// Corresponds with POST /admin/money-decisions/{id}/approve/ (the `ApproveMoneyDecision` operationId).
+	ApproveMoneyDecision(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RejectMoneyDecisionWithBody Reject a proposed money decision
+	//
+	// A money approver (or an admin) who did not propose it closes the proposal without applying it, with a `note` (required, at most 500 characters); a staff action `money_decision_rejected` records it. `403 self_approval_forbidden`, `403 role_forbidden` and `409 not_awaiting_approval` as for the approval.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /admin/money-decisions/{id}/reject/ (the `RejectMoneyDecision` operationId).
+	RejectMoneyDecisionWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RejectMoneyDecision Reject a proposed money decision
+	//
+	// A money approver (or an admin) who did not propose it closes the proposal without applying it, with a `note` (required, at most 500 characters); a staff action `money_decision_rejected` records it. `403 self_approval_forbidden`, `403 role_forbidden` and `409 not_awaiting_approval` as for the approval.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /admin/money-decisions/{id}/reject/ (the `RejectMoneyDecision` operationId).
+	RejectMoneyDecision(ctx context.Context, id openapi_types.UUID, body RejectMoneyDecisionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListMoneyFlags Money that needs a person
 	//
 	// Every merchant's money flags: `REFUND_DUE` (a customer paid twice: credited, to be
@@ -7374,66 +7636,40 @@ type ClientInterface interface {
 	// Corresponds with GET /admin/transactions/stuck/ (the `ListStuckTransactions` operationId).
 	ListStuckTransactions(ctx context.Context, params *ListStuckTransactionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ResolveTransactionWithBody End an unclear payout, after a status read
+	// ResolveTransactionWithBody Propose the end of an unclear payout (two-person rule)
 	//
-	// Ends, as support decides, a `PENDING` payout that its operator leaves unclear (see
-	// `GET /admin/payouts/unclear/`). The status is read at the gateway first:
-	//
-	// - When the operator gives its final answer (`SUCCESS` or `FAILED`), that answer decides:
-	//   the payout's workflow records it (status log by `SYSTEM`) and support's choice is **not**
-	//   applied. The answer is `200` with `decided_by: operator` and the payout as it now stands
-	//   (compare `transaction.status` with `requested_status`). The same holds when the
-	//   operator's answer reached the workflow while the resolution was on its way.
-	// - Otherwise (the operator still answers `PENDING` or `NOT_FOUND`, or cannot be reached:
-	//   `operator_answer` is then `UNREACHABLE`), the payout's workflow ends the run as asked, in
-	//   one Postgres transaction with a status log by `ADMIN` whose reason names the staff
-	//   member, the operator's answer and `reason`, and a staff action
-	//   (`GET /admin/transactions/{id}/staff-actions/`). `FAILED` (failure code
-	//   `ended_by_support`, `failure_message` "Ended by support: " and `reason`) releases the
-	//   hold (`PAYOUT_REVERSAL`); `SUCCESS` settles it (`PAYOUT`). The merchant's webhooks are
-	//   sent as for any end. The answer has `decided_by: support`.
+	// Proposes to end, as support decides, a `PENDING` payout that its operator leaves unclear
+	// (see `GET /admin/payouts/unclear/`). A decision on money takes two people: this records
+	// the proposal (`202`, a `MoneyDecision` with `status: PENDING`, and a staff action
+	// `money_decision_proposed`) and changes nothing else; a money approver other than the
+	// proposer applies it with `POST /admin/money-decisions/{id}/approve/` (or rejects it).
 	//
 	// `status` and `reason` are required (`reason` not blank, at most 500 characters); any
 	// other field is refused. Only payouts: a collection (`INBOUND`) or a transfer is refused
-	// with `400` (`non_field_errors`): a collection ends on its own (it expires, and a success
-	// that comes later is reconciled). A transaction that is not `PENDING` (or that another
-	// resolution ended otherwise meanwhile) answers `409 not_pending`. `503`: the payout has not
-	// been sent to an operator yet, its gateway is not configured in this process, the
-	// operator's final answer is not recorded yet, or the workflow did not take the resolution;
-	// nothing was changed, retry. Staff session only (`403 admin_only` otherwise).
+	// with `400` (`non_field_errors`), and so is a second proposal while one waits on the same
+	// payout. A transaction that is not `PENDING` answers `409 not_pending`. Staff session of a
+	// support agent or above (`403 admin_only` without a staff session, `403 role_forbidden`
+	// for a read-only role).
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /admin/transactions/{id}/resolve/ (the `ResolveTransaction` operationId).
 	ResolveTransactionWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ResolveTransaction End an unclear payout, after a status read
+	// ResolveTransaction Propose the end of an unclear payout (two-person rule)
 	//
-	// Ends, as support decides, a `PENDING` payout that its operator leaves unclear (see
-	// `GET /admin/payouts/unclear/`). The status is read at the gateway first:
-	//
-	// - When the operator gives its final answer (`SUCCESS` or `FAILED`), that answer decides:
-	//   the payout's workflow records it (status log by `SYSTEM`) and support's choice is **not**
-	//   applied. The answer is `200` with `decided_by: operator` and the payout as it now stands
-	//   (compare `transaction.status` with `requested_status`). The same holds when the
-	//   operator's answer reached the workflow while the resolution was on its way.
-	// - Otherwise (the operator still answers `PENDING` or `NOT_FOUND`, or cannot be reached:
-	//   `operator_answer` is then `UNREACHABLE`), the payout's workflow ends the run as asked, in
-	//   one Postgres transaction with a status log by `ADMIN` whose reason names the staff
-	//   member, the operator's answer and `reason`, and a staff action
-	//   (`GET /admin/transactions/{id}/staff-actions/`). `FAILED` (failure code
-	//   `ended_by_support`, `failure_message` "Ended by support: " and `reason`) releases the
-	//   hold (`PAYOUT_REVERSAL`); `SUCCESS` settles it (`PAYOUT`). The merchant's webhooks are
-	//   sent as for any end. The answer has `decided_by: support`.
+	// Proposes to end, as support decides, a `PENDING` payout that its operator leaves unclear
+	// (see `GET /admin/payouts/unclear/`). A decision on money takes two people: this records
+	// the proposal (`202`, a `MoneyDecision` with `status: PENDING`, and a staff action
+	// `money_decision_proposed`) and changes nothing else; a money approver other than the
+	// proposer applies it with `POST /admin/money-decisions/{id}/approve/` (or rejects it).
 	//
 	// `status` and `reason` are required (`reason` not blank, at most 500 characters); any
 	// other field is refused. Only payouts: a collection (`INBOUND`) or a transfer is refused
-	// with `400` (`non_field_errors`): a collection ends on its own (it expires, and a success
-	// that comes later is reconciled). A transaction that is not `PENDING` (or that another
-	// resolution ended otherwise meanwhile) answers `409 not_pending`. `503`: the payout has not
-	// been sent to an operator yet, its gateway is not configured in this process, the
-	// operator's final answer is not recorded yet, or the workflow did not take the resolution;
-	// nothing was changed, retry. Staff session only (`403 admin_only` otherwise).
+	// with `400` (`non_field_errors`), and so is a second proposal while one waits on the same
+	// payout. A transaction that is not `PENDING` answers `409 not_pending`. Staff session of a
+	// support agent or above (`403 admin_only` without a staff session, `403 role_forbidden`
+	// for a read-only role).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -9339,6 +9575,101 @@ func (c *RawClient) UnsuspendMerchant(ctx context.Context, id Id, reqEditors ...
 	return c.Client.Do(req)
 }
 
+// ListMoneyDecisions Money decisions (two-person rule)
+//
+// The money decisions, newest first, of a `status` (`PENDING`, the default; `APPROVED`, `REJECTED` or `ALL`). Staff session only (`403 admin_only` otherwise).
+//
+// Corresponds with GET /admin/money-decisions/ (the `ListMoneyDecisions` operationId).
+func (c *RawClient) ListMoneyDecisions(ctx context.Context, params *ListMoneyDecisionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListMoneyDecisionsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ApproveMoneyDecision Approve and apply a proposed money decision
+//
+// The second person of a money decision: a money approver (or an admin) who did not
+// propose it applies it. For the end of an unclear payout, the status is read at the
+// gateway first:
+//
+//   - When the operator gives its final answer (`SUCCESS` or `FAILED`), that answer decides:
+//     the payout's workflow records it (status log by `SYSTEM`) and the proposal is **not**
+//     applied (`resolution.decided_by: operator`; compare `resolution.transaction.status`
+//     with `requested_status`).
+//   - Otherwise (the operator still answers `PENDING` or `NOT_FOUND`, or cannot be reached:
+//     `operator_answer` is then `UNREACHABLE`), the payout's workflow ends the run as
+//     proposed, in one Postgres transaction with a status log by `ADMIN` naming the approver,
+//     and a staff action (`end_unclear_run`). `FAILED` (failure code `ended_by_support`,
+//     `failure_message` "Ended by support: " and the proposal's `reason`) releases the hold
+//     (`PAYOUT_REVERSAL`); `SUCCESS` settles it (`PAYOUT`). The merchant's webhooks are sent
+//     as for any end. `resolution.decided_by: support`.
+//
+// The decision is then `APPROVED` with its `outcome`, and a staff action
+// `money_decision_approved` names the approver. No body (any member is refused as an unknown
+// field, `400`). `403 self_approval_forbidden`: the
+// approver proposed it; `403 role_forbidden`: the role is below money approver; `409
+// not_awaiting_approval`: already approved or rejected; `409 not_pending`: the payout ended
+// meanwhile (reject the proposal). `503`: the payout's status cannot be read here now, or
+// the workflow did not take the resolution; nothing was changed and the proposal still
+// waits, retry.
+//
+// Corresponds with POST /admin/money-decisions/{id}/approve/ (the `ApproveMoneyDecision` operationId).
+func (c *RawClient) ApproveMoneyDecision(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewApproveMoneyDecisionRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RejectMoneyDecisionWithBody Reject a proposed money decision
+//
+// A money approver (or an admin) who did not propose it closes the proposal without applying it, with a `note` (required, at most 500 characters); a staff action `money_decision_rejected` records it. `403 self_approval_forbidden`, `403 role_forbidden` and `409 not_awaiting_approval` as for the approval.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /admin/money-decisions/{id}/reject/ (the `RejectMoneyDecision` operationId).
+func (c *RawClient) RejectMoneyDecisionWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRejectMoneyDecisionRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RejectMoneyDecision Reject a proposed money decision
+//
+// A money approver (or an admin) who did not propose it closes the proposal without applying it, with a `note` (required, at most 500 characters); a staff action `money_decision_rejected` records it. `403 self_approval_forbidden`, `403 role_forbidden` and `409 not_awaiting_approval` as for the approval.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /admin/money-decisions/{id}/reject/ (the `RejectMoneyDecision` operationId).
+func (c *RawClient) RejectMoneyDecision(ctx context.Context, id openapi_types.UUID, body RejectMoneyDecisionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRejectMoneyDecisionRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListMoneyFlags Money that needs a person
 //
 // Every merchant's money flags: `REFUND_DUE` (a customer paid twice: credited, to be
@@ -9400,33 +9731,20 @@ func (c *RawClient) ListStuckTransactions(ctx context.Context, params *ListStuck
 	return c.Client.Do(req)
 }
 
-// ResolveTransactionWithBody End an unclear payout, after a status read
+// ResolveTransactionWithBody Propose the end of an unclear payout (two-person rule)
 //
-// Ends, as support decides, a `PENDING` payout that its operator leaves unclear (see
-// `GET /admin/payouts/unclear/`). The status is read at the gateway first:
-//
-//   - When the operator gives its final answer (`SUCCESS` or `FAILED`), that answer decides:
-//     the payout's workflow records it (status log by `SYSTEM`) and support's choice is **not**
-//     applied. The answer is `200` with `decided_by: operator` and the payout as it now stands
-//     (compare `transaction.status` with `requested_status`). The same holds when the
-//     operator's answer reached the workflow while the resolution was on its way.
-//   - Otherwise (the operator still answers `PENDING` or `NOT_FOUND`, or cannot be reached:
-//     `operator_answer` is then `UNREACHABLE`), the payout's workflow ends the run as asked, in
-//     one Postgres transaction with a status log by `ADMIN` whose reason names the staff
-//     member, the operator's answer and `reason`, and a staff action
-//     (`GET /admin/transactions/{id}/staff-actions/`). `FAILED` (failure code
-//     `ended_by_support`, `failure_message` "Ended by support: " and `reason`) releases the
-//     hold (`PAYOUT_REVERSAL`); `SUCCESS` settles it (`PAYOUT`). The merchant's webhooks are
-//     sent as for any end. The answer has `decided_by: support`.
+// Proposes to end, as support decides, a `PENDING` payout that its operator leaves unclear
+// (see `GET /admin/payouts/unclear/`). A decision on money takes two people: this records
+// the proposal (`202`, a `MoneyDecision` with `status: PENDING`, and a staff action
+// `money_decision_proposed`) and changes nothing else; a money approver other than the
+// proposer applies it with `POST /admin/money-decisions/{id}/approve/` (or rejects it).
 //
 // `status` and `reason` are required (`reason` not blank, at most 500 characters); any
 // other field is refused. Only payouts: a collection (`INBOUND`) or a transfer is refused
-// with `400` (`non_field_errors`): a collection ends on its own (it expires, and a success
-// that comes later is reconciled). A transaction that is not `PENDING` (or that another
-// resolution ended otherwise meanwhile) answers `409 not_pending`. `503`: the payout has not
-// been sent to an operator yet, its gateway is not configured in this process, the
-// operator's final answer is not recorded yet, or the workflow did not take the resolution;
-// nothing was changed, retry. Staff session only (`403 admin_only` otherwise).
+// with `400` (`non_field_errors`), and so is a second proposal while one waits on the same
+// payout. A transaction that is not `PENDING` answers `409 not_pending`. Staff session of a
+// support agent or above (`403 admin_only` without a staff session, `403 role_forbidden`
+// for a read-only role).
 //
 // Takes any type of body and a specified content type.
 //
@@ -9443,33 +9761,20 @@ func (c *RawClient) ResolveTransactionWithBody(ctx context.Context, id openapi_t
 	return c.Client.Do(req)
 }
 
-// ResolveTransaction End an unclear payout, after a status read
+// ResolveTransaction Propose the end of an unclear payout (two-person rule)
 //
-// Ends, as support decides, a `PENDING` payout that its operator leaves unclear (see
-// `GET /admin/payouts/unclear/`). The status is read at the gateway first:
-//
-//   - When the operator gives its final answer (`SUCCESS` or `FAILED`), that answer decides:
-//     the payout's workflow records it (status log by `SYSTEM`) and support's choice is **not**
-//     applied. The answer is `200` with `decided_by: operator` and the payout as it now stands
-//     (compare `transaction.status` with `requested_status`). The same holds when the
-//     operator's answer reached the workflow while the resolution was on its way.
-//   - Otherwise (the operator still answers `PENDING` or `NOT_FOUND`, or cannot be reached:
-//     `operator_answer` is then `UNREACHABLE`), the payout's workflow ends the run as asked, in
-//     one Postgres transaction with a status log by `ADMIN` whose reason names the staff
-//     member, the operator's answer and `reason`, and a staff action
-//     (`GET /admin/transactions/{id}/staff-actions/`). `FAILED` (failure code
-//     `ended_by_support`, `failure_message` "Ended by support: " and `reason`) releases the
-//     hold (`PAYOUT_REVERSAL`); `SUCCESS` settles it (`PAYOUT`). The merchant's webhooks are
-//     sent as for any end. The answer has `decided_by: support`.
+// Proposes to end, as support decides, a `PENDING` payout that its operator leaves unclear
+// (see `GET /admin/payouts/unclear/`). A decision on money takes two people: this records
+// the proposal (`202`, a `MoneyDecision` with `status: PENDING`, and a staff action
+// `money_decision_proposed`) and changes nothing else; a money approver other than the
+// proposer applies it with `POST /admin/money-decisions/{id}/approve/` (or rejects it).
 //
 // `status` and `reason` are required (`reason` not blank, at most 500 characters); any
 // other field is refused. Only payouts: a collection (`INBOUND`) or a transfer is refused
-// with `400` (`non_field_errors`): a collection ends on its own (it expires, and a success
-// that comes later is reconciled). A transaction that is not `PENDING` (or that another
-// resolution ended otherwise meanwhile) answers `409 not_pending`. `503`: the payout has not
-// been sent to an operator yet, its gateway is not configured in this process, the
-// operator's final answer is not recorded yet, or the workflow did not take the resolution;
-// nothing was changed, retry. Staff session only (`403 admin_only` otherwise).
+// with `400` (`non_field_errors`), and so is a second proposal while one waits on the same
+// payout. A transaction that is not `PENDING` answers `409 not_pending`. Staff session of a
+// support agent or above (`403 admin_only` without a staff session, `403 role_forbidden`
+// for a read-only role).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -12720,6 +13025,153 @@ func NewUnsuspendMerchantRequest(server string, id Id) (*http.Request, error) {
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewListMoneyDecisionsRequest constructs an http.Request for the ListMoneyDecisions method
+func NewListMoneyDecisionsRequest(server string, params *ListMoneyDecisionsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/money-decisions/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewApproveMoneyDecisionRequest constructs an http.Request for the ApproveMoneyDecision method
+func NewApproveMoneyDecisionRequest(server string, id openapi_types.UUID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/money-decisions/%s/approve/", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewRejectMoneyDecisionRequest calls the generic RejectMoneyDecision builder with application/json body
+func NewRejectMoneyDecisionRequest(server string, id openapi_types.UUID, body RejectMoneyDecisionJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRejectMoneyDecisionRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewRejectMoneyDecisionRequestWithBody constructs an http.Request for the RejectMoneyDecision method, with any body, and a specified content type
+func NewRejectMoneyDecisionRequestWithBody(server string, id openapi_types.UUID, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/money-decisions/%s/reject/", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -19721,6 +20173,65 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /admin/merchants/{id}/unsuspend/ (the `UnsuspendMerchant` operationId).
 	UnsuspendMerchantWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*UnsuspendMerchantResponse, error)
 
+	// ListMoneyDecisionsWithResponse Money decisions (two-person rule)
+	//
+	// The money decisions, newest first, of a `status` (`PENDING`, the default; `APPROVED`, `REJECTED` or `ALL`). Staff session only (`403 admin_only` otherwise).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /admin/money-decisions/ (the `ListMoneyDecisions` operationId).
+	ListMoneyDecisionsWithResponse(ctx context.Context, params *ListMoneyDecisionsParams, reqEditors ...RequestEditorFn) (*ListMoneyDecisionsResponse, error)
+
+	// ApproveMoneyDecisionWithResponse Approve and apply a proposed money decision
+	//
+	// The second person of a money decision: a money approver (or an admin) who did not
+	// propose it applies it. For the end of an unclear payout, the status is read at the
+	// gateway first:
+	//
+	// - When the operator gives its final answer (`SUCCESS` or `FAILED`), that answer decides:
+	//   the payout's workflow records it (status log by `SYSTEM`) and the proposal is **not**
+	//   applied (`resolution.decided_by: operator`; compare `resolution.transaction.status`
+	//   with `requested_status`).
+	// - Otherwise (the operator still answers `PENDING` or `NOT_FOUND`, or cannot be reached:
+	//   `operator_answer` is then `UNREACHABLE`), the payout's workflow ends the run as
+	//   proposed, in one Postgres transaction with a status log by `ADMIN` naming the approver,
+	//   and a staff action (`end_unclear_run`). `FAILED` (failure code `ended_by_support`,
+	//   `failure_message` "Ended by support: " and the proposal's `reason`) releases the hold
+	//   (`PAYOUT_REVERSAL`); `SUCCESS` settles it (`PAYOUT`). The merchant's webhooks are sent
+	//   as for any end. `resolution.decided_by: support`.
+	//
+	// The decision is then `APPROVED` with its `outcome`, and a staff action
+	// `money_decision_approved` names the approver. No body (any member is refused as an unknown
+	// field, `400`). `403 self_approval_forbidden`: the
+	// approver proposed it; `403 role_forbidden`: the role is below money approver; `409
+	// not_awaiting_approval`: already approved or rejected; `409 not_pending`: the payout ended
+	// meanwhile (reject the proposal). `503`: the payout's status cannot be read here now, or
+	// the workflow did not take the resolution; nothing was changed and the proposal still
+	// waits, retry.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /admin/money-decisions/{id}/approve/ (the `ApproveMoneyDecision` operationId).
+	ApproveMoneyDecisionWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*ApproveMoneyDecisionResponse, error)
+
+	// RejectMoneyDecisionWithBodyWithResponse Reject a proposed money decision
+	//
+	// A money approver (or an admin) who did not propose it closes the proposal without applying it, with a `note` (required, at most 500 characters); a staff action `money_decision_rejected` records it. `403 self_approval_forbidden`, `403 role_forbidden` and `409 not_awaiting_approval` as for the approval.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /admin/money-decisions/{id}/reject/ (the `RejectMoneyDecision` operationId).
+	RejectMoneyDecisionWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RejectMoneyDecisionResponse, error)
+
+	// RejectMoneyDecisionWithResponse Reject a proposed money decision
+	//
+	// A money approver (or an admin) who did not propose it closes the proposal without applying it, with a `note` (required, at most 500 characters); a staff action `money_decision_rejected` records it. `403 self_approval_forbidden`, `403 role_forbidden` and `409 not_awaiting_approval` as for the approval.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /admin/money-decisions/{id}/reject/ (the `RejectMoneyDecision` operationId).
+	RejectMoneyDecisionWithResponse(ctx context.Context, id openapi_types.UUID, body RejectMoneyDecisionJSONRequestBody, reqEditors ...RequestEditorFn) (*RejectMoneyDecisionResponse, error)
+
 	// ListMoneyFlagsWithResponse Money that needs a person
 	//
 	// Every merchant's money flags: `REFUND_DUE` (a customer paid twice: credited, to be
@@ -19758,66 +20269,40 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /admin/transactions/stuck/ (the `ListStuckTransactions` operationId).
 	ListStuckTransactionsWithResponse(ctx context.Context, params *ListStuckTransactionsParams, reqEditors ...RequestEditorFn) (*ListStuckTransactionsResponse, error)
 
-	// ResolveTransactionWithBodyWithResponse End an unclear payout, after a status read
+	// ResolveTransactionWithBodyWithResponse Propose the end of an unclear payout (two-person rule)
 	//
-	// Ends, as support decides, a `PENDING` payout that its operator leaves unclear (see
-	// `GET /admin/payouts/unclear/`). The status is read at the gateway first:
-	//
-	// - When the operator gives its final answer (`SUCCESS` or `FAILED`), that answer decides:
-	//   the payout's workflow records it (status log by `SYSTEM`) and support's choice is **not**
-	//   applied. The answer is `200` with `decided_by: operator` and the payout as it now stands
-	//   (compare `transaction.status` with `requested_status`). The same holds when the
-	//   operator's answer reached the workflow while the resolution was on its way.
-	// - Otherwise (the operator still answers `PENDING` or `NOT_FOUND`, or cannot be reached:
-	//   `operator_answer` is then `UNREACHABLE`), the payout's workflow ends the run as asked, in
-	//   one Postgres transaction with a status log by `ADMIN` whose reason names the staff
-	//   member, the operator's answer and `reason`, and a staff action
-	//   (`GET /admin/transactions/{id}/staff-actions/`). `FAILED` (failure code
-	//   `ended_by_support`, `failure_message` "Ended by support: " and `reason`) releases the
-	//   hold (`PAYOUT_REVERSAL`); `SUCCESS` settles it (`PAYOUT`). The merchant's webhooks are
-	//   sent as for any end. The answer has `decided_by: support`.
+	// Proposes to end, as support decides, a `PENDING` payout that its operator leaves unclear
+	// (see `GET /admin/payouts/unclear/`). A decision on money takes two people: this records
+	// the proposal (`202`, a `MoneyDecision` with `status: PENDING`, and a staff action
+	// `money_decision_proposed`) and changes nothing else; a money approver other than the
+	// proposer applies it with `POST /admin/money-decisions/{id}/approve/` (or rejects it).
 	//
 	// `status` and `reason` are required (`reason` not blank, at most 500 characters); any
 	// other field is refused. Only payouts: a collection (`INBOUND`) or a transfer is refused
-	// with `400` (`non_field_errors`): a collection ends on its own (it expires, and a success
-	// that comes later is reconciled). A transaction that is not `PENDING` (or that another
-	// resolution ended otherwise meanwhile) answers `409 not_pending`. `503`: the payout has not
-	// been sent to an operator yet, its gateway is not configured in this process, the
-	// operator's final answer is not recorded yet, or the workflow did not take the resolution;
-	// nothing was changed, retry. Staff session only (`403 admin_only` otherwise).
+	// with `400` (`non_field_errors`), and so is a second proposal while one waits on the same
+	// payout. A transaction that is not `PENDING` answers `409 not_pending`. Staff session of a
+	// support agent or above (`403 admin_only` without a staff session, `403 role_forbidden`
+	// for a read-only role).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /admin/transactions/{id}/resolve/ (the `ResolveTransaction` operationId).
 	ResolveTransactionWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ResolveTransactionResponse, error)
 
-	// ResolveTransactionWithResponse End an unclear payout, after a status read
+	// ResolveTransactionWithResponse Propose the end of an unclear payout (two-person rule)
 	//
-	// Ends, as support decides, a `PENDING` payout that its operator leaves unclear (see
-	// `GET /admin/payouts/unclear/`). The status is read at the gateway first:
-	//
-	// - When the operator gives its final answer (`SUCCESS` or `FAILED`), that answer decides:
-	//   the payout's workflow records it (status log by `SYSTEM`) and support's choice is **not**
-	//   applied. The answer is `200` with `decided_by: operator` and the payout as it now stands
-	//   (compare `transaction.status` with `requested_status`). The same holds when the
-	//   operator's answer reached the workflow while the resolution was on its way.
-	// - Otherwise (the operator still answers `PENDING` or `NOT_FOUND`, or cannot be reached:
-	//   `operator_answer` is then `UNREACHABLE`), the payout's workflow ends the run as asked, in
-	//   one Postgres transaction with a status log by `ADMIN` whose reason names the staff
-	//   member, the operator's answer and `reason`, and a staff action
-	//   (`GET /admin/transactions/{id}/staff-actions/`). `FAILED` (failure code
-	//   `ended_by_support`, `failure_message` "Ended by support: " and `reason`) releases the
-	//   hold (`PAYOUT_REVERSAL`); `SUCCESS` settles it (`PAYOUT`). The merchant's webhooks are
-	//   sent as for any end. The answer has `decided_by: support`.
+	// Proposes to end, as support decides, a `PENDING` payout that its operator leaves unclear
+	// (see `GET /admin/payouts/unclear/`). A decision on money takes two people: this records
+	// the proposal (`202`, a `MoneyDecision` with `status: PENDING`, and a staff action
+	// `money_decision_proposed`) and changes nothing else; a money approver other than the
+	// proposer applies it with `POST /admin/money-decisions/{id}/approve/` (or rejects it).
 	//
 	// `status` and `reason` are required (`reason` not blank, at most 500 characters); any
 	// other field is refused. Only payouts: a collection (`INBOUND`) or a transfer is refused
-	// with `400` (`non_field_errors`): a collection ends on its own (it expires, and a success
-	// that comes later is reconciled). A transaction that is not `PENDING` (or that another
-	// resolution ended otherwise meanwhile) answers `409 not_pending`. `503`: the payout has not
-	// been sent to an operator yet, its gateway is not configured in this process, the
-	// operator's final answer is not recorded yet, or the workflow did not take the resolution;
-	// nothing was changed, retry. Staff session only (`403 admin_only` otherwise).
+	// with `400` (`non_field_errors`), and so is a second proposal while one waits on the same
+	// payout. A transaction that is not `PENDING` answers `409 not_pending`. Staff session of a
+	// support agent or above (`403 admin_only` without a staff session, `403 role_forbidden`
+	// for a read-only role).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -22028,6 +22513,179 @@ func (r UnsuspendMerchantResponse) ContentType() string {
 	return ""
 }
 
+// ListMoneyDecisionsResponse200Headers the declared response headers of an HTTP 200 response for ListMoneyDecisions
+type ListMoneyDecisionsResponse200Headers struct {
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+type ListMoneyDecisionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data    []MoneyDecision                              `json:"data"`
+		Success ListMoneyDecisions200JSONResponseBodySuccess `json:"success"`
+	}
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListMoneyDecisionsResponse200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListMoneyDecisionsResponse) GetJSON200() *struct {
+	Data    []MoneyDecision                              `json:"data"`
+	Success ListMoneyDecisions200JSONResponseBodySuccess `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetBody returns the raw response body bytes
+func (r ListMoneyDecisionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListMoneyDecisionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListMoneyDecisionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListMoneyDecisionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ApproveMoneyDecisionResponse200Headers the declared response headers of an HTTP 200 response for ApproveMoneyDecision
+type ApproveMoneyDecisionResponse200Headers struct {
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+type ApproveMoneyDecisionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data    MoneyDecisionApproval                          `json:"data"`
+		Success ApproveMoneyDecision200JSONResponseBodySuccess `json:"success"`
+	}
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ApproveMoneyDecisionResponse200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ApproveMoneyDecisionResponse) GetJSON200() *struct {
+	Data    MoneyDecisionApproval                          `json:"data"`
+	Success ApproveMoneyDecision200JSONResponseBodySuccess `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetBody returns the raw response body bytes
+func (r ApproveMoneyDecisionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ApproveMoneyDecisionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ApproveMoneyDecisionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ApproveMoneyDecisionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RejectMoneyDecisionResponse200Headers the declared response headers of an HTTP 200 response for RejectMoneyDecision
+type RejectMoneyDecisionResponse200Headers struct {
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+type RejectMoneyDecisionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A decision on money that takes two staff members, one proposing, another approving or rejecting.
+		Data    MoneyDecision                                 `json:"data"`
+		Success RejectMoneyDecision200JSONResponseBodySuccess `json:"success"`
+	}
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RejectMoneyDecisionResponse200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RejectMoneyDecisionResponse) GetJSON200() *struct {
+	// Data A decision on money that takes two staff members, one proposing, another approving or rejecting.
+	Data    MoneyDecision                                 `json:"data"`
+	Success RejectMoneyDecision200JSONResponseBodySuccess `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetBody returns the raw response body bytes
+func (r RejectMoneyDecisionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RejectMoneyDecisionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RejectMoneyDecisionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RejectMoneyDecisionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListMoneyFlagsResponse200Headers the declared response headers of an HTTP 200 response for ListMoneyFlags
 type ListMoneyFlagsResponse200Headers struct {
 	RateLimitLimit     int
@@ -22199,8 +22857,8 @@ func (r ListStuckTransactionsResponse) ContentType() string {
 	return ""
 }
 
-// ResolveTransactionResponse200Headers the declared response headers of an HTTP 200 response for ResolveTransaction
-type ResolveTransactionResponse200Headers struct {
+// ResolveTransactionResponse202Headers the declared response headers of an HTTP 202 response for ResolveTransaction
+type ResolveTransactionResponse202Headers struct {
 	RateLimitLimit     int
 	RateLimitRemaining int
 	RateLimitReset     int
@@ -22210,23 +22868,23 @@ type ResolveTransactionResponse200Headers struct {
 type ResolveTransactionResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *struct {
-		// Data The answer to a support resolution.
-		Data    Resolution                                   `json:"data"`
-		Success ResolveTransaction200JSONResponseBodySuccess `json:"success"`
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *struct {
+		// Data A decision on money that takes two staff members, one proposing, another approving or rejecting.
+		Data    MoneyDecision                                `json:"data"`
+		Success ResolveTransaction202JSONResponseBodySuccess `json:"success"`
 	}
-	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *ResolveTransactionResponse200Headers
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *ResolveTransactionResponse202Headers
 }
 
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ResolveTransactionResponse) GetJSON200() *struct {
-	// Data The answer to a support resolution.
-	Data    Resolution                                   `json:"data"`
-	Success ResolveTransaction200JSONResponseBodySuccess `json:"success"`
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r ResolveTransactionResponse) GetJSON202() *struct {
+	// Data A decision on money that takes two staff members, one proposing, another approving or rejecting.
+	Data    MoneyDecision                                `json:"data"`
+	Success ResolveTransaction202JSONResponseBodySuccess `json:"success"`
 } {
-	return r.JSON200
+	return r.JSON202
 }
 
 // GetBody returns the raw response body bytes
@@ -27905,6 +28563,89 @@ func (c *ClientWithResponses) UnsuspendMerchantWithResponse(ctx context.Context,
 	return ParseUnsuspendMerchantResponse(rsp)
 }
 
+// ListMoneyDecisionsWithResponse Money decisions (two-person rule)
+//
+// The money decisions, newest first, of a `status` (`PENDING`, the default; `APPROVED`, `REJECTED` or `ALL`). Staff session only (`403 admin_only` otherwise).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /admin/money-decisions/ (the `ListMoneyDecisions` operationId).
+func (c *ClientWithResponses) ListMoneyDecisionsWithResponse(ctx context.Context, params *ListMoneyDecisionsParams, reqEditors ...RequestEditorFn) (*ListMoneyDecisionsResponse, error) {
+	rsp, err := c.ListMoneyDecisions(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListMoneyDecisionsResponse(rsp)
+}
+
+// ApproveMoneyDecisionWithResponse Approve and apply a proposed money decision
+//
+// The second person of a money decision: a money approver (or an admin) who did not
+// propose it applies it. For the end of an unclear payout, the status is read at the
+// gateway first:
+//
+//   - When the operator gives its final answer (`SUCCESS` or `FAILED`), that answer decides:
+//     the payout's workflow records it (status log by `SYSTEM`) and the proposal is **not**
+//     applied (`resolution.decided_by: operator`; compare `resolution.transaction.status`
+//     with `requested_status`).
+//   - Otherwise (the operator still answers `PENDING` or `NOT_FOUND`, or cannot be reached:
+//     `operator_answer` is then `UNREACHABLE`), the payout's workflow ends the run as
+//     proposed, in one Postgres transaction with a status log by `ADMIN` naming the approver,
+//     and a staff action (`end_unclear_run`). `FAILED` (failure code `ended_by_support`,
+//     `failure_message` "Ended by support: " and the proposal's `reason`) releases the hold
+//     (`PAYOUT_REVERSAL`); `SUCCESS` settles it (`PAYOUT`). The merchant's webhooks are sent
+//     as for any end. `resolution.decided_by: support`.
+//
+// The decision is then `APPROVED` with its `outcome`, and a staff action
+// `money_decision_approved` names the approver. No body (any member is refused as an unknown
+// field, `400`). `403 self_approval_forbidden`: the
+// approver proposed it; `403 role_forbidden`: the role is below money approver; `409
+// not_awaiting_approval`: already approved or rejected; `409 not_pending`: the payout ended
+// meanwhile (reject the proposal). `503`: the payout's status cannot be read here now, or
+// the workflow did not take the resolution; nothing was changed and the proposal still
+// waits, retry.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /admin/money-decisions/{id}/approve/ (the `ApproveMoneyDecision` operationId).
+func (c *ClientWithResponses) ApproveMoneyDecisionWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*ApproveMoneyDecisionResponse, error) {
+	rsp, err := c.ApproveMoneyDecision(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseApproveMoneyDecisionResponse(rsp)
+}
+
+// RejectMoneyDecisionWithBodyWithResponse Reject a proposed money decision
+//
+// A money approver (or an admin) who did not propose it closes the proposal without applying it, with a `note` (required, at most 500 characters); a staff action `money_decision_rejected` records it. `403 self_approval_forbidden`, `403 role_forbidden` and `409 not_awaiting_approval` as for the approval.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /admin/money-decisions/{id}/reject/ (the `RejectMoneyDecision` operationId).
+func (c *ClientWithResponses) RejectMoneyDecisionWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RejectMoneyDecisionResponse, error) {
+	rsp, err := c.RejectMoneyDecisionWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRejectMoneyDecisionResponse(rsp)
+}
+
+// RejectMoneyDecisionWithResponse Reject a proposed money decision
+//
+// A money approver (or an admin) who did not propose it closes the proposal without applying it, with a `note` (required, at most 500 characters); a staff action `money_decision_rejected` records it. `403 self_approval_forbidden`, `403 role_forbidden` and `409 not_awaiting_approval` as for the approval.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /admin/money-decisions/{id}/reject/ (the `RejectMoneyDecision` operationId).
+func (c *ClientWithResponses) RejectMoneyDecisionWithResponse(ctx context.Context, id openapi_types.UUID, body RejectMoneyDecisionJSONRequestBody, reqEditors ...RequestEditorFn) (*RejectMoneyDecisionResponse, error) {
+	rsp, err := c.RejectMoneyDecision(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRejectMoneyDecisionResponse(rsp)
+}
+
 // ListMoneyFlagsWithResponse Money that needs a person
 //
 // Every merchant's money flags: `REFUND_DUE` (a customer paid twice: credited, to be
@@ -27960,33 +28701,20 @@ func (c *ClientWithResponses) ListStuckTransactionsWithResponse(ctx context.Cont
 	return ParseListStuckTransactionsResponse(rsp)
 }
 
-// ResolveTransactionWithBodyWithResponse End an unclear payout, after a status read
+// ResolveTransactionWithBodyWithResponse Propose the end of an unclear payout (two-person rule)
 //
-// Ends, as support decides, a `PENDING` payout that its operator leaves unclear (see
-// `GET /admin/payouts/unclear/`). The status is read at the gateway first:
-//
-//   - When the operator gives its final answer (`SUCCESS` or `FAILED`), that answer decides:
-//     the payout's workflow records it (status log by `SYSTEM`) and support's choice is **not**
-//     applied. The answer is `200` with `decided_by: operator` and the payout as it now stands
-//     (compare `transaction.status` with `requested_status`). The same holds when the
-//     operator's answer reached the workflow while the resolution was on its way.
-//   - Otherwise (the operator still answers `PENDING` or `NOT_FOUND`, or cannot be reached:
-//     `operator_answer` is then `UNREACHABLE`), the payout's workflow ends the run as asked, in
-//     one Postgres transaction with a status log by `ADMIN` whose reason names the staff
-//     member, the operator's answer and `reason`, and a staff action
-//     (`GET /admin/transactions/{id}/staff-actions/`). `FAILED` (failure code
-//     `ended_by_support`, `failure_message` "Ended by support: " and `reason`) releases the
-//     hold (`PAYOUT_REVERSAL`); `SUCCESS` settles it (`PAYOUT`). The merchant's webhooks are
-//     sent as for any end. The answer has `decided_by: support`.
+// Proposes to end, as support decides, a `PENDING` payout that its operator leaves unclear
+// (see `GET /admin/payouts/unclear/`). A decision on money takes two people: this records
+// the proposal (`202`, a `MoneyDecision` with `status: PENDING`, and a staff action
+// `money_decision_proposed`) and changes nothing else; a money approver other than the
+// proposer applies it with `POST /admin/money-decisions/{id}/approve/` (or rejects it).
 //
 // `status` and `reason` are required (`reason` not blank, at most 500 characters); any
 // other field is refused. Only payouts: a collection (`INBOUND`) or a transfer is refused
-// with `400` (`non_field_errors`): a collection ends on its own (it expires, and a success
-// that comes later is reconciled). A transaction that is not `PENDING` (or that another
-// resolution ended otherwise meanwhile) answers `409 not_pending`. `503`: the payout has not
-// been sent to an operator yet, its gateway is not configured in this process, the
-// operator's final answer is not recorded yet, or the workflow did not take the resolution;
-// nothing was changed, retry. Staff session only (`403 admin_only` otherwise).
+// with `400` (`non_field_errors`), and so is a second proposal while one waits on the same
+// payout. A transaction that is not `PENDING` answers `409 not_pending`. Staff session of a
+// support agent or above (`403 admin_only` without a staff session, `403 role_forbidden`
+// for a read-only role).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -27999,33 +28727,20 @@ func (c *ClientWithResponses) ResolveTransactionWithBodyWithResponse(ctx context
 	return ParseResolveTransactionResponse(rsp)
 }
 
-// ResolveTransactionWithResponse End an unclear payout, after a status read
+// ResolveTransactionWithResponse Propose the end of an unclear payout (two-person rule)
 //
-// Ends, as support decides, a `PENDING` payout that its operator leaves unclear (see
-// `GET /admin/payouts/unclear/`). The status is read at the gateway first:
-//
-//   - When the operator gives its final answer (`SUCCESS` or `FAILED`), that answer decides:
-//     the payout's workflow records it (status log by `SYSTEM`) and support's choice is **not**
-//     applied. The answer is `200` with `decided_by: operator` and the payout as it now stands
-//     (compare `transaction.status` with `requested_status`). The same holds when the
-//     operator's answer reached the workflow while the resolution was on its way.
-//   - Otherwise (the operator still answers `PENDING` or `NOT_FOUND`, or cannot be reached:
-//     `operator_answer` is then `UNREACHABLE`), the payout's workflow ends the run as asked, in
-//     one Postgres transaction with a status log by `ADMIN` whose reason names the staff
-//     member, the operator's answer and `reason`, and a staff action
-//     (`GET /admin/transactions/{id}/staff-actions/`). `FAILED` (failure code
-//     `ended_by_support`, `failure_message` "Ended by support: " and `reason`) releases the
-//     hold (`PAYOUT_REVERSAL`); `SUCCESS` settles it (`PAYOUT`). The merchant's webhooks are
-//     sent as for any end. The answer has `decided_by: support`.
+// Proposes to end, as support decides, a `PENDING` payout that its operator leaves unclear
+// (see `GET /admin/payouts/unclear/`). A decision on money takes two people: this records
+// the proposal (`202`, a `MoneyDecision` with `status: PENDING`, and a staff action
+// `money_decision_proposed`) and changes nothing else; a money approver other than the
+// proposer applies it with `POST /admin/money-decisions/{id}/approve/` (or rejects it).
 //
 // `status` and `reason` are required (`reason` not blank, at most 500 characters); any
 // other field is refused. Only payouts: a collection (`INBOUND`) or a transfer is refused
-// with `400` (`non_field_errors`): a collection ends on its own (it expires, and a success
-// that comes later is reconciled). A transaction that is not `PENDING` (or that another
-// resolution ended otherwise meanwhile) answers `409 not_pending`. `503`: the payout has not
-// been sent to an operator yet, its gateway is not configured in this process, the
-// operator's final answer is not recorded yet, or the workflow did not take the resolution;
-// nothing was changed, retry. Staff session only (`403 admin_only` otherwise).
+// with `400` (`non_field_errors`), and so is a second proposal while one waits on the same
+// payout. A transaction that is not `PENDING` answers `409 not_pending`. Staff session of a
+// support agent or above (`403 admin_only` without a staff session, `403 role_forbidden`
+// for a read-only role).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -31011,6 +31726,196 @@ func ParseUnsuspendMerchantResponse(rsp *http.Response) (*UnsuspendMerchantRespo
 	return response, nil
 }
 
+// ParseListMoneyDecisionsResponse parses an HTTP response from a ListMoneyDecisionsWithResponse call
+func ParseListMoneyDecisionsResponse(rsp *http.Response) (*ListMoneyDecisionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListMoneyDecisionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data    []MoneyDecision                              `json:"data"`
+			Success ListMoneyDecisions200JSONResponseBodySuccess `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListMoneyDecisionsResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseApproveMoneyDecisionResponse parses an HTTP response from a ApproveMoneyDecisionWithResponse call
+func ParseApproveMoneyDecisionResponse(rsp *http.Response) (*ApproveMoneyDecisionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ApproveMoneyDecisionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data    MoneyDecisionApproval                          `json:"data"`
+			Success ApproveMoneyDecision200JSONResponseBodySuccess `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ApproveMoneyDecisionResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRejectMoneyDecisionResponse parses an HTTP response from a RejectMoneyDecisionWithResponse call
+func ParseRejectMoneyDecisionResponse(rsp *http.Response) (*RejectMoneyDecisionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RejectMoneyDecisionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A decision on money that takes two staff members, one proposing, another approving or rejecting.
+			Data    MoneyDecision                                 `json:"data"`
+			Success RejectMoneyDecision200JSONResponseBodySuccess `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RejectMoneyDecisionResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListMoneyFlagsResponse parses an HTTP response from a ListMoneyFlagsWithResponse call
 func ParseListMoneyFlagsResponse(rsp *http.Response) (*ListMoneyFlagsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -31214,22 +32119,22 @@ func ParseResolveTransactionResponse(rsp *http.Response) (*ResolveTransactionRes
 	}
 
 	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
 		var dest struct {
-			// Data The answer to a support resolution.
-			Data    Resolution                                   `json:"data"`
-			Success ResolveTransaction200JSONResponseBodySuccess `json:"success"`
+			// Data A decision on money that takes two staff members, one proposing, another approving or rejecting.
+			Data    MoneyDecision                                `json:"data"`
+			Success ResolveTransaction202JSONResponseBodySuccess `json:"success"`
 		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON200 = &dest
+		response.JSON202 = &dest
 
 	}
 
 	switch {
-	case rsp.StatusCode == 200:
-		var headers ResolveTransactionResponse200Headers
+	case rsp.StatusCode == 202:
+		var headers ResolveTransactionResponse202Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -31258,7 +32163,7 @@ func ParseResolveTransactionResponse(rsp *http.Response) (*ResolveTransactionRes
 			}
 			headers.XRequestId = value
 		}
-		response.Headers200 = &headers
+		response.Headers202 = &headers
 	}
 
 	return response, nil

@@ -71,8 +71,13 @@ type Config struct {
 	ThrottleLogin func(w http.ResponseWriter, r *http.Request) error
 	// Reverify is POST /admin/transactions/{id}/reverify/'s code, for the staff member.
 	Reverify func(ctx context.Context, staff sika.Member, id uuid.UUID) (Reverification, error)
-	// Resolve is POST /admin/transactions/{id}/resolve/'s code (api.ResolveUnclearPayout).
-	Resolve func(ctx context.Context, staff sika.Member, id uuid.UUID, status sika.TransactionStatus, reason string) (Resolution, error)
+	// Propose is POST /admin/transactions/{id}/resolve/'s code (api.ProposeResolution): the
+	// first person of a money decision.
+	Propose func(ctx context.Context, staff sika.Member, id uuid.UUID, status sika.TransactionStatus, reason string) (store.MoneyDecision, error)
+	// Approve and Reject are POST /admin/money-decisions/{id}/approve/ and reject/'s code
+	// (api.ApproveMoneyDecision, api.RejectMoneyDecision): the second person.
+	Approve func(ctx context.Context, staff sika.Member, id uuid.UUID) (Resolution, error)
+	Reject  func(ctx context.Context, staff sika.Member, id uuid.UUID, note string) error
 	// WorkflowURL links a transaction's workflow in the Temporal UI ("" without a UI).
 	WorkflowURL func(t sika.Transaction) string
 	// OpenKYCFile opens a stored KYC file by its name's parts (any merchant's: staff), with the
@@ -102,7 +107,7 @@ type App struct {
 
 // pageNames are the page templates; each is parsed with layout.html.
 var pageNames = []string{"login", "stuck", "unclear", "flags", "search", "transaction", "kyc", "dossier",
-	"merchants", "merchant", "payout_methods", "actions", "error"}
+	"merchants", "merchant", "payout_methods", "actions", "decisions", "staff", "error"}
 
 // New builds the console.
 func New(cfg Config) *App {
@@ -158,22 +163,30 @@ func (a *App) routes() *mux.Router {
 	r.Handle(Prefix+"search/", a.staff(a.search)).Methods(get)
 	r.Handle(Prefix+"actions/", a.staff(a.actions)).Methods(get)
 	r.Handle(Prefix+"transactions/{id}/", a.staff(a.transaction)).Methods(get)
-	r.Handle(Prefix+"transactions/{id}/reverify/", a.staff(a.reverify)).Methods(post)
-	r.Handle(Prefix+"transactions/{id}/resolve/", a.staff(a.resolve)).Methods(post)
+	// Every action needs the role that allows it (sika.StaffRole.Can); the pages show only the
+	// actions the member's role allows.
+	r.Handle(Prefix+"transactions/{id}/reverify/", a.staffCan(sika.PermReverify, a.reverify)).Methods(post)
+	r.Handle(Prefix+"transactions/{id}/resolve/", a.staffCan(sika.PermProposeMoneyDecision, a.resolve)).Methods(post)
+	r.Handle(Prefix+"decisions/", a.staff(a.decisions)).Methods(get)
+	r.Handle(Prefix+"decisions/{id}/approve/", a.staffCan(sika.PermApproveMoneyDecision, a.approveDecision)).Methods(post)
+	r.Handle(Prefix+"decisions/{id}/reject/", a.staffCan(sika.PermApproveMoneyDecision, a.rejectDecision)).Methods(post)
 
 	r.Handle(Prefix+"kyc/", a.staff(a.kycQueue)).Methods(get)
 	// Before {id}: mux matches in the order routes were added.
 	r.Handle(Prefix+"kyc/files/{sha256}.{ext}", a.staff(a.kycFile)).Methods(get)
 	r.Handle(Prefix+"kyc/{id}/", a.staff(a.dossier)).Methods(get)
-	r.Handle(Prefix+"kyc/{id}/approve/", a.staff(a.approveDossier)).Methods(post)
-	r.Handle(Prefix+"kyc/{id}/reject/", a.staff(a.rejectDossier)).Methods(post)
+	r.Handle(Prefix+"kyc/{id}/approve/", a.staffCan(sika.PermReviewKYC, a.approveDossier)).Methods(post)
+	r.Handle(Prefix+"kyc/{id}/reject/", a.staffCan(sika.PermReviewKYC, a.rejectDossier)).Methods(post)
 
 	r.Handle(Prefix+"merchants/", a.staff(a.merchants)).Methods(get)
 	r.Handle(Prefix+"merchants/{id}/", a.staff(a.merchant)).Methods(get)
-	r.Handle(Prefix+"merchants/{id}/suspend/", a.staff(a.suspend)).Methods(post)
-	r.Handle(Prefix+"merchants/{id}/unsuspend/", a.staff(a.unsuspend)).Methods(post)
+	r.Handle(Prefix+"merchants/{id}/suspend/", a.staffCan(sika.PermSuspendMerchant, a.suspend)).Methods(post)
+	r.Handle(Prefix+"merchants/{id}/unsuspend/", a.staffCan(sika.PermReinstateMerchant, a.unsuspend)).Methods(post)
 	r.Handle(Prefix+"payout-methods/", a.staff(a.payoutMethods)).Methods(get)
-	r.Handle(Prefix+"payout-methods/{id}/verify/", a.staff(a.verifyPayoutMethod)).Methods(post)
+	r.Handle(Prefix+"payout-methods/{id}/verify/", a.staffCan(sika.PermVerifyPayoutMethod, a.verifyPayoutMethod)).Methods(post)
+
+	r.Handle(Prefix+"staff/", a.staffCan(sika.PermManageStaff, a.staffPage)).Methods(get)
+	r.Handle(Prefix+"staff/role/", a.staffCan(sika.PermManageStaff, a.setStaffRole)).Methods(post)
 	return r
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/api/filter"
 	"github.com/sikahq/sika/store"
 )
@@ -54,11 +55,17 @@ func TestConsoleTranslations(t *testing.T) {
 	add("kyc_", []string{"PENDING", "APPROVED", "REJECTED"})
 	add("decided_by_", []string{"operator", "support"})
 	add("action_", []string{"end_unclear_run", store.StaffActionKYCApproved, store.StaffActionKYCRejected, store.StaffActionMerchantSuspended,
-		store.StaffActionMerchantReinstated, store.StaffActionPayoutMethodReview, store.StaffActionReverified})
+		store.StaffActionMerchantReinstated, store.StaffActionPayoutMethodReview, store.StaffActionReverified,
+		store.ActionDecisionProposed, store.ActionDecisionApproved, store.ActionDecisionRejected, store.ActionStaffRoleChanged})
+	for _, r := range sika.StaffRoles {
+		used["role_"+string(r)] = true
+	}
+	add("decision_", []string{string(store.DecisionPending), string(store.DecisionApproved), string(store.DecisionRejected)})
+	add("error_", []string{string(sika.CodeRoleForbidden), string(sika.CodeSelfApprovalForbidden)})
 	add("", []string{"session_expired", "signed_out", "too_many_attempts", "login_required", "wrong_credentials", "merchant_refused",
 		"error_internal", "error_forbidden", "error_not_found", "error_bad_request", "error_method", "error_refused",
 		"login_title", "stuck_title", "unclear_title", "flags_title", "search_title", "transaction_title", "actions_title",
-		"kyc_title", "dossier_title", "merchants_title", "merchant_title", "payout_methods_title"})
+		"kyc_title", "dossier_title", "merchants_title", "merchant_title", "payout_methods_title", "decisions_title", "staff_title"})
 	for _, k := range slices.Sorted(maps.Keys(used)) {
 		if _, ok := fr[k]; !ok {
 			t.Errorf("key %q is used but not translated", k)

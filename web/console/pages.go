@@ -104,9 +104,9 @@ func (a *App) unclear(w http.ResponseWriter, r *http.Request, v *visit) error {
 	return a.render(w, r, http.StatusOK, "unclear", &view{visit: v, Title: "unclear_title", Nav: "unclear", Data: d})
 }
 
-// resolve ends an unclear payout as support decides, with a required reason
-// (api.ResolveUnclearPayout, as POST /admin/transactions/{id}/resolve/), and shows the
-// transaction with what was decided and by whom.
+// resolve proposes the end of an unclear payout, with a required reason (api.ProposeResolution,
+// as POST /admin/transactions/{id}/resolve/): a money approver other than the proposer then
+// approves it on the decisions page. Back to the transaction, which shows the proposal.
 func (a *App) resolve(w http.ResponseWriter, r *http.Request, v *visit) error {
 	id, err := webapp.ParseID(mux.Vars(r)["id"], "Transaction")
 	if err != nil {
@@ -116,12 +116,105 @@ func (a *App) resolve(w http.ResponseWriter, r *http.Request, v *visit) error {
 		return err
 	}
 	status := sika.TransactionStatus(strings.ToUpper(strings.TrimSpace(r.PostFormValue("status"))))
-	res, err := a.cfg.Resolve(r.Context(), v.member, id, status, r.PostFormValue("reason"))
+	if _, err := a.cfg.Propose(r.Context(), v.member, id, status, r.PostFormValue("reason")); err != nil {
+		return err
+	}
+	webapp.Redirect(w, r, Prefix+"transactions/"+id.String()+"/?proposed=1")
+	return nil
+}
+
+// decisionsData is the money decisions page: those waiting for a second person, then the latest
+// decided ones.
+type decisionsData struct {
+	Pending, Decided []store.MoneyDecision
+}
+
+// decisions lists the money decisions waiting for approval, with approve and reject forms for a
+// money approver (not on their own proposals), and the latest decided ones.
+func (a *App) decisions(w http.ResponseWriter, r *http.Request, v *visit) error {
+	var d decisionsData
+	var err error
+	if d.Pending, err = a.cfg.Store.MoneyDecisions(r.Context(), store.DecisionPending, uuid.Nil, listLimit); err != nil {
+		return err
+	}
+	all, err := a.cfg.Store.MoneyDecisions(r.Context(), "", uuid.Nil, listLimit)
 	if err != nil {
 		return err
 	}
-	webapp.Redirect(w, r, Prefix+"transactions/"+id.String()+"/?"+url.Values{
+	for _, m := range all {
+		if m.Status != store.DecisionPending {
+			d.Decided = append(d.Decided, m)
+		}
+	}
+	return a.render(w, r, http.StatusOK, "decisions", &view{visit: v, Title: "decisions_title", Nav: "decisions", Data: d})
+}
+
+// approveDecision applies a waiting proposal as the second person (api.ApproveMoneyDecision),
+// and shows the transaction with what was decided and by whom.
+func (a *App) approveDecision(w http.ResponseWriter, r *http.Request, v *visit) error {
+	id, err := webapp.ParseID(mux.Vars(r)["id"], "Money decision")
+	if err != nil {
+		return err
+	}
+	d, err := a.cfg.Store.MoneyDecision(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	res, err := a.cfg.Approve(r.Context(), v.member, id)
+	if err != nil {
+		return err
+	}
+	webapp.Redirect(w, r, Prefix+"transactions/"+d.Transaction.String()+"/?"+url.Values{
 		"resolved": {string(res.Status)}, "decided_by": {res.DecidedBy}, "operator_answer": {res.OperatorAnswer}}.Encode())
+	return nil
+}
+
+// rejectDecision closes a waiting proposal with a required note (api.RejectMoneyDecision).
+func (a *App) rejectDecision(w http.ResponseWriter, r *http.Request, v *visit) error {
+	id, err := webapp.ParseID(mux.Vars(r)["id"], "Money decision")
+	if err != nil {
+		return err
+	}
+	if err := a.cfg.Reject(r.Context(), v.member, id, r.PostFormValue("note")); err != nil {
+		return err
+	}
+	webapp.Redirect(w, r, Prefix+"decisions/")
+	return nil
+}
+
+// staffData is the staff page: every staff member with their role.
+type staffData struct {
+	Members []sika.Member
+	Roles   []sika.StaffRole
+	Changed string
+}
+
+// staffPage lists the staff with a form to give, change or take away a role (admins only).
+func (a *App) staffPage(w http.ResponseWriter, r *http.Request, v *visit) error {
+	members, err := a.cfg.Store.StaffMembers(r.Context())
+	if err != nil {
+		return err
+	}
+	return a.render(w, r, http.StatusOK, "staff", &view{visit: v, Title: "staff_title", Nav: "staff",
+		Data: staffData{Members: members, Roles: sika.StaffRoles, Changed: r.URL.Query().Get("changed")}})
+}
+
+// setStaffRole gives the member of the form's email the form's role ("none" takes it away),
+// through store.SetStaffRole, which audits it and keeps the last admin.
+func (a *App) setStaffRole(w http.ResponseWriter, r *http.Request, v *visit) error {
+	email := strings.TrimSpace(r.PostFormValue("email"))
+	if email == "" {
+		return sika.FieldError("email", sika.MsgRequired)
+	}
+	role := sika.StaffRole(strings.ToUpper(strings.TrimSpace(r.PostFormValue("role"))))
+	if role == "NONE" {
+		role = ""
+	}
+	m, err := a.cfg.Store.SetStaffRole(r.Context(), email, role, v.member)
+	if err != nil {
+		return err
+	}
+	webapp.Redirect(w, r, Prefix+"staff/?"+url.Values{"changed": {m.Email}}.Encode())
 	return nil
 }
 
@@ -171,8 +264,22 @@ type transactionData struct {
 	WorkflowURL string
 	Actions     []store.StaffActionRecord
 	Unclear     bool
-	// Notice: what the action just done answered (re-verified, resolved).
+	// Decisions are the money decisions on the transaction, newest first (a waiting one first
+	// of all: the proposal a money approver decides).
+	Decisions []store.MoneyDecision
+	// Notice: what the action just done answered (re-verified, proposed, resolved).
+	Proposed                                        bool
 	Reverified, Resolved, DecidedBy, OperatorAnswer string
+}
+
+// Waiting is the transaction's money decision that waits for approval, if any.
+func (d transactionData) Waiting() *store.MoneyDecision {
+	for i := range d.Decisions {
+		if d.Decisions[i].Status == store.DecisionPending {
+			return &d.Decisions[i]
+		}
+	}
+	return nil
 }
 
 func (a *App) transaction(w http.ResponseWriter, r *http.Request, v *visit) error {
@@ -196,7 +303,11 @@ func (a *App) transaction(w http.ResponseWriter, r *http.Request, v *visit) erro
 		return err
 	}
 	d.Unclear = t.Status == sika.StatusPending && t.FlowDirection == sika.DirectionOutbound
+	if d.Decisions, err = a.cfg.Store.MoneyDecisions(ctx, "", t.ID, listLimit); err != nil {
+		return err
+	}
 	q := r.URL.Query()
+	d.Proposed = q.Get("proposed") != ""
 	d.Reverified, d.Resolved, d.DecidedBy, d.OperatorAnswer = q.Get("reverified"), q.Get("resolved"), q.Get("decided_by"), q.Get("operator_answer")
 	return a.render(w, r, http.StatusOK, "transaction", &view{visit: v, Title: "transaction_title", Nav: "search", Data: d})
 }

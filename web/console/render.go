@@ -67,6 +67,13 @@ func (v *view) SignedIn() bool { return v.tokenHash != nil }
 func (v *view) Member() sika.Member {
 	return v.member
 }
+
+// Can reports whether the signed-in member's role allows p ("reverify", "review_kyc", …): the
+// pages show only the actions it allows (the routes check it again).
+func (v *view) Can(p string) bool { return v.member.Can(sika.StaffPermission(p)) }
+
+// Role is the member's staff role, in the page's language.
+func (v *view) Role() string       { return v.T("role_" + string(v.member.StaffRole)) }
 func (v *view) Here() string       { return v.r.URL.RequestURI() }
 func (v *view) SwitchLang() string { return webapp.SwitchLangURL(v.r, v.lang) }
 
@@ -121,6 +128,10 @@ func (a *App) fail(w http.ResponseWriter, r *http.Request, v *visit, err error) 
 	isService := errors.As(err, &se)
 	if isService && status == http.StatusBadRequest {
 		d.Detail = se.Error()
+	}
+	if isService && (se.Code == sika.CodeRoleForbidden || se.Code == sika.CodeSelfApprovalForbidden) {
+		// The staff role's limits and the two-person rule, in the page's language.
+		d, internal = errorData{Status: http.StatusForbidden, Message: "error_" + string(se.Code)}, false
 	}
 	if internal {
 		if isService && se.Code != "" && se.Code != sika.CodeInternal {

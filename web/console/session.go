@@ -64,6 +64,17 @@ func (a *App) staff(h handler) http.Handler {
 	})
 }
 
+// staffCan serves a page or action of a staff member whose role allows p (sika.StaffRole.Can);
+// another staff member gets 403 with the role it needs.
+func (a *App) staffCan(p sika.StaffPermission, h handler) http.Handler {
+	return a.staff(func(w http.ResponseWriter, r *http.Request, v *visit) error {
+		if !v.member.Can(p) {
+			return sika.ErrStaffRole(p)
+		}
+		return h(w, r, v)
+	})
+}
+
 // dashboardKit names the dashboard's session cookie, to recognise a merchant's session.
 var dashboardKit = webapp.Kit{Prefix: "/dashboard/", App: store.WebAppDashboard, SessionCookie: "sika_dashboard"}
 

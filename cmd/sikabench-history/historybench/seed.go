@@ -433,7 +433,7 @@ func (d *Dataset) createMerchants(ctx context.Context, st *store.Store) error {
 		return err
 	}
 	for k := 0; k <= d.Others; k++ {
-		member, m, err := st.RegisterMember(ctx, fmt.Sprintf("history-%d@sika.local", k), hash, "History Bench", false,
+		member, m, err := st.RegisterMember(ctx, fmt.Sprintf("history-%d@sika.local", k), hash, "History Bench", "",
 			&store.NewMerchant{Name: fmt.Sprintf("Boutique %d", k), Country: "BJ", KYCStatus: sika.KYCVerified, IsActive: true})
 		if err != nil {
 			return fmt.Errorf("register merchant %d: %w", k, err)

@@ -130,7 +130,7 @@ func Fixtures(t *testing.T, ctx context.Context, databaseURL string) []string {
 	require.NoError(t, err)
 	defer st.Close()
 	merchant := func(name string) (sika.Merchant, string) {
-		_, m, err := st.RegisterMember(ctx, uuid.NewString()+"@sdk.example", "x", name, false, &store.NewMerchant{Name: name, Country: "BJ"})
+		_, m, err := st.RegisterMember(ctx, uuid.NewString()+"@sdk.example", "x", name, "", &store.NewMerchant{Name: name, Country: "BJ"})
 		require.NoError(t, err)
 		key, err := st.CreateAPIKey(ctx, m.ID, sika.EnvironmentTest, sika.ScopeBoth, "sdk test", nil)
 		require.NoError(t, err)

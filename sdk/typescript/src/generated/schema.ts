@@ -1421,34 +1421,104 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * End an unclear payout, after a status read
-         * @description Ends, as support decides, a `PENDING` payout that its operator leaves unclear (see
-         *     `GET /admin/payouts/unclear/`). The status is read at the gateway first:
-         *
-         *     - When the operator gives its final answer (`SUCCESS` or `FAILED`), that answer decides:
-         *       the payout's workflow records it (status log by `SYSTEM`) and support's choice is **not**
-         *       applied. The answer is `200` with `decided_by: operator` and the payout as it now stands
-         *       (compare `transaction.status` with `requested_status`). The same holds when the
-         *       operator's answer reached the workflow while the resolution was on its way.
-         *     - Otherwise (the operator still answers `PENDING` or `NOT_FOUND`, or cannot be reached:
-         *       `operator_answer` is then `UNREACHABLE`), the payout's workflow ends the run as asked, in
-         *       one Postgres transaction with a status log by `ADMIN` whose reason names the staff
-         *       member, the operator's answer and `reason`, and a staff action
-         *       (`GET /admin/transactions/{id}/staff-actions/`). `FAILED` (failure code
-         *       `ended_by_support`, `failure_message` "Ended by support: " and `reason`) releases the
-         *       hold (`PAYOUT_REVERSAL`); `SUCCESS` settles it (`PAYOUT`). The merchant's webhooks are
-         *       sent as for any end. The answer has `decided_by: support`.
+         * Propose the end of an unclear payout (two-person rule)
+         * @description Proposes to end, as support decides, a `PENDING` payout that its operator leaves unclear
+         *     (see `GET /admin/payouts/unclear/`). A decision on money takes two people: this records
+         *     the proposal (`202`, a `MoneyDecision` with `status: PENDING`, and a staff action
+         *     `money_decision_proposed`) and changes nothing else; a money approver other than the
+         *     proposer applies it with `POST /admin/money-decisions/{id}/approve/` (or rejects it).
          *
          *     `status` and `reason` are required (`reason` not blank, at most 500 characters); any
          *     other field is refused. Only payouts: a collection (`INBOUND`) or a transfer is refused
-         *     with `400` (`non_field_errors`): a collection ends on its own (it expires, and a success
-         *     that comes later is reconciled). A transaction that is not `PENDING` (or that another
-         *     resolution ended otherwise meanwhile) answers `409 not_pending`. `503`: the payout has not
-         *     been sent to an operator yet, its gateway is not configured in this process, the
-         *     operator's final answer is not recorded yet, or the workflow did not take the resolution;
-         *     nothing was changed, retry. Staff session only (`403 admin_only` otherwise).
+         *     with `400` (`non_field_errors`), and so is a second proposal while one waits on the same
+         *     payout. A transaction that is not `PENDING` answers `409 not_pending`. Staff session of a
+         *     support agent or above (`403 admin_only` without a staff session, `403 role_forbidden`
+         *     for a read-only role).
          */
         post: operations["resolveTransaction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/money-decisions/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Money decisions (two-person rule)
+         * @description The money decisions, newest first, of a `status` (`PENDING`, the default; `APPROVED`, `REJECTED` or `ALL`). Staff session only (`403 admin_only` otherwise).
+         */
+        get: operations["listMoneyDecisions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/money-decisions/{id}/approve/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve and apply a proposed money decision
+         * @description The second person of a money decision: a money approver (or an admin) who did not
+         *     propose it applies it. For the end of an unclear payout, the status is read at the
+         *     gateway first:
+         *
+         *     - When the operator gives its final answer (`SUCCESS` or `FAILED`), that answer decides:
+         *       the payout's workflow records it (status log by `SYSTEM`) and the proposal is **not**
+         *       applied (`resolution.decided_by: operator`; compare `resolution.transaction.status`
+         *       with `requested_status`).
+         *     - Otherwise (the operator still answers `PENDING` or `NOT_FOUND`, or cannot be reached:
+         *       `operator_answer` is then `UNREACHABLE`), the payout's workflow ends the run as
+         *       proposed, in one Postgres transaction with a status log by `ADMIN` naming the approver,
+         *       and a staff action (`end_unclear_run`). `FAILED` (failure code `ended_by_support`,
+         *       `failure_message` "Ended by support: " and the proposal's `reason`) releases the hold
+         *       (`PAYOUT_REVERSAL`); `SUCCESS` settles it (`PAYOUT`). The merchant's webhooks are sent
+         *       as for any end. `resolution.decided_by: support`.
+         *
+         *     The decision is then `APPROVED` with its `outcome`, and a staff action
+         *     `money_decision_approved` names the approver. No body (any member is refused as an unknown
+         *     field, `400`). `403 self_approval_forbidden`: the
+         *     approver proposed it; `403 role_forbidden`: the role is below money approver; `409
+         *     not_awaiting_approval`: already approved or rejected; `409 not_pending`: the payout ended
+         *     meanwhile (reject the proposal). `503`: the payout's status cannot be read here now, or
+         *     the workflow did not take the resolution; nothing was changed and the proposal still
+         *     waits, retry.
+         */
+        post: operations["approveMoneyDecision"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/money-decisions/{id}/reject/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reject a proposed money decision
+         * @description A money approver (or an admin) who did not propose it closes the proposal without applying it, with a `note` (required, at most 500 characters); a staff action `money_decision_rejected` records it. `403 self_approval_forbidden`, `403 role_forbidden` and `409 not_awaiting_approval` as for the approval.
+         */
+        post: operations["rejectMoneyDecision"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2317,6 +2387,8 @@ export interface components {
              *     | 403 | `merchant_inactive` | `LIVE` call by a merchant not active yet (KYC not approved) |
              *     | 403 | `merchant_suspended` | merchant suspended by Sika |
              *     | 403 | `admin_only` | admin operation without a staff session |
+             *     | 403 | `role_forbidden` | the staff member's role does not allow the operation |
+             *     | 403 | `self_approval_forbidden` | approving a money decision one proposed oneself |
              *     | 404 | `not_found` | unknown id, or an id of another merchant or environment; unknown route |
              *     | 405 | `method_not_allowed` | the path does not take this method |
              *     | 409 | `not_pending` | cancel of a checkout session that is not `PENDING` (the message names its status) |
@@ -2329,6 +2401,7 @@ export interface components {
              *     | 409 | `session_not_payable` | hosted payment of a session not `PENDING` or expired |
              *     | 409 | `checkout_payment_in_progress` | hosted payment of a session while another of its payments is `PENDING` |
              *     | 409 | `not_refundable` | refund of a transaction that is not a successful collection (`PAIEMENT`) |
+             *     | 409 | `not_awaiting_approval` | approve or reject of a money decision already decided |
              *     | 413 | `request_too_large` | JSON body over 1 MiB |
              *     | 413 | `file_too_large` | KYC upload over 10 MB |
              *     | 415 | `unsupported_media_type` | KYC upload of a type not allowed (read from the bytes) |
@@ -2348,7 +2421,7 @@ export interface components {
              *     | 503 | `service_unavailable` | a dependency is down; safe to retry with the same `Idempotency-Key` |
              * @enum {string}
              */
-            code: "invalid_json" | "authentication_required" | "invalid_credentials" | "token_expired" | "api_key_scope_forbidden" | "dashboard_only" | "ip_not_whitelisted" | "merchant_inactive" | "merchant_suspended" | "admin_only" | "not_found" | "method_not_allowed" | "not_pending" | "not_failed" | "outcome_unresolved" | "idempotency_key_reused" | "idempotency_key_in_use" | "usage_limit_reached" | "link_inactive" | "session_not_payable" | "checkout_payment_in_progress" | "not_refundable" | "request_too_large" | "file_too_large" | "unsupported_media_type" | "currency_country_mismatch" | "insufficient_balance" | "wallet_frozen" | "network_unavailable" | "network_country_mismatch" | "otp_required" | "amount_out_of_range" | "payout_method_unverified" | "invoice_unavailable" | "refund_exceeds_payment" | "refund_unavailable" | "rate_limited" | "internal_error" | "service_unavailable";
+            code: "invalid_json" | "authentication_required" | "invalid_credentials" | "token_expired" | "api_key_scope_forbidden" | "dashboard_only" | "ip_not_whitelisted" | "merchant_inactive" | "merchant_suspended" | "admin_only" | "role_forbidden" | "self_approval_forbidden" | "not_found" | "method_not_allowed" | "not_pending" | "not_failed" | "outcome_unresolved" | "idempotency_key_reused" | "idempotency_key_in_use" | "usage_limit_reached" | "link_inactive" | "session_not_payable" | "checkout_payment_in_progress" | "not_refundable" | "not_awaiting_approval" | "request_too_large" | "file_too_large" | "unsupported_media_type" | "currency_country_mismatch" | "insufficient_balance" | "wallet_frozen" | "network_unavailable" | "network_country_mismatch" | "otp_required" | "amount_out_of_range" | "payout_method_unverified" | "invoice_unavailable" | "refund_exceeds_payment" | "refund_unavailable" | "rate_limited" | "internal_error" | "service_unavailable";
             /** @description For humans: may change; never parse it. */
             message: string;
         };
@@ -2611,6 +2684,42 @@ export interface components {
             /** @description The workflow in the Temporal UI; empty when no UI is configured. */
             workflow_url: string;
         };
+        /** @description A decision on money that takes two staff members, one proposing, another approving or rejecting. */
+        MoneyDecision: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            kind: "RESOLVE_UNCLEAR_PAYOUT";
+            /** Format: uuid */
+            transaction: string;
+            /** @enum {string} */
+            requested_status: "FAILED" | "SUCCESS";
+            reason: string;
+            /** Format: uuid */
+            proposed_by: string;
+            proposed_by_email: string;
+            /** Format: date-time */
+            proposed_at: string;
+            /** @enum {string} */
+            status: "PENDING" | "APPROVED" | "REJECTED";
+            /** Format: uuid */
+            decided_by: string | null;
+            decided_by_email: string | null;
+            /** Format: date-time */
+            decided_at: string | null;
+            /** @description The rejection's note. */
+            decision_note: string;
+            /** @description What applying an approved decision gave: `status` (the payout's), `decided_by` (`operator` or `support`), `operator_answer`. */
+            outcome: Record<string, unknown> | null;
+        };
+        MoneyDecisionApproval: {
+            decision: components["schemas"]["MoneyDecision"];
+            resolution: components["schemas"]["Resolution"];
+        };
+        MoneyDecisionRejection: {
+            /** @description Why the proposal is rejected (not blank). */
+            note: string;
+        };
         /** @description One audited action of a Sika staff member on money; append-only. */
         StaffAction: {
             /** Format: uuid */
@@ -2621,7 +2730,7 @@ export interface components {
              */
             staff: string;
             staff_email: string;
-            /** @description `end_unclear_run`: an unclear payout ended by support (`POST /admin/transactions/{id}/resolve/`). */
+            /** @description `end_unclear_run`: an unclear payout ended by support (approved money decision); `money_decision_proposed`, `money_decision_approved`, `money_decision_rejected`: the two-person rule's steps; `reverified`, `kyc_approved`, `kyc_rejected`, `merchant_suspended`, `merchant_reinstated`, `payout_method_reviewed`, `staff_role_changed`. */
             action: string;
             /** Format: uuid */
             transaction: string | null;
@@ -3867,7 +3976,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"] & {
                     error: {
                         /** @enum {unknown} */
-                        code?: "api_key_scope_forbidden" | "dashboard_only" | "ip_not_whitelisted" | "merchant_inactive" | "merchant_suspended" | "admin_only";
+                        code?: "api_key_scope_forbidden" | "dashboard_only" | "ip_not_whitelisted" | "merchant_inactive" | "merchant_suspended" | "admin_only" | "role_forbidden" | "self_approval_forbidden";
                     };
                 };
             };
@@ -3888,7 +3997,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"] & {
                     error: {
                         /** @enum {unknown} */
-                        code?: "api_key_scope_forbidden" | "dashboard_only" | "ip_not_whitelisted" | "merchant_inactive" | "merchant_suspended" | "admin_only";
+                        code?: "api_key_scope_forbidden" | "dashboard_only" | "ip_not_whitelisted" | "merchant_inactive" | "merchant_suspended" | "admin_only" | "role_forbidden" | "self_approval_forbidden";
                     };
                 };
             };
@@ -3912,7 +4021,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"] & {
                     error: {
                         /** @enum {unknown} */
-                        code?: "api_key_scope_forbidden" | "dashboard_only" | "ip_not_whitelisted" | "merchant_inactive" | "merchant_suspended" | "admin_only";
+                        code?: "api_key_scope_forbidden" | "dashboard_only" | "ip_not_whitelisted" | "merchant_inactive" | "merchant_suspended" | "admin_only" | "role_forbidden" | "self_approval_forbidden";
                     };
                 };
             };
@@ -3996,7 +4105,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"] & {
                     error: {
                         /** @enum {unknown} */
-                        code?: "not_pending" | "not_failed" | "outcome_unresolved" | "idempotency_key_reused" | "idempotency_key_in_use" | "usage_limit_reached" | "link_inactive" | "session_not_payable" | "checkout_payment_in_progress" | "not_refundable";
+                        code?: "not_pending" | "not_failed" | "outcome_unresolved" | "idempotency_key_reused" | "idempotency_key_in_use" | "usage_limit_reached" | "link_inactive" | "session_not_payable" | "checkout_payment_in_progress" | "not_refundable" | "not_awaiting_approval";
                     };
                 };
             };
@@ -8157,8 +8266,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The payout as it now stands and who decided it. */
-            200: {
+            /** @description The proposal, waiting for a second person. */
+            202: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -8168,7 +8277,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Success"] & {
-                        data: components["schemas"]["Resolution"];
+                        data: components["schemas"]["MoneyDecision"];
                     };
                 };
             };
@@ -8187,6 +8296,148 @@ export interface operations {
                         error: {
                             /** @constant */
                             code?: "not_pending";
+                        };
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listMoneyDecisions: {
+        parameters: {
+            query?: {
+                status?: "PENDING" | "APPROVED" | "REJECTED" | "ALL";
+                /** @description At most this many (default 100, at most 500). */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The decisions. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success"] & {
+                        data: components["schemas"]["MoneyDecision"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    approveMoneyDecision: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The decision as recorded and the payout as it now stands. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success"] & {
+                        data: components["schemas"]["MoneyDecisionApproval"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description `not_awaiting_approval`: the decision was already approved or rejected; `not_pending`: the payout is no longer `PENDING`. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @enum {unknown} */
+                            code?: "not_awaiting_approval" | "not_pending";
+                        };
+                    };
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    rejectMoneyDecision: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MoneyDecisionRejection"];
+            };
+        };
+        responses: {
+            /** @description The decision, rejected. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success"] & {
+                        data: components["schemas"]["MoneyDecision"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description `not_awaiting_approval`: the decision was already approved or rejected. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error: {
+                            /** @constant */
+                            code?: "not_awaiting_approval";
                         };
                     };
                 };
