@@ -88,7 +88,7 @@ type RefundQuote struct {
 // The refund fee is the merchant's effective OUTBOUND pricing of the collection's network (the
 // payout price), always charged on top (ADD_ON): the customer gets back exactly the amount, and
 // the wallet is debited the amount plus that fee. The collection's own fees are not returned
-// (docs/decisions/0024-refunds-fees.md).
+// (docs/decisions/0012-refund-fees.md).
 func (s *Server) QuoteRefund(ctx context.Context, merchant uuid.UUID, env sika.Environment, o RefundOrder) (RefundQuote, error) {
 	var q RefundQuote
 	p, err := s.store.TransactionByID(ctx, merchant, env, o.Transaction)
