@@ -99,8 +99,8 @@ func (s *Server) newCheckoutSession(ctx context.Context, req checkoutSessionRequ
 	c.Currency = strings.ToUpper(strings.TrimSpace(req.Currency))
 	if c.Currency == "" {
 		v.Add("currency", sika.MsgRequired)
-	} else if len(c.Currency) != 3 {
-		v.Add("currency", "Must be exactly 3 characters.")
+	} else if !isCurrencyCode(c.Currency) {
+		v.Add("currency", "Must be exactly 3 letters.")
 	}
 	amount, err := parseAmount(req.Amount, c.Currency)
 	if err != nil {
@@ -220,8 +220,8 @@ func (s *Server) listCheckoutSessions(w http.ResponseWriter, r *http.Request) er
 	if f.Status != "" && !f.Status.Valid() {
 		v.Add("status", "Select a valid choice: PENDING, PAID, EXPIRED or CANCELLED.")
 	}
-	if f.Currency != "" && len(f.Currency) != 3 {
-		v.Add("currency", "Must be exactly 3 characters.")
+	if f.Currency != "" && !isCurrencyCode(f.Currency) {
+		v.Add("currency", "Must be exactly 3 letters.")
 	}
 	if err := v.Err(); err != nil {
 		return err
@@ -276,4 +276,18 @@ func (s *Server) cancelCheckoutSession(w http.ResponseWriter, r *http.Request) e
 	}
 	writeData(w, http.StatusOK, c)
 	return nil
+}
+
+// isCurrencyCode says whether s has the shape of an ISO 4217 code: three letters A–Z (three
+// bytes are not enough: "\ud7ff" is one character of three bytes).
+func isCurrencyCode(s string) bool {
+	if len(s) != 3 {
+		return false
+	}
+	for i := range len(s) {
+		if s[i] < 'A' || s[i] > 'Z' {
+			return false
+		}
+	}
+	return true
 }

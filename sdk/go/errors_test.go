@@ -322,6 +322,21 @@ func TestErrorCodesFromTheService(t *testing.T) {
 		assert.GreaterOrEqual(t, e.RetryAfter, time.Second)
 	})
 
+	t.Run("409 not_refundable, 422 refund_exceeds_payment (refunds)", func(t *testing.T) {
+		_, err := c.CreateRefundWithResponse(ctx, nil, CreateRefundJSONRequestBody{Transaction: declined})
+		expect(t, err, ErrorCodeNotRefundable, 409)
+		tooMuch := "1000000"
+		_, err = c.CreateRefundWithResponse(ctx, nil, CreateRefundJSONRequestBody{Transaction: succeeded, Amount: &tooMuch})
+		expect(t, err, ErrorCodeRefundExceedsPayment, 422)
+	})
+
+	// Codes a merchant's client cannot meet here: staff decisions (the api package's
+	// TestStaffRoleBoundaries and TestTwoPersonRule provoke them) and a refund on a network with
+	// neither an operator refund nor payouts (the sandbox pays out on every network; the
+	// activities' refund tests provoke it with Orange WebPay).
+	notForThisClient := map[ErrorCode]bool{ErrorCodeRoleForbidden: true, ErrorCodeSelfApprovalForbidden: true,
+		ErrorCodeNotAwaitingApproval: true, ErrorCodeRefundUnavailable: true}
+
 	t.Run("every code of the contract a client can provoke was provoked above", func(t *testing.T) {
 		resp, err := http.Get(dev.BaseURL + "/openapi.json")
 		require.NoError(t, err)
@@ -345,7 +360,7 @@ func TestErrorCodesFromTheService(t *testing.T) {
 		var missing []ErrorCode
 		for _, code := range contract {
 			assert.True(t, code.Valid(), "%s has its generated ErrorCode constant", code)
-			if code != ErrorCodeInternalError && !provoked[code] {
+			if code != ErrorCodeInternalError && !notForThisClient[code] && !provoked[code] {
 				missing = append(missing, code)
 			}
 		}

@@ -64,6 +64,7 @@ export const MONEY_MOVING_PATHS = [
 	"/payments/{id}/confirm-otp/",
 	"/payments/{id}/retry/",
 	"/payouts/initialize/",
+	"/refunds/",
 	"/settlements/",
 	"/wallet-transfers/",
 ] as const satisfies readonly IdempotentPath[];

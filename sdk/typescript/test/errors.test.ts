@@ -257,12 +257,24 @@ describe("error codes from the service", () => {
 		assert.ok(Number(e.headers?.get("Retry-After")) >= 1);
 	});
 
+	test("409 not_refundable, 422 refund_exceeds_payment (refunds)", async () => {
+		await expectError(client.POST("/refunds/", { body: { transaction: declined } }), ConflictError, "not_refundable", 409);
+		await expectError(client.POST("/refunds/", { body: { transaction: succeeded, amount: "1000000" } }),
+			UnprocessableError, "refund_exceeds_payment", 422);
+	});
+
+	// Codes a merchant's client cannot meet here: staff decisions (the api package's
+	// TestStaffRoleBoundaries and TestTwoPersonRule provoke them) and a refund on a network with
+	// neither an operator refund nor payouts (the sandbox pays out on every network; the
+	// activities' refund tests provoke it with Orange WebPay).
+	const notForThisClient = new Set(["role_forbidden", "self_approval_forbidden", "not_awaiting_approval", "refund_unavailable"]);
+
 	test("every code of the contract a client can provoke was provoked above", async () => {
 		const doc = (await (await fetch(`${dev!.base_url}/openapi.json`)).json()) as {
 			components: { schemas: { Error: { properties: { code: { enum: string[] } } } } };
 		};
 		const contract = doc.components.schemas.Error.properties.code.enum;
-		const missing = contract.filter((c) => c !== "internal_error" && !provoked.has(c as SikaErrorCode));
+		const missing = contract.filter((c) => c !== "internal_error" && !notForThisClient.has(c) && !provoked.has(c as SikaErrorCode));
 		assert.deepEqual(missing, [], "every error code of the contract that a client can provoke is provoked here");
 	});
 });
