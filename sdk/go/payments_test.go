@@ -181,7 +181,9 @@ func TestRetriesKeepTheIdempotencyKey(t *testing.T) {
 func TestCursorIteration(t *testing.T) {
 	dev := service(t)
 	ctx := context.Background()
-	c := client(t, dev, Options{MaxRetries: 10})
+	// 25 callers share the service's collection pace: a call may meet its 503 many times over
+	// (each Retry-After a second) before its turn; the retries bound that wait, generously.
+	c := client(t, dev, Options{MaxRetries: 30})
 	run := "Cursor " + uuid.NewString()[:8]
 	var mu sync.Mutex
 	var created []UUID
