@@ -147,7 +147,7 @@ type sendFunc func(gw gateway.Gateway, t sika.Transaction, reference, otp string
 
 // startAttempt records an attempt and sends it, mapping the gateway's answer to an outcome.
 func (a *Activities) startAttempt(ctx context.Context, in StartCollectionInput, send sendFunc) (CollectionOutcome, error) {
-	t, err := a.Store.Transaction(ctx, in.TransactionID)
+	t, otp, err := a.Store.TransactionWithOTP(ctx, in.TransactionID)
 	if err != nil {
 		return CollectionOutcome{}, fmt.Errorf("start attempt: %w", err)
 	}
@@ -173,10 +173,6 @@ func (a *Activities) startAttempt(ctx context.Context, in StartCollectionInput, 
 	gw, err := a.Gateways.Gateway(attempt.Gateway)
 	if err != nil {
 		return a.unavailable(ctx, in, out, err)
-	}
-	otp, err := a.Store.TransactionOTP(ctx, t.ID)
-	if err != nil {
-		return CollectionOutcome{}, err
 	}
 	res, err := send(gw, t, attempt.ID.String(), otp)
 	a.Gateways.Observe(attempt.Gateway, err)

@@ -71,13 +71,10 @@ func ReconcileLateAnswer(ctx context.Context, st *store.Store, gws *gateway.Rout
 // confirmed by a status read, is reconciled. An error means nothing durable was written for a
 // success: the operator must be answered 5xx, so that it sends again. It answers what the
 // success did ("" when nothing).
-func ReceiveCallback(ctx context.Context, st *store.Store, gws *gateway.Router, attempt sika.TransactionAttempt, cb gateway.Callback,
+func ReceiveCallback(ctx context.Context, st *store.Store, gws *gateway.Router, attempt sika.TransactionAttempt, t sika.Transaction, cb gateway.Callback,
 	signal func(context.Context) (bool, error)) (store.ReconcileOutcome, error) {
-	t, err := st.Transaction(ctx, attempt.Transaction)
-	if err != nil {
-		return "", err
-	}
 	var out store.ReconcileOutcome
+	var err error
 	if attempt.Status == sika.AttemptPending && t.Status == sika.StatusPending && t.Run == attempt.Run {
 		if cb.Trusted && cb.Status == gateway.StatusSuccess {
 			// Kept before the workflow is told and the operator answered: a signal the run

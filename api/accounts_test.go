@@ -210,6 +210,7 @@ func TestMerchantPricingOverridesDefault(t *testing.T) {
 	_, err := testStore.Pool().Exec(t.Context(), `INSERT INTO pricing (merchant_id, environment, network_id, direction, fee_percent, fee_fixed, min_fee)
 		SELECT $1, 'TEST', id, 'INBOUND', 0.9, 25, 50 FROM networks WHERE code = 'MTN_BJ'`, a.Merchant.ID)
 	require.NoError(t, err)
+	testStore.FlushReadCache() // as the notification of the change does, without waiting for it
 	find := func(acct *account, env sika.Environment) networkRateJSON {
 		var lines []networkRateJSON
 		ts.call(t, "GET", "/api/v1/pricing/my-rates/", nil, acct.key(env, sika.ScopeBoth)...).data(t, &lines)

@@ -35,6 +35,7 @@ func TestAmountFieldsMeanOneThing(t *testing.T) {
 	whitelistLoopback(t, acct, sika.EnvironmentTest)
 	_, err := testStore.Pool().Exec(t.Context(), `UPDATE merchant_settings SET allow_client_override = true WHERE merchant_id = $1`, acct.Merchant.ID)
 	require.NoError(t, err)
+	testStore.FlushReadCache() // as the notification of the change does, without waiting for it
 	fund(t, acct, "BJ", "MTN_BJ", "100000")
 	payout := acct.key(sika.EnvironmentTest, sika.ScopePayout)
 	c := dashTestClient(t, ps.url, acct)

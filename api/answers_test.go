@@ -69,11 +69,14 @@ func closedAttemptPaid(t *testing.T, ps *paymentStack, acct *account, payout boo
 			`SELECT count(*) FROM operator_answers WHERE attempt_id = $1 AND status = 'SUCCESS'`, first.ID).Scan(&kept))
 		assert.Positive(c, kept, "kept while the run is at sandbox-b")
 	}, 10*time.Second, 20*time.Millisecond)
-	for _, op := range ps.sandbox.Operations() {
-		if op.Reference == first.ID.String() {
-			assert.Positive(t, op.CallbacksSent, "the callback was answered 2xx, after it was kept")
+	// The row is committed before the handler answers: the sandbox counts the 2xx a moment later.
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		for _, op := range ps.sandbox.Operations() {
+			if op.Reference == first.ID.String() {
+				assert.Positive(c, op.CallbacksSent, "the callback was answered 2xx, after it was kept")
+			}
 		}
-	}
+	}, 10*time.Second, 20*time.Millisecond)
 	assert.Equal(t, sika.StatusPending, ps.detail(t, acct, id).Status, "the run still decides")
 	return id, first, second
 }

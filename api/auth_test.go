@@ -146,6 +146,7 @@ func TestMerchantStanding(t *testing.T) {
 	suspended := ts.newAccount(t, true)
 	_, err := testStore.Pool().Exec(t.Context(), `UPDATE merchants SET is_suspended = true WHERE id = $1`, suspended.Merchant.ID)
 	require.NoError(t, err)
+	testStore.FlushReadCache() // as the notification of the change does, without waiting for it
 	for _, env := range []sika.Environment{sika.EnvironmentTest, sika.EnvironmentLive} {
 		r = ts.call(t, "GET", "/api/v1/networks/", nil, suspended.key(env, sika.ScopeBoth)...)
 		assert.Equal(t, 403, r.Status)

@@ -58,7 +58,7 @@ func (s *Server) gatewayCallback(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 10*time.Second)
 	defer cancel()
-	attempt, err := s.store.Attempt(ctx, attemptID)
+	attempt, t, err := s.store.AttemptAndTransaction(ctx, attemptID)
 	if err == nil && attempt.Gateway != name {
 		// Signed by one gateway about another gateway's attempt: not this gateway's to report.
 		logFrom(r.Context()).Warn("callback about another gateway's attempt", "gateway", name, "attempt_gateway", attempt.Gateway)
@@ -71,11 +71,7 @@ func (s *Server) gatewayCallback(w http.ResponseWriter, r *http.Request) {
 	signal := func(ctx context.Context) (bool, error) {
 		// The workflow that decides the attempt's transaction (a payment, a payout, a refund),
 		// whatever kind of operation the operator says it reports.
-		t, err := s.store.Transaction(ctx, attempt.Transaction)
-		if err != nil {
-			return false, err
-		}
-		err = s.cfg.Temporal.SignalWorkflow(ctx, workflows.WorkflowIDOf(t), "", workflows.SignalGatewayCallback,
+		err := s.cfg.Temporal.SignalWorkflow(ctx, workflows.WorkflowIDOf(t), "", workflows.SignalGatewayCallback,
 			workflows.GatewayCallback{AttemptID: attempt.ID, Status: cb.Status, GatewayReference: cb.GatewayReference,
 				FailureCode: cb.FailureCode, FailureMessage: cb.FailureMessage, Trusted: cb.Trusted})
 		var notFound *serviceerror.NotFound
@@ -84,12 +80,16 @@ func (s *Server) gatewayCallback(w http.ResponseWriter, r *http.Request) {
 		}
 		return err == nil, err
 	}
-	out, err := activities.ReceiveCallback(ctx, s.store, s.cfg.Gateways, attempt, cb, signal)
+	out, err := activities.ReceiveCallback(ctx, s.store, s.cfg.Gateways, attempt, t, cb, signal)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	if out != "" && out != store.ReconcileAlready {
+	switch out {
+	case "", store.ReconcileAlready:
+	case store.ReconcileInFlight: // the usual case: kept, and the run deciding the payment takes it
+		logFrom(r.Context()).Debug("operator success recorded", "gateway", name, "attempt", attempt.ID, "outcome", out)
+	default: // a success outside its run: credited late, flagged, or a refund due
 		logFrom(r.Context()).Warn("operator success recorded", "gateway", name, "attempt", attempt.ID, "outcome", out)
 	}
 	writeData(w, http.StatusOK, map[string]bool{"received": true})

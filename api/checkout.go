@@ -200,9 +200,7 @@ func (s *Server) startCheckoutExpiry(ctx context.Context, c sika.CheckoutSession
 		logFrom(ctx).Warn("checkout expiry not started; the outbox sweeper will", "checkout_session", c.ID, "err", err)
 		return
 	}
-	if err := s.store.DeleteOutbox(ctx, outboxID); err != nil {
-		logFrom(ctx).Warn("delete outbox row", "checkout_session", c.ID, "err", err)
-	}
+	s.store.DeleteOutboxSoon(outboxID)
 }
 
 // listCheckoutSessions answers a page of the merchant's sessions, newest first.

@@ -50,6 +50,7 @@ func invoiceRow(t *testing.T, acct *account) historyRow {
 	}
 	_, err := testStore.Pool().Exec(t.Context(), `UPDATE merchants SET name = 'Boutique Élégance' WHERE id = $1`, acct.Merchant.ID)
 	require.NoError(t, err)
+	testStore.FlushReadCache() // as the notification of the change does, without waiting for it
 	insertHistoryRow(t, &r)
 	return r
 }

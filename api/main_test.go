@@ -33,6 +33,7 @@ func TestMain(m *testing.M) {
 		if _, err := st.Migrate(context.Background()); err != nil {
 			return err
 		}
+		st.StartReadCache(context.Background()) // as `sika api` does
 		testStore = st
 		return nil
 	})))

@@ -310,14 +310,7 @@ func normaliseMetadata(raw json.RawMessage) (json.RawMessage, error) {
 // startPayment starts the workflow of a committed payment and clears its outbox row; when
 // Temporal cannot be reached the row stays and the sweeper starts it.
 func (s *Server) startPayment(ctx context.Context, t sika.Transaction, outboxID int64) {
-	ctx = context.WithoutCancel(ctx)
-	if err := workflows.StartPayment(ctx, s.cfg.Temporal, activities.PaymentInput{TransactionID: t.ID, Run: t.Run}); err != nil {
-		logFrom(ctx).Warn("payment workflow not started; the outbox sweeper will", "transaction", t.ID, "err", err)
-		return
-	}
-	if err := s.store.DeleteOutbox(ctx, outboxID); err != nil {
-		logFrom(ctx).Warn("delete outbox row", "transaction", t.ID, "err", err)
-	}
+	s.startTransactionWorkflow(ctx, t, outboxID, "payment", workflows.StartPayment)
 }
 
 // startPaymentAsync starts the workflow after the answer has gone: the record and its outbox

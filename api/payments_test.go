@@ -282,6 +282,7 @@ func TestSoftpayPricingAndConversion(t *testing.T) {
 		assert.Equal(t, sika.FeeDeducted, p.FeeChargeMode, "silently ignored")
 		_, err := testStore.Pool().Exec(t.Context(), `UPDATE merchant_settings SET allow_client_override = true WHERE merchant_id = $1`, acct.Merchant.ID)
 		require.NoError(t, err)
+		testStore.FlushReadCache() // as the notification of the change does, without waiting for it
 		p = ps.pay(t, acct, body)
 		assert.Equal(t, sika.FeeAddOn, p.FeeChargeMode)
 		assert.Equal(t, "1015.00", sika.FormatAmount(p.DebitedAmount.Decimal), "ADD_ON: the customer pays the fee")
@@ -348,9 +349,11 @@ func TestSoftpayValidation(t *testing.T) {
 	}
 	_, err := testStore.Pool().Exec(t.Context(), `UPDATE networks SET is_active = false WHERE code = 'CELTIIS_BJ'`)
 	require.NoError(t, err)
+	testStore.FlushReadCache() // as the notification of the change does, without waiting for it
 	t.Cleanup(func() {
 		_, err := testStore.Pool().Exec(context.Background(), `UPDATE networks SET is_active = true WHERE code = 'CELTIIS_BJ'`)
 		assert.NoError(t, err)
+		testStore.FlushReadCache()
 	})
 	r := ps.softpay(t, acct, with("network", "CELTIIS_BJ"))
 	assert.Equal(t, 422, r.Status)
@@ -544,6 +547,7 @@ func TestRetryAndVerify(t *testing.T) {
 		// The customer approves on the sandbox without any callback being processed yet.
 		resp, err := http.Post(ps.sandboxURL()+"/sandbox/pushes/"+d.Attempts[0].ID.String()+"/approve", "application/json", nil)
 		require.NoError(t, err)
+		testStore.FlushReadCache() // as the notification of the change does, without waiting for it
 		resp.Body.Close()
 		r := ps.call(t, "GET", "/api/v1/payments/"+p.ID.String()+"/verify/", nil, key...)
 		require.Equal(t, 200, r.Status, "%s", r.Body)
@@ -557,6 +561,7 @@ func TestRetryOnAnotherNetworkIsPricedAgain(t *testing.T) {
 	_, err := testStore.Pool().Exec(t.Context(), `INSERT INTO pricing (merchant_id, environment, network_id, direction, fee_percent, fee_fixed, gateway_fee_percent)
 		SELECT $1, 'TEST', id, 'INBOUND', 3, 0, 1 FROM networks WHERE code = 'CELTIIS_BJ'`, acct.Merchant.ID)
 	require.NoError(t, err)
+	testStore.FlushReadCache() // as the notification of the change does, without waiting for it
 	p := ps.pay(t, acct, benin("97000002"))
 	require.Equal(t, sika.StatusFailed, ps.final(t, acct, p.ID, 10*time.Second).Status)
 	r := ps.call(t, "POST", "/api/v1/payments/"+p.ID.String()+"/retry/", map[string]string{"network": "CELTIIS_BJ", "customer_phone": "97000123"},

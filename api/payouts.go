@@ -168,21 +168,20 @@ func (s *Server) quotePayout(ctx context.Context, merchant uuid.UUID, env sika.E
 
 // startPayout starts the workflow of a committed payout (see startPayment).
 func (s *Server) startPayout(ctx context.Context, t sika.Transaction, outboxID int64) {
-	s.startOutbound(ctx, t, outboxID, "payout", workflows.StartPayout)
+	s.startTransactionWorkflow(ctx, t, outboxID, "payout", workflows.StartPayout)
 }
 
-// startOutbound starts the workflow of a committed outbound operation (a payout, a refund) with
-// start and clears its outbox row (see startPayment).
-func (s *Server) startOutbound(ctx context.Context, t sika.Transaction, outboxID int64, what string,
+// startTransactionWorkflow starts the workflow of a committed transaction (a payment, a payout, a refund)
+// with start and clears its outbox row, batched with other starts' (store.DeleteOutboxSoon);
+// when Temporal cannot be reached the row stays and the sweeper starts it.
+func (s *Server) startTransactionWorkflow(ctx context.Context, t sika.Transaction, outboxID int64, what string,
 	start func(context.Context, client.Client, activities.PaymentInput) error) {
 	ctx = context.WithoutCancel(ctx)
 	if err := start(ctx, s.cfg.Temporal, activities.PaymentInput{TransactionID: t.ID, Run: t.Run}); err != nil {
 		logFrom(ctx).Warn(what+" workflow not started; the outbox sweeper will", "transaction", t.ID, "err", err)
 		return
 	}
-	if err := s.store.DeleteOutbox(ctx, outboxID); err != nil {
-		logFrom(ctx).Warn("delete outbox row", "transaction", t.ID, "err", err)
-	}
+	s.store.DeleteOutboxSoon(outboxID)
 }
 
 // verifyPayout re-checks a PENDING payout at its gateway and hands a final answer to the

@@ -190,7 +190,7 @@ func (s *Server) IssueRefund(ctx context.Context, merchant uuid.UUID, env sika.E
 			"This Idempotency-Key already created transaction %s with another request; use a new key for a new request.", t.Reference)
 	}
 	if created {
-		s.startOutbound(ctx, t, outboxID, "refund", workflows.StartRefund)
+		s.startTransactionWorkflow(ctx, t, outboxID, "refund", workflows.StartRefund)
 	}
 	return t, created, nil
 }

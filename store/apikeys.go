@@ -42,6 +42,11 @@ func (s *Store) CreateAPIKey(ctx context.Context, merchantID uuid.UUID, env sika
 // TouchAPIKey records that a key was used. It writes at most once a minute per key so that a
 // busy key does not turn every request into a row update.
 func (s *Store) TouchAPIKey(ctx context.Context, id uuid.UUID, at time.Time) error {
+	// This process wrote it less than a minute ago: the statement would change nothing.
+	if last, ok := s.touched.Load(id); ok && at.Sub(last.(time.Time)) < time.Minute && !at.Before(last.(time.Time)) {
+		return nil
+	}
+	s.touched.Store(id, at)
 	_, err := s.pool.Exec(ctx, `UPDATE api_keys SET last_used_at = $2
 		WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < $2::timestamptz - interval '1 minute')`, id, at)
 	if err != nil {
@@ -65,6 +70,7 @@ func (s *Store) ListAPIKeys(ctx context.Context, merchantID uuid.UUID, env sika.
 func (s *Store) RevokeAPIKey(ctx context.Context, merchantID uuid.UUID, env sika.Environment, id uuid.UUID) (sika.APIKey, error) {
 	k, err := scanAPIKey(s.pool.QueryRow(ctx, `UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())
 		WHERE id = $1 AND merchant_id = $2 AND environment = $3 RETURNING `+apiKeyColumns, id, merchantID, env))
+	s.FlushReadCache() // this replica refuses the key at once; the others on the notification
 	if isNoRows(err) {
 		return k, sika.NotFound("API key")
 	}
@@ -77,6 +83,18 @@ func (s *Store) RevokeAPIKey(ctx context.Context, merchantID uuid.UUID, env sika
 // APIKeyWithMerchant finds a key by the hash of its secret together with its merchant, in one
 // query (it runs on every API-key request), or not_found.
 func (s *Store) APIKeyWithMerchant(ctx context.Context, hash [32]byte) (sika.APIKey, sika.Merchant, error) {
+	type keyWithMerchant struct {
+		key      sika.APIKey
+		merchant sika.Merchant
+	}
+	km, err := cachedRead(s, fmt.Sprintf("api key %x", hash), func() (keyWithMerchant, error) {
+		k, m, err := s.apiKeyWithMerchant(ctx, hash)
+		return keyWithMerchant{k, m}, err
+	}, same)
+	return km.key, km.merchant, err
+}
+
+func (s *Store) apiKeyWithMerchant(ctx context.Context, hash [32]byte) (sika.APIKey, sika.Merchant, error) {
 	var k sika.APIKey
 	m, err := scanMerchant(s.pool.QueryRow(ctx, `SELECT `+merchantColumns+`,
 			k.id, k.merchant_id, k.environment, k.scope, k.name, k.prefix, k.last_used_at, k.revoked_at,

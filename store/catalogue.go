@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -44,14 +45,19 @@ func (s *Store) CountryByISO(ctx context.Context, iso string) (sika.Country, err
 }
 
 func (s *Store) country(ctx context.Context, where string, arg any) (sika.Country, error) {
-	c, err := scanCountry(s.pool.QueryRow(ctx, `SELECT `+countryColumns+` FROM countries WHERE `+where, arg))
-	if isNoRows(err) {
-		return c, sika.NotFound("Country")
-	}
-	if err != nil {
-		return c, fmt.Errorf("select country: %w", err)
-	}
-	return c, nil
+	return cachedRead(s, fmt.Sprint("country ", where, arg), func() (sika.Country, error) {
+		c, err := scanCountry(s.pool.QueryRow(ctx, `SELECT `+countryColumns+` FROM countries WHERE `+where, arg))
+		if isNoRows(err) {
+			return c, sika.NotFound("Country")
+		}
+		if err != nil {
+			return c, fmt.Errorf("select country: %w", err)
+		}
+		return c, nil
+	}, func(c sika.Country) sika.Country {
+		c.NationalNumberLengths = slices.Clone(c.NationalNumberLengths)
+		return c
+	})
 }
 
 const networkColumns = `id, country_id, code, name, is_active, otp_kind, otp_instructions, redirect, min_amount, max_amount, created_at, updated_at`
@@ -82,14 +88,16 @@ func (s *Store) NetworkByCode(ctx context.Context, code string) (sika.Network, e
 }
 
 func (s *Store) network(ctx context.Context, where string, arg any) (sika.Network, error) {
-	n, err := scanNetwork(s.pool.QueryRow(ctx, `SELECT `+networkColumns+` FROM networks WHERE `+where, arg))
-	if isNoRows(err) {
-		return n, sika.NotFound("Network")
-	}
-	if err != nil {
-		return n, fmt.Errorf("select network: %w", err)
-	}
-	return n, nil
+	return cachedRead(s, fmt.Sprint("network ", where, arg), func() (sika.Network, error) {
+		n, err := scanNetwork(s.pool.QueryRow(ctx, `SELECT `+networkColumns+` FROM networks WHERE `+where, arg))
+		if isNoRows(err) {
+			return n, sika.NotFound("Network")
+		}
+		if err != nil {
+			return n, fmt.Errorf("select network: %w", err)
+		}
+		return n, nil
+	}, same)
 }
 
 const exchangeRateColumns = `id, from_currency, to_currency, rate, auto_update, created_at, updated_at`
@@ -200,6 +208,12 @@ func (s *Store) EffectiveRates(ctx context.Context, merchantID uuid.UUID, env si
 // EffectivePricing returns the price of one network and direction for a merchant: its own row in
 // the environment when it has one, the default otherwise.
 func (s *Store) EffectivePricing(ctx context.Context, merchantID uuid.UUID, env sika.Environment, networkID uuid.UUID, dir sika.Direction) (sika.Pricing, error) {
+	return cachedRead(s, fmt.Sprint("pricing ", merchantID, env, networkID, dir), func() (sika.Pricing, error) {
+		return s.effectivePricing(ctx, merchantID, env, networkID, dir)
+	}, same)
+}
+
+func (s *Store) effectivePricing(ctx context.Context, merchantID uuid.UUID, env sika.Environment, networkID uuid.UUID, dir sika.Direction) (sika.Pricing, error) {
 	p := sika.Pricing{Network: networkID, Direction: dir}
 	err := s.pool.QueryRow(ctx, `SELECT fee_percent, fee_fixed, min_fee, max_fee, gateway_fee_percent, gateway_fee_fixed, merchant_id IS NOT NULL
 		FROM pricing WHERE network_id = $1 AND direction = $2 AND (merchant_id IS NULL OR (merchant_id = $3 AND environment = $4))

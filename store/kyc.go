@@ -63,6 +63,7 @@ func scanKYCDocument(row pgx.Row) (sika.KYCDocument, error) {
 // kyc_status back to PENDING, leaving is_active as it is (spec: API access stays open during a
 // re-review).
 func (s *Store) SubmitKYCDossier(ctx context.Context, d sika.KYCDossier, member uuid.UUID) (sika.KYCDossier, error) {
+	defer s.FlushReadCache() // the merchant or its settings are cached (readcache.go)
 	var out sika.KYCDossier
 	err := s.InTx(ctx, func(tx pgx.Tx) error {
 		var err error
@@ -213,6 +214,7 @@ func lockPendingKYCDossier(ctx context.Context, tx pgx.Tx, id uuid.UUID, merchan
 // event is recorded in both environments, whose webhooks receive it, and the staff action
 // (kyc_approved or kyc_rejected, the note as its reason) is audited.
 func (s *Store) ReviewKYCDossier(ctx context.Context, id, admin uuid.UUID, decision sika.KYCDossierStatus, note string) (sika.KYCDossier, error) {
+	defer s.FlushReadCache() // the merchant or its settings are cached (readcache.go)
 	event := map[sika.KYCDossierStatus]sika.EventType{sika.KYCDossierApproved: sika.EventKYCApproved,
 		sika.KYCDossierRejected: sika.EventKYCRejected}[decision]
 	if event == "" {

@@ -97,6 +97,7 @@ func (s *Store) MemberMerchants(ctx context.Context, memberID uuid.UUID) ([]sika
 // SetMerchantStatus sets KYC status and activity, for the bootstrap of the demo merchant and
 // later for KYC review.
 func (s *Store) SetMerchantStatus(ctx context.Context, id uuid.UUID, kyc sika.KYCStatus, active bool) error {
+	defer s.FlushReadCache() // the merchant or its settings are cached (readcache.go)
 	tag, err := s.pool.Exec(ctx, `UPDATE merchants SET kyc_status = $2, is_active = $3, updated_at = now() WHERE id = $1`, id, kyc, active)
 	if err != nil {
 		return fmt.Errorf("update merchant status: %w", err)
@@ -109,6 +110,7 @@ func (s *Store) SetMerchantStatus(ctx context.Context, id uuid.UUID, kyc sika.KY
 
 // SetMerchantRateLimit sets or clears (nil) a merchant's own request rate per minute.
 func (s *Store) SetMerchantRateLimit(ctx context.Context, id uuid.UUID, perMinute *int) error {
+	defer s.FlushReadCache() // the merchant or its settings are cached (readcache.go)
 	_, err := s.pool.Exec(ctx, `UPDATE merchants SET rate_limit_per_minute = $2, updated_at = now() WHERE id = $1`, id, perMinute)
 	if err != nil {
 		return fmt.Errorf("update merchant rate limit: %w", err)

@@ -3,10 +3,12 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/sikahq/sika"
 )
@@ -19,6 +21,12 @@ type GatewayRoute struct {
 
 // GatewayRoutes returns the enabled gateways of a network in an environment, by priority.
 func (s *Store) GatewayRoutes(ctx context.Context, networkID uuid.UUID, env sika.Environment) ([]GatewayRoute, error) {
+	return cachedRead(s, fmt.Sprint("routes ", networkID, env), func() ([]GatewayRoute, error) {
+		return s.gatewayRoutes(ctx, networkID, env)
+	}, slices.Clone)
+}
+
+func (s *Store) gatewayRoutes(ctx context.Context, networkID uuid.UUID, env sika.Environment) ([]GatewayRoute, error) {
 	rows, err := s.pool.Query(ctx, `SELECT gateway, priority FROM gateway_routes
 		WHERE network_id = $1 AND environment = $2 AND is_enabled ORDER BY priority`, networkID, env)
 	if err != nil {
@@ -40,15 +48,25 @@ func (s *Store) GatewayRoutes(ctx context.Context, networkID uuid.UUID, env sika
 func (s *Store) EnsureAttempt(ctx context.Context, t sika.Transaction, a sika.TransactionAttempt) (sika.TransactionAttempt, error) {
 	// The attempt keeps the price and the number it asks the customer to pay (a retry may
 	// price the payment again on another network): a late success is credited at this price.
-	_, err := s.pool.Exec(ctx, `INSERT INTO transaction_attempts (id, transaction_id, merchant_id, environment, run, sequence, gateway, priority, status,
-			network_id, network, customer_phone, client_fee, gateway_fee, platform_fee, debited_amount, net_amount)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'PENDING', $9, $10, $11, $12, $13, $14, $15, $16) ON CONFLICT DO NOTHING`,
+	// One statement: the new row from the insert, or the row already there (a statement does
+	// not see what its own WITH inserted, hence the UNION).
+	got, err := scanAttempt(s.pool.QueryRow(ctx, `WITH ins AS (
+			INSERT INTO transaction_attempts (id, transaction_id, merchant_id, environment, run, sequence, gateway, priority, status,
+				network_id, network, customer_phone, client_fee, gateway_fee, platform_fee, debited_amount, net_amount)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'PENDING', $9, $10, $11, $12, $13, $14, $15, $16) ON CONFLICT DO NOTHING
+			RETURNING *)
+		SELECT `+attemptColumns+` FROM ins a
+		UNION ALL
+		SELECT `+attemptColumns+` FROM transaction_attempts a WHERE a.id = $1 AND NOT EXISTS (SELECT 1 FROM ins)`,
 		a.ID, t.ID, t.Merchant, t.Environment, a.Run, a.Sequence, a.Gateway, a.Priority,
-		t.NetworkID, t.Network, t.CustomerPhone, t.ClientFee.Decimal, t.GatewayFee.Decimal, t.PlatformFee.Decimal, t.DebitedAmount.Decimal, t.NetAmount.Decimal)
-	if err != nil {
-		return a, fmt.Errorf("insert attempt: %w", err)
+		t.NetworkID, t.Network, t.CustomerPhone, t.ClientFee.Decimal, t.GatewayFee.Decimal, t.PlatformFee.Decimal, t.DebitedAmount.Decimal, t.NetAmount.Decimal))
+	if isNoRows(err) {
+		return got, sika.NotFound("Transaction attempt") // another transaction's attempt holds the id's conflict target
 	}
-	return s.Attempt(ctx, a.ID)
+	if err != nil {
+		return got, fmt.Errorf("insert attempt: %w", err)
+	}
+	return got, nil
 }
 
 // Attempt returns an attempt by id, or not_found.
@@ -77,18 +95,6 @@ func (s *Store) LatestAttempt(ctx context.Context, txID uuid.UUID) (sika.Transac
 	return a, nil
 }
 
-// TransactionOTP returns the pre-payment OTP still kept for a transaction ("" when none).
-func (s *Store) TransactionOTP(ctx context.Context, txID uuid.UUID) (string, error) {
-	var otp *string
-	if err := s.pool.QueryRow(ctx, `SELECT otp FROM transactions WHERE id = $1`, txID).Scan(&otp); err != nil {
-		return "", fmt.Errorf("select otp: %w", err)
-	}
-	if otp == nil {
-		return "", nil
-	}
-	return *otp, nil
-}
-
 // ClearOTP forgets a pre-payment OTP once a gateway has received it.
 func (s *Store) ClearOTP(ctx context.Context, txID uuid.UUID) error {
 	if _, err := s.pool.Exec(ctx, `UPDATE transactions SET otp = NULL WHERE id = $1 AND otp IS NOT NULL`, txID); err != nil {
@@ -112,10 +118,15 @@ type AttemptUpdate struct {
 // UpdateAttempt records a gateway's answer on an attempt that is still PENDING; a final attempt
 // never changes again.
 func (s *Store) UpdateAttempt(ctx context.Context, u AttemptUpdate) error {
-	return s.InTx(ctx, func(tx pgx.Tx) error { return updateAttempt(ctx, tx, u) })
+	return updateAttempt(ctx, s.pool, u) // one statement: no BEGIN and COMMIT round trips
 }
 
-func updateAttempt(ctx context.Context, tx pgx.Tx, u AttemptUpdate) error {
+// execer runs a statement: a pool (a statement of its own) or a transaction.
+type execer interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+func updateAttempt(ctx context.Context, tx execer, u AttemptUpdate) error {
 	_, err := tx.Exec(ctx, `UPDATE transaction_attempts SET status = $2,
 			gateway_reference = CASE WHEN $3 = '' THEN gateway_reference ELSE $3 END,
 			failure_code = $4, failure_message = $5, updated_at = now(),

@@ -238,15 +238,12 @@ func pricedAs(ctx context.Context, tx pgx.Tx, t sika.Transaction, attemptID uuid
 }
 
 func reconcileSuccess(ctx context.Context, tx pgx.Tx, in LateSuccess) (sika.Transaction, ReconcileOutcome, error) {
-	var txID uuid.UUID
-	if err := tx.QueryRow(ctx, `SELECT transaction_id FROM transaction_attempts WHERE id = $1`, in.AttemptID).Scan(&txID); err != nil {
-		if isNoRows(err) {
-			return sika.Transaction{}, "", sika.NotFound("Transaction attempt")
-		}
-		return sika.Transaction{}, "", fmt.Errorf("reconcile: read attempt: %w", err)
-	}
 	// The transaction first, as CompletePayment locks it: the two serialise without deadlock.
-	t, err := scanTransaction(tx.QueryRow(ctx, `SELECT `+transactionColumns+` FROM transactions t WHERE t.id = $1 FOR UPDATE`, txID))
+	t, err := scanTransaction(tx.QueryRow(ctx, `SELECT `+transactionColumns+` FROM transactions t
+		WHERE t.id = (SELECT transaction_id FROM transaction_attempts WHERE id = $1) FOR UPDATE`, in.AttemptID))
+	if isNoRows(err) {
+		return t, "", sika.NotFound("Transaction attempt")
+	}
 	if err != nil {
 		return t, "", fmt.Errorf("reconcile: lock transaction: %w", err)
 	}

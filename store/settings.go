@@ -11,6 +11,12 @@ import (
 
 // MerchantSettings returns a merchant's settings in one environment.
 func (s *Store) MerchantSettings(ctx context.Context, merchantID uuid.UUID, env sika.Environment) (sika.MerchantSettings, error) {
+	return cachedRead(s, fmt.Sprint("settings ", merchantID, env), func() (sika.MerchantSettings, error) {
+		return s.merchantSettings(ctx, merchantID, env)
+	}, same)
+}
+
+func (s *Store) merchantSettings(ctx context.Context, merchantID uuid.UUID, env sika.Environment) (sika.MerchantSettings, error) {
 	st := sika.MerchantSettings{Merchant: merchantID, Environment: env}
 	err := s.pool.QueryRow(ctx, `SELECT fee_charge_mode, allow_client_override, updated_at
 		FROM merchant_settings WHERE merchant_id = $1 AND environment = $2`, merchantID, env).
@@ -32,6 +38,7 @@ type SettingsPatch struct {
 
 // UpdateMerchantSettings applies a patch and returns the new settings.
 func (s *Store) UpdateMerchantSettings(ctx context.Context, merchantID uuid.UUID, env sika.Environment, p SettingsPatch) (sika.MerchantSettings, error) {
+	defer s.FlushReadCache() // the merchant or its settings are cached (readcache.go)
 	st := sika.MerchantSettings{Merchant: merchantID, Environment: env}
 	err := s.pool.QueryRow(ctx, `UPDATE merchant_settings SET
 			fee_charge_mode = coalesce($3, fee_charge_mode),

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -18,8 +19,15 @@ import (
 
 // Store holds the connection pool; its methods are the service's queries.
 type Store struct {
-	pool *pgxpool.Pool
-	now  func() time.Time
+	pool  *pgxpool.Pool
+	now   func() time.Time
+	cache readCache // rarely changed rows every payment reads (readcache.go)
+	// touched holds when this process last recorded each API key's use (TouchAPIKey).
+	touched sync.Map
+	// stopCache ends the read cache's listener (StartReadCache); nil when none runs.
+	stopCache func()
+	// outboxDeletes batches the deletes of DeleteOutboxSoon.
+	outboxDeletes outboxDeleter
 }
 
 // Open connects to Postgres and checks the connection. Timestamps are read back in UTC.
@@ -54,7 +62,13 @@ func Open(ctx context.Context, url string) (*Store, error) {
 }
 
 // Close releases every connection.
-func (s *Store) Close() { s.pool.Close() }
+func (s *Store) Close() {
+	if s.stopCache != nil {
+		s.stopCache()
+	}
+	s.outboxDeletes.stop()
+	s.pool.Close()
+}
 
 // Pool exposes the pool to callers that stream (exports) or need LISTEN.
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }

@@ -15,6 +15,7 @@ import (
 // reinstating clears both. The staff action (merchant_suspended or merchant_reinstated) is
 // audited with it.
 func (s *Store) SetMerchantSuspended(ctx context.Context, id, admin uuid.UUID, suspended bool) (sika.Merchant, error) {
+	defer s.FlushReadCache() // the merchant or its settings are cached (readcache.go)
 	var m sika.Merchant
 	err := s.InTx(ctx, func(tx pgx.Tx) error {
 		var err error

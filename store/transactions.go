@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
+	"sync"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -270,6 +273,82 @@ func (s *Store) DeleteOutbox(ctx context.Context, id int64) error {
 	return nil
 }
 
+// outboxDeleteBatch and outboxDeleteEvery bound how long DeleteOutboxSoon holds a row's id.
+const (
+	outboxDeleteBatch = 500
+	outboxDeleteEvery = 100 * time.Millisecond
+)
+
+// outboxDeleter removes started workflows' outbox rows in batches (DeleteOutboxSoon).
+type outboxDeleter struct {
+	mu     sync.Mutex
+	closed bool
+	ids    chan int64
+	done   chan struct{}
+}
+
+// DeleteOutboxSoon removes a workflow start's row once the workflow runs, together with the
+// rows of other starts made within outboxDeleteEvery: one statement for many payments instead
+// of one each. A row whose id is lost (the process dies first) is started again by the
+// sweeper, which a workflow start allows (startOperation: the run is checked by the workflow).
+func (s *Store) DeleteOutboxSoon(id int64) {
+	d := &s.outboxDeletes
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return // the store is closing: the sweeper takes the row
+	}
+	if d.ids == nil {
+		d.ids, d.done = make(chan int64, outboxDeleteBatch), make(chan struct{})
+		go s.deleteOutboxBatches(d.ids, d.done)
+	}
+	d.ids <- id
+}
+
+// stop deletes what is queued and ends the batches.
+func (d *outboxDeleter) stop() {
+	d.mu.Lock()
+	d.closed = true
+	ids, done := d.ids, d.done
+	d.mu.Unlock()
+	if ids != nil {
+		close(ids)
+		<-done
+	}
+}
+
+func (s *Store) deleteOutboxBatches(in <-chan int64, done chan<- struct{}) {
+	defer close(done)
+	tick := time.NewTicker(outboxDeleteEvery)
+	defer tick.Stop()
+	var ids []int64
+	flush := func() {
+		if len(ids) == 0 {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if _, err := s.pool.Exec(ctx, `DELETE FROM workflow_outbox WHERE id = ANY($1)`, ids); err != nil {
+			slog.Warn("delete started workflows' outbox rows; the sweeper will start them again", "rows", len(ids), "err", err)
+		}
+		ids = ids[:0]
+	}
+	for {
+		select {
+		case id, ok := <-in:
+			if !ok {
+				flush()
+				return
+			}
+			if ids = append(ids, id); len(ids) >= outboxDeleteBatch {
+				flush()
+			}
+		case <-tick.C:
+			flush()
+		}
+	}
+}
+
 // DueOutbox returns the workflow starts whose next attempt is due, oldest first, once older than
 // minAgeSeconds (the API starts them itself right after the commit). Webhook deliveries are not
 // among them: the worker's webhook sender claims those (ClaimWebhookOutbox). No lock is taken:
@@ -319,6 +398,23 @@ func (s *Store) TransactionByID(ctx context.Context, merchantID uuid.UUID, env s
 	return t, nil
 }
 
+// TransactionWithOTP returns a transaction and the pre-payment OTP still kept for it ("" when
+// none), in one query: what sending an attempt needs.
+func (s *Store) TransactionWithOTP(ctx context.Context, id uuid.UUID) (sika.Transaction, string, error) {
+	var otp *string
+	t, err := scanTransaction(withColumns{s.pool.QueryRow(ctx, `SELECT `+transactionColumns+`, t.otp FROM transactions t WHERE t.id = $1`, id), []any{&otp}})
+	if isNoRows(err) {
+		return t, "", sika.NotFound("Transaction")
+	}
+	if err != nil {
+		return t, "", fmt.Errorf("select transaction: %w", err)
+	}
+	if otp == nil {
+		return t, "", nil
+	}
+	return t, *otp, nil
+}
+
 // Transaction returns a transaction by id alone, for workflows (which carry no tenancy).
 func (s *Store) Transaction(ctx context.Context, id uuid.UUID) (sika.Transaction, error) {
 	t, err := scanTransaction(s.pool.QueryRow(ctx, `SELECT `+transactionColumns+` FROM transactions t WHERE t.id = $1`, id))
@@ -365,9 +461,29 @@ const attemptColumns = `a.id, a.transaction_id, a.gateway, a.priority, a.run, a.
 
 func scanAttempt(row pgx.Row) (sika.TransactionAttempt, error) {
 	var a sika.TransactionAttempt
-	err := row.Scan(&a.ID, &a.Transaction, &a.Gateway, &a.Priority, &a.Run, &a.Sequence, &a.Status, &a.GatewayReference,
-		&a.FailureCode, &a.FailureMessage, &a.CreatedAt, &a.UpdatedAt, &a.CompletedAt, &a.LastAnswer, &a.LastAnswerAt)
+	err := row.Scan(attemptDest(&a)...)
 	return a, err
+}
+
+// attemptDest is where the attemptColumns of a row go.
+func attemptDest(a *sika.TransactionAttempt) []any {
+	return []any{&a.ID, &a.Transaction, &a.Gateway, &a.Priority, &a.Run, &a.Sequence, &a.Status, &a.GatewayReference,
+		&a.FailureCode, &a.FailureMessage, &a.CreatedAt, &a.UpdatedAt, &a.CompletedAt, &a.LastAnswer, &a.LastAnswerAt}
+}
+
+// AttemptAndTransaction returns an attempt and its transaction in one query (an operator's
+// callback needs both), or not_found.
+func (s *Store) AttemptAndTransaction(ctx context.Context, attemptID uuid.UUID) (sika.TransactionAttempt, sika.Transaction, error) {
+	var a sika.TransactionAttempt
+	t, err := scanTransaction(withColumns{s.pool.QueryRow(ctx, `SELECT `+transactionColumns+`, `+attemptColumns+`
+		FROM transaction_attempts a JOIN transactions t ON t.id = a.transaction_id WHERE a.id = $1`, attemptID), attemptDest(&a)})
+	if isNoRows(err) {
+		return a, t, sika.NotFound("Transaction attempt")
+	}
+	if err != nil {
+		return a, t, fmt.Errorf("select attempt and transaction: %w", err)
+	}
+	return a, t, nil
 }
 
 func (s *Store) attempts(ctx context.Context, where string, args ...any) ([]sika.TransactionAttempt, error) {

@@ -406,7 +406,7 @@ func runModel(t *testing.T, rt *rapid.T, f modelFixture, payout bool) {
 				if payout {
 					cb.Kind = gateway.CallbackDisbursement
 				}
-				attempt, err := st.Attempt(ctx, uuid.MustParse(ref))
+				attempt, tx, err := st.AttemptAndTransaction(ctx, uuid.MustParse(ref))
 				require.NoError(rt, err)
 				signal := func(context.Context) (bool, error) {
 					if !running {
@@ -417,7 +417,7 @@ func runModel(t *testing.T, rt *rapid.T, f modelFixture, payout bool) {
 					return true, nil
 				}
 				// An error is a 5xx: the operator sends it again at its next report.
-				if _, err = activities.ReceiveCallback(ctx, st, router, attempt, cb, signal); err == nil {
+				if _, err = activities.ReceiveCallback(ctx, st, router, attempt, tx, cb, signal); err == nil {
 					told[ref] = true
 				}
 				o.mu.Lock()

@@ -148,7 +148,7 @@ func runDev(ctx context.Context, cfg Config) (err error) {
 		}
 	}
 
-	st, err := openStore(ctx, cfg, logger)
+	st, err := serveStore(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}

@@ -48,6 +48,17 @@ func openStore(ctx context.Context, cfg Config, logger *slog.Logger) (*store.Sto
 	return st, nil
 }
 
+// serveStore is openStore for the processes that serve payments (the API, the worker, sika
+// dev): their store keeps the read cache (store.StartReadCache) until it is closed.
+func serveStore(ctx context.Context, cfg Config, logger *slog.Logger) (*store.Store, error) {
+	st, err := openStore(ctx, cfg, logger)
+	if err != nil {
+		return nil, err
+	}
+	st.StartReadCache(ctx)
+	return st, nil
+}
+
 // dialTemporal connects to the Temporal frontend. The client (and the workers built on it)
 // encrypts every payload with cfg.PayloadKeys (payloadcodec), carries the trace through workflows and activities (telemetry.TemporalTracing), and reports
 // the SDK's metrics into reg when one is given.
@@ -238,7 +249,7 @@ func runAPICommand(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer stopTracing()
-	st, err := openStore(ctx, cfg, logger)
+	st, err := serveStore(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
@@ -263,7 +274,7 @@ func runWorkerCommand(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer stopTracing()
-	st, err := openStore(ctx, cfg, logger)
+	st, err := serveStore(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}

@@ -105,6 +105,7 @@ func startSelf(ctx context.Context, o options) (_ *target, err error) {
 	if err != nil {
 		return nil, err
 	}
+	st.StartReadCache(ctx) // as `sika api` and `sika worker` do
 	t.closers = append(t.closers, st.Close)
 	t.store, t.pool, t.adminURL = st, st.Pool(), stack.Postgres.URL("postgres")
 	if _, err := st.Migrate(ctx); err != nil {
