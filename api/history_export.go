@@ -4,7 +4,6 @@ import (
 	"encoding/csv"
 	"fmt"
 	"net/http"
-	"regexp"
 	"strings"
 	"time"
 
@@ -73,13 +72,24 @@ func csvText(s string) string {
 	return s
 }
 
-// e164 is a normalized phone number: "+" and digits only, which no spreadsheet runs as a formula.
-var e164 = regexp.MustCompile(`^\+[0-9]{4,15}$`)
+// isE164 says whether s is a normalized phone number: "+" and 4 to 15 digits, which no
+// spreadsheet runs as a formula.
+func isE164(s string) bool {
+	if len(s) < 5 || len(s) > 16 || s[0] != '+' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
 
 // csvPhone keeps an E.164 number as it is (its leading + is not a formula) and treats anything
 // else as free text.
 func csvPhone(s string) string {
-	if e164.MatchString(s) {
+	if isE164(s) {
 		return s
 	}
 	return csvText(s)

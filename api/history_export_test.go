@@ -177,3 +177,19 @@ func TestExportColumnsDocumented(t *testing.T) {
 	}
 	assert.Equal(t, exportColumns, documented)
 }
+
+func TestCSVPhoneKeepsOnlyE164AsIs(t *testing.T) {
+	for in, want := range map[string]string{
+		"+22997000123":      "+22997000123",
+		"+1234":             "+1234",
+		"+123":              "'+123", // too short for E.164: free text, and a leading + is a formula
+		"+1234567890123456": "'+1234567890123456",
+		"+2299700012a":      "'+2299700012a",
+		"+229 97 00 01 23":  "'+229 97 00 01 23",
+		"97000123":          "97000123",
+		"=HYPERLINK(1)":     "'=HYPERLINK(1)",
+		"":                  "",
+	} {
+		assert.Equal(t, want, csvPhone(in), "%q", in)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	pgxdecimal "github.com/jackc/pgx-shopspring-decimal"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -46,6 +47,10 @@ func Open(ctx context.Context, url string) (*Store, error) {
 			Name: "timestamptz", OID: pgtype.TimestamptzOID,
 			Codec: &pgtype.TimestamptzCodec{ScanLocation: time.UTC},
 		})
+		// numeric to and from decimal.Decimal in Postgres's binary form, exactly (coefficient
+		// and exponent), instead of through its text: a transaction's row has seven amounts, and
+		// the text round trip was a fifth of the CSV export's CPU (issue 23).
+		pgxdecimal.Register(conn.TypeMap())
 		return nil
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)

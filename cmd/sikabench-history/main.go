@@ -34,6 +34,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -54,6 +55,7 @@ type options struct {
 	exportLive  bool
 	only        string
 	dashboard   bool
+	cpuProfile  string
 }
 
 func main() {
@@ -75,6 +77,7 @@ func run() error {
 	flag.BoolVar(&o.exportLive, "export-live", true, "also export the big merchant's LIVE history (most rows), to show the memory does not grow")
 	flag.StringVar(&o.only, "only", "", "run only the scenarios of this group (list, search, attempts) and no export, or only the exports (export)")
 	flag.BoolVar(&o.dashboard, "dashboard", false, "measure the merchant dashboard's pages instead (server time and weight of each GET page, for the big merchant's -export-rows TEST transactions)")
+	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of this process (the API in process and the client) over the exports")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", flag.Args())
@@ -162,7 +165,13 @@ func run() error {
 	}
 	var exports []historybench.ExportResult
 	if o.only == "" || o.only == "export" {
-		if exports, err = historybench.RunExports(ctx, b.client, base, d, o.exportLive, logf); err != nil {
+		stopProfile, err := startCPUProfile(o.cpuProfile)
+		if err != nil {
+			return err
+		}
+		exports, err = historybench.RunExports(ctx, b.client, base, d, o.exportLive, logf)
+		stopProfile()
+		if err != nil {
 			return err
 		}
 	}
@@ -184,4 +193,20 @@ func serveAPI(st *store.Store) (string, func(), error) {
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = hs.Serve(ln) }()
 	return base, func() { _ = hs.Close() }, nil
+}
+
+// startCPUProfile writes a CPU profile to path until the returned function is called ("" : none).
+func startCPUProfile(path string) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

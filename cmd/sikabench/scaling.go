@@ -307,14 +307,14 @@ func (c *combined) printScaling(w io.Writer) {
 		line(w, "Sika history events per payment", "%s", intList(h.counts))
 	}
 	fmt.Fprintf(w, "\nSCALING TABLE (load average at the end of the run: %s)\n", c.loadEnd)
-	fmt.Fprintf(w, "  %-18s %12s %12s %10s %17s %17s %10s\n", "configuration", "completed/s", "accept p99", "÷ ceiling",
-		"Temporal CPU/pay", "machine CPU/pay", "÷ by CPU")
+	fmt.Fprintf(w, "  %-18s %12s %12s %10s %17s %14s %17s %10s %10s %12s\n", "configuration", "completed/s", "accept p99", "÷ ceiling",
+		"Temporal CPU/pay", "sika CPU/pay", "machine CPU/pay", "÷ by CPU", "PG tx/pay", "rows wr/pay")
 	var bareCPU time.Duration
 	if cl := f.ceiling; cl != nil && cl.completed > 0 {
 		// The bare worker and its driver run in the bench process: they count.
 		bareCPU = (clusterCPU(cl.cpu) + cpuSelf(cl.cpu)) / time.Duration(cl.completed)
-		fmt.Fprintf(w, "  %-18s %12.1f %12s %10s %14s ms %14s ms %10s\n", "bare workflow", cl.rate(), "-", "1.00",
-			perUnit(cpuOf(cl.cpu, "temporal-server"), cl.completed), ms(bareCPU), "1.00")
+		fmt.Fprintf(w, "  %-18s %12.1f %12s %10s %14s ms %11s ms %14s ms %10s %10s %12s\n", "bare workflow", cl.rate(), "-", "1.00",
+			perUnit(cpuOf(cl.cpu, "temporal-server"), cl.completed), perUnit(cpuSelf(cl.cpu), cl.completed), ms(bareCPU), "1.00", "-", "-")
 	}
 	for _, r := range f.runs {
 		a := r.load.acceptStats()
@@ -327,11 +327,21 @@ func (c *combined) printScaling(w io.Writer) {
 				byCPU = fmt.Sprintf("%.2f", bareCPU.Seconds()/sikaCPU.Seconds())
 			}
 		}
-		fmt.Fprintf(w, "  %-18s %12.1f %9s ms %10s %14s ms %14s ms %10s\n", fmt.Sprintf("Sika %d API + %d wkr", r.apis, r.workers), rate,
-			ms(percentile(a.lat, 99)), f.ratio(rate), perUnit(cpuOf(r.cpu, "temporal-server"), r.comp.windowSuccess), ms(sikaCPU), byCPU)
+		txs, written := "-", "-"
+		for _, d := range r.db {
+			if n := float64(r.comp.windowSuccess); d.name == "sika" && n > 0 {
+				txs = fmt.Sprintf("%.1f", float64(d.commits)/n)
+				written = fmt.Sprintf("%.1f", float64(d.inserted+d.updated+d.deleted)/n)
+			}
+		}
+		fmt.Fprintf(w, "  %-18s %12.1f %9s ms %10s %14s ms %11s ms %14s ms %10s %10s %12s\n", fmt.Sprintf("Sika %d API + %d wkr", r.apis, r.workers), rate,
+			ms(percentile(a.lat, 99)), f.ratio(rate), perUnit(cpuOf(r.cpu, "temporal-server"), r.comp.windowSuccess),
+			perUnit(cpuOf(r.cpu, "sika"), r.comp.windowSuccess), ms(sikaCPU), byCPU, txs, written)
 	}
 	fmt.Fprintf(w, "  (÷ by CPU: the bare workflow's CPU per workflow over Sika's per payment, the Temporal server, Postgres and the\n"+
-		"   sika processes counted: what the ratio is on a machine bound by CPU, whatever else runs on it)\n")
+		"   sika processes counted: what the ratio is on a machine bound by CPU, whatever else runs on it; sika CPU: the\n"+
+		"   sika api and worker processes (for the bare workflow, its worker in the bench process); PG tx and rows written\n"+
+		"   (inserted, updated, deleted) per payment in Sika's own database, reads included in the transactions)\n")
 }
 
 // clusterCPU is the CPU of the cluster's own processes: the Temporal server, Postgres and sika.
