@@ -108,7 +108,7 @@ func TestDashboardAPIKeysAndWhitelist(t *testing.T) {
 	r = c.post(t, "/dashboard/developers/ip-whitelist/", url.Values{"ip_address": {"not an address"}, "description": {""}})
 	assert.Equal(t, http.StatusBadRequest, r.Status)
 	assert.Contains(t, r.Body, `id="ip-address-error"`)
-	assert.Contains(t, r.Body, "Valeur invalide", "French")
+	assert.Contains(t, r.Body, "Saisissez une adresse IPv4 ou IPv6, ou une plage CIDR.", "the API's message, in French")
 	assert.Contains(t, r.Body, `value="not an address"`, "the form keeps what was typed")
 	r = c.post(t, "/dashboard/developers/ip-whitelist/", url.Values{"ip_address": {""}})
 	assert.Contains(t, r.Body, "Ce champ est obligatoire.")

@@ -462,13 +462,7 @@ func TestDashboardTenancySweep(t *testing.T) {
 	// The money pages' objects of each merchant in LIVE: a payment link, a checkout session, a
 	// wallet (with its ledger).
 	createdIn := func(acct *account, path string, body map[string]any) string {
-		r := ts.call(t, "POST", "/api/v1"+path, body, acct.key(sika.EnvironmentLive, sika.ScopePayin)...)
-		require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
-		var v struct {
-			ID string `json:"id"`
-		}
-		r.data(t, &v)
-		return v.ID
+		return createdLive(t, ts, acct, path, body)
 	}
 	link := map[string]any{"name": "T-shirt", "amount": "5000", "currency": "XOF"}
 	session := map[string]any{"amount": "1000", "currency": "XOF", "customer_email": "ama@example.com", "customer_name": "Ama"}
@@ -654,9 +648,28 @@ func newStaffMember(t *testing.T) sika.Member { return newStaffWithRole(t, sika.
 // newStaffWithRole registers a staff member of a role, password "correct horse battery".
 func newStaffWithRole(t *testing.T, role sika.StaffRole) sika.Member {
 	t.Helper()
+	return newStaffNamed(t, role, "Staff")
+}
+
+// createdLive creates an object of acct in LIVE through the API (POST /api/v1+path, a PAYIN key)
+// and returns its id.
+func createdLive(t *testing.T, ts *testServer, acct *account, path string, body map[string]any) string {
+	t.Helper()
+	r := ts.call(t, "POST", "/api/v1"+path, body, acct.key(sika.EnvironmentLive, sika.ScopePayin)...)
+	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+	var v struct {
+		ID string `json:"id"`
+	}
+	r.data(t, &v)
+	return v.ID
+}
+
+// newStaffNamed registers a staff member of a role and a name, password "correct horse battery".
+func newStaffNamed(t *testing.T, role sika.StaffRole, name string) sika.Member {
+	t.Helper()
 	hash, err := sika.HashPassword("correct horse battery")
 	require.NoError(t, err)
-	m, _, err := testStore.RegisterMember(context.Background(), "staff-"+uuid.NewString()[:8]+"@sika.example", hash, "Staff", role, nil)
+	m, _, err := testStore.RegisterMember(context.Background(), "staff-"+uuid.NewString()[:8]+"@sika.example", hash, name, role, nil)
 	require.NoError(t, err)
 	return m
 }

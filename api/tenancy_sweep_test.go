@@ -150,6 +150,14 @@ func (f *sweepFixture) add(env sika.Environment, kind, id string) {
 // which writes a wallet, a ledger entry and an event.
 func sweepFund(t *testing.T, acct *account, env sika.Environment) {
 	t.Helper()
+	recordCollection(t, acct, env, "20000", "Funding", "", sika.StatusSuccess, "sweep funding")
+}
+
+// recordCollection records a collection of acct in env on MTN_BJ as the API and its workflow
+// would, without a workflow: its creation (the status log's reason created), then its outcome
+// (status, reason outcome). It returns its id.
+func recordCollection(t *testing.T, acct *account, env sika.Environment, amount, customer, created string, status sika.TransactionStatus, outcome string) uuid.UUID {
+	t.Helper()
 	ctx := context.Background()
 	n, err := testStore.NetworkByCode(ctx, "MTN_BJ")
 	require.NoError(t, err)
@@ -157,18 +165,19 @@ func sweepFund(t *testing.T, acct *account, env sika.Environment) {
 	require.NoError(t, err)
 	ref, err := sika.NewReference("PAY", time.Now())
 	require.NoError(t, err)
-	a := sika.NewAmount(dec("20000"))
+	a := sika.NewAmount(dec(amount))
 	tx, outbox, _, err := testStore.CreateTransaction(ctx, store.NewTransaction{Transaction: sika.Transaction{
 		ID: id, Reference: ref, Merchant: acct.Merchant.ID, Environment: env, Type: sika.TypePayment,
 		RequestedAmount: a, DebitedAmount: a, NetAmount: a, Currency: "XOF", Country: "BJ",
-		NetworkID: n.ID, Network: n.Code, CustomerName: "Funding", FeeChargeMode: sika.FeeDeducted,
-	}}, store.WorkflowStart{ID: "funding-" + id.String(), Type: "none", Input: nil})
+		NetworkID: n.ID, Network: n.Code, CustomerName: customer, FeeChargeMode: sika.FeeDeducted,
+	}, Reason: created}, store.WorkflowStart{ID: "funding-" + id.String(), Type: "none", Input: nil})
 	require.NoError(t, err)
 	require.NoError(t, testStore.DeleteOutbox(ctx, outbox))
-	_, changed, err := testStore.CompletePayment(ctx, store.Completion{TransactionID: tx.ID, Run: 1, Status: sika.StatusSuccess,
-		Reason: "sweep funding", TriggeredBy: sika.TriggerSystem})
+	_, changed, err := testStore.CompletePayment(ctx, store.Completion{TransactionID: tx.ID, Run: 1, Status: status,
+		Reason: outcome, TriggeredBy: sika.TriggerSystem})
 	require.NoError(t, err)
 	require.True(t, changed)
+	return id
 }
 
 // sweepRefund records a refund of A's collection in env (its workflow is not started).

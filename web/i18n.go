@@ -115,3 +115,40 @@ func translate(lang, key string) string {
 	}
 	return translations["fr"][key]
 }
+
+// countryNames are the countries' names in French and in English, the catalogue's (the store
+// keeps English names: "Benin").
+var countryNames = map[string][2]string{
+	"BJ": {"Bénin", "Benin"}, "CI": {"Côte d'Ivoire", "Côte d'Ivoire"}, "SN": {"Sénégal", "Senegal"}, "TG": {"Togo", "Togo"},
+	"BF": {"Burkina Faso", "Burkina Faso"}, "ML": {"Mali", "Mali"}, "NE": {"Niger", "Niger"}, "GN": {"Guinée", "Guinea"},
+	"CM": {"Cameroun", "Cameroon"}, "GA": {"Gabon", "Gabon"}, "CG": {"Congo", "Congo"}, "CD": {"RD Congo", "DR Congo"},
+}
+
+// CountryName is a country's name in lang: its French name, or on an English page the
+// catalogue's name. The hosted pages, the dashboard and the console name countries through it.
+func CountryName(lang, iso, name string) string {
+	if names, ok := countryNames[iso]; ok && lang != "en" {
+		return names[0]
+	}
+	return name
+}
+
+// CountryNamed is the country a message names by its catalogue (English) name, in lang; any
+// other word is itself.
+func CountryNamed(lang, name string) string {
+	for iso, names := range countryNames {
+		if names[1] == name {
+			return CountryName(lang, iso, name)
+		}
+	}
+	return name
+}
+
+// Colon is s followed by a colon as lang writes it ("Montant :" with a no-break space in
+// French, "Amount:" in English).
+func Colon(s, lang string) string {
+	if lang == "en" {
+		return s + ":"
+	}
+	return s + "\u00a0:"
+}

@@ -38,6 +38,8 @@ const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 
 // the way money does ("FCFA").
 var funcs = template.FuncMap{
 	"t":        func(lang, key string) string { return translate(lang, key) },
+	"tc":       func(lang, key string) string { return Colon(translate(lang, key), lang) },
+	"country":  CountryName,
 	"money":    sika.FormatMoney,
 	"currency": sika.CurrencyLabel,
 }

@@ -47,7 +47,7 @@ func TestRenderEscapesAndTranslates(t *testing.T) {
 		t.Fatal(err)
 	}
 	html := buf.String()
-	for _, want := range []string{"&lt;script&gt;alert(1)&lt;/script&gt;", `lang="fr"`, "Payer 1\u00a0000\u00a0FCFA", `<option value="BJ" selected>Benin</option>`,
+	for _, want := range []string{"&lt;script&gt;alert(1)&lt;/script&gt;", `lang="fr"`, "Payer 1\u00a0000\u00a0FCFA", `<option value="BJ" selected>Bénin</option>`,
 		`data-otp="1"`, `for="customer_phone"`} {
 		if !strings.Contains(html, want) {
 			t.Errorf("page lacks %q", want)
@@ -56,7 +56,7 @@ func TestRenderEscapesAndTranslates(t *testing.T) {
 	if strings.Contains(html, "<script>alert") {
 		t.Error("merchant name not escaped")
 	}
-	if strings.Index(html, "Benin") > strings.Index(html, "Senegal") {
+	if strings.Index(html, "Bénin") > strings.Index(html, "Sénégal") {
 		t.Error("countries are not sorted by name")
 	}
 
@@ -123,7 +123,7 @@ func TestRenderShowsMoneyAsPeopleReadIt(t *testing.T) {
 			t.Fatalf("FormatMoney = %q, want %q", want, c.want)
 		}
 		pay := translate(c.lang, "pay")
-		for _, want := range []string{`id="amount-display"><span class="visually-hidden">` + translate(c.lang, "amount") + ` : </span>` + c.want + `</p>`,
+		for _, want := range []string{`id="amount-display"><span class="visually-hidden">` + Colon(translate(c.lang, "amount"), c.lang) + ` </span>` + c.want + `</p>`,
 			`id="pay-button">` + pay + " " + c.want + `</button>`} {
 			if !strings.Contains(html, want) {
 				t.Errorf("%s %s: page lacks %q", c.lang, c.currency, want)
@@ -135,9 +135,9 @@ func TestRenderShowsMoneyAsPeopleReadIt(t *testing.T) {
 	}
 
 	for lang, want := range map[string][]string{
-		"fr": {`<label for="amount">Montant (FCFA)</label>`, `Montant minimum : 1_500_FCFA</p>`,
+		"fr": {`<label for="amount">Montant (FCFA)</label>`, `Montant minimum_: 1_500_FCFA</p>`,
 			`data-min-amount="1500"`, `data-min-amount-text="1_500_FCFA"`},
-		"en": {`<label for="amount">Amount (XOF)</label>`, `Minimum amount : XOF_1,500</p>`,
+		"en": {`<label for="amount">Amount (XOF)</label>`, `Minimum amount: XOF_1,500</p>`,
 			`data-min-amount="1500"`, `data-min-amount-text="XOF_1,500"`},
 	} {
 		var buf bytes.Buffer

@@ -43,14 +43,13 @@ func (a *App) codec(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	v := &visit{}
-	found, _, err := a.loadSession(w, r, v)
+	found, _, err := a.host.Load(w, r, a.host.Visit(r))
 	switch {
 	case err != nil:
 		a.cfg.Logger.ErrorContext(r.Context(), "codec server: load session", "err", err)
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
-	case !found && a.merchantSession(r):
+	case !found && a.host.ForeignSession(r):
 		http.Error(w, "staff only", http.StatusForbidden)
 		return
 	case !found:

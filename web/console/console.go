@@ -16,12 +16,10 @@ package console
 import (
 	"context"
 	"embed"
-	"html/template"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/netip"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -100,45 +98,28 @@ type Config struct {
 // App serves the console.
 type App struct {
 	cfg    Config
-	kit    *webapp.Kit
+	host   *webapp.Host[*visit]
 	router *mux.Router
-	pages  map[string]*template.Template
 }
 
-// pageNames are the page templates; each is parsed with layout.html.
+// pageNames are the page templates; each is parsed with the kit's layout and frame.html (the
+// login form and the error page are the kit's).
 var pageNames = []string{"login", "stuck", "unclear", "flags", "search", "transaction", "kyc", "dossier",
 	"merchants", "merchant", "payout_methods", "actions", "decisions", "staff", "error"}
 
-// New builds the console.
+// New builds the console on the web kit (webapp.NewHost) with the console's policy.
 func New(cfg Config) *App {
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.IdleTimeout == 0 {
-		cfg.IdleTimeout = webapp.DefaultIdleTimeout
-	}
-	if cfg.SessionLifetime == 0 {
-		cfg.SessionLifetime = webapp.DefaultSessionLifetime
-	}
-	if cfg.ClientIP == nil {
-		cfg.ClientIP = func(r *http.Request) netip.Addr {
-			ap, _ := netip.ParseAddrPort(r.RemoteAddr)
-			return ap.Addr()
-		}
-	}
-	if cfg.RouteMatched == nil {
-		cfg.RouteMatched = func(*http.Request) {}
-	}
 	if cfg.WorkflowURL == nil {
 		cfg.WorkflowURL = func(sika.Transaction) string { return "" }
 	}
-	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
-	a := &App{cfg: cfg, pages: webapp.ParsePages(templateFS, "templates/layout.html", pageNames)}
-	a.kit = &webapp.Kit{Prefix: Prefix, App: store.WebAppConsole, SessionCookie: "sika_console", LoginCookie: "sika_console_login",
-		PublicURL: cfg.PublicURL, IdleTimeout: cfg.IdleTimeout, SessionLifetime: cfg.SessionLifetime, Now: cfg.Now}
+	a := &App{}
+	a.host = webapp.NewHost(webapp.Host[*visit]{Policy: policy{}, Store: cfg.Store, Pages: webapp.ParsePages(templateFS, pageNames),
+		Text: translations, Name: "console", Logger: cfg.Logger, CheckPassword: cfg.CheckPassword, ThrottleLogin: cfg.ThrottleLogin,
+		ClientIP: cfg.ClientIP, RouteMatched: cfg.RouteMatched, Foreign: &dashboardKit, Refusals: true},
+		webapp.Kit{Prefix: Prefix, App: store.WebAppConsole, SessionCookie: "sika_console", LoginCookie: "sika_console_login",
+			PublicURL: cfg.PublicURL, IdleTimeout: cfg.IdleTimeout, SessionLifetime: cfg.SessionLifetime, Now: cfg.Now})
+	cfg.Logger, cfg.RouteMatched = a.host.Logger, a.host.RouteMatched
+	a.cfg = cfg
 	a.router = a.routes()
 	return a
 }
@@ -147,15 +128,15 @@ func New(cfg Config) *App {
 // files need a staff session, and every POST checks its CSRF token.
 func (a *App) routes() *mux.Router {
 	r := mux.NewRouter()
-	r.NotFoundHandler = http.HandlerFunc(a.notFound)
-	r.MethodNotAllowedHandler = http.HandlerFunc(a.methodNotAllowed)
+	r.NotFoundHandler = http.HandlerFunc(a.host.NotFound)
+	r.MethodNotAllowedHandler = http.HandlerFunc(a.host.MethodNotAllowed)
 	get, post := http.MethodGet, http.MethodPost
 
-	r.Handle(Prefix+"static/{file:.+}", webapp.Static(Prefix, staticFS, a.notFound, a.cfg.RouteMatched)).Methods(get, http.MethodHead)
+	r.Handle(Prefix+"static/{file:.+}", webapp.Static(Prefix, staticFS, a.host.NotFound, a.cfg.RouteMatched)).Methods(get, http.MethodHead)
 	r.HandleFunc(CodecPath, a.codec).Methods(post, http.MethodOptions)
-	r.Handle(Prefix+"login/", a.public(a.loginPage)).Methods(get)
-	r.Handle(Prefix+"login/", a.public(a.login)).Methods(post)
-	r.Handle(Prefix+"logout/", a.staff(a.logout)).Methods(post)
+	r.Handle(Prefix+"login/", a.host.Public(a.host.LoginPage)).Methods(get)
+	r.Handle(Prefix+"login/", a.host.Public(a.host.Login)).Methods(post)
+	r.Handle(Prefix+"logout/", a.staff(a.host.Logout)).Methods(post)
 
 	r.Handle(Prefix, a.staff(a.stuck)).Methods(get)
 	r.Handle(Prefix+"unclear/", a.staff(a.unclear)).Methods(get)
@@ -191,7 +172,7 @@ func (a *App) routes() *mux.Router {
 }
 
 // ServeHTTP serves a console request (webapp.Kit.Serve: security headers, language choice).
-func (a *App) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.kit.Serve(w, r, a.router) }
+func (a *App) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.host.Kit.Serve(w, r, a.router) }
 
 // Route is a method and path template the console serves.
 type Route = webapp.Route

@@ -67,7 +67,7 @@ func (a *App) reverify(w http.ResponseWriter, r *http.Request, v *visit) error {
 	if err != nil {
 		return err
 	}
-	out, err := a.cfg.Reverify(r.Context(), v.member, id)
+	out, err := a.cfg.Reverify(r.Context(), v.Member, id)
 	if err != nil {
 		return err
 	}
@@ -116,7 +116,7 @@ func (a *App) resolve(w http.ResponseWriter, r *http.Request, v *visit) error {
 		return err
 	}
 	status := sika.TransactionStatus(strings.ToUpper(strings.TrimSpace(r.PostFormValue("status"))))
-	if _, err := a.cfg.Propose(r.Context(), v.member, id, status, r.PostFormValue("reason")); err != nil {
+	if _, err := a.cfg.Propose(r.Context(), v.Member, id, status, r.PostFormValue("reason")); err != nil {
 		return err
 	}
 	webapp.Redirect(w, r, Prefix+"transactions/"+id.String()+"/?proposed=1")
@@ -160,7 +160,7 @@ func (a *App) approveDecision(w http.ResponseWriter, r *http.Request, v *visit) 
 	if err != nil {
 		return err
 	}
-	res, err := a.cfg.Approve(r.Context(), v.member, id)
+	res, err := a.cfg.Approve(r.Context(), v.Member, id)
 	if err != nil {
 		return err
 	}
@@ -175,7 +175,7 @@ func (a *App) rejectDecision(w http.ResponseWriter, r *http.Request, v *visit) e
 	if err != nil {
 		return err
 	}
-	if err := a.cfg.Reject(r.Context(), v.member, id, r.PostFormValue("note")); err != nil {
+	if err := a.cfg.Reject(r.Context(), v.Member, id, r.PostFormValue("note")); err != nil {
 		return err
 	}
 	webapp.Redirect(w, r, Prefix+"decisions/")
@@ -210,7 +210,7 @@ func (a *App) setStaffRole(w http.ResponseWriter, r *http.Request, v *visit) err
 	if role == "NONE" {
 		role = ""
 	}
-	m, err := a.cfg.Store.SetStaffRole(r.Context(), email, role, v.member)
+	m, err := a.cfg.Store.SetStaffRole(r.Context(), email, role, v.Member)
 	if err != nil {
 		return err
 	}
@@ -395,7 +395,7 @@ func (a *App) reviewDossier(w http.ResponseWriter, r *http.Request, v *visit, de
 	if decision == sika.KYCDossierRejected && note == "" {
 		return sika.FieldError("review_note", "A rejection needs a note for the merchant.")
 	}
-	if _, err := a.cfg.Store.ReviewKYCDossier(r.Context(), id, v.member.ID, decision, note); err != nil {
+	if _, err := a.cfg.Store.ReviewKYCDossier(r.Context(), id, v.Member.ID, decision, note); err != nil {
 		return err
 	}
 	webapp.Redirect(w, r, Prefix+"kyc/"+id.String()+"/")
@@ -485,7 +485,7 @@ func (a *App) setSuspended(w http.ResponseWriter, r *http.Request, v *visit, sus
 	if err != nil {
 		return err
 	}
-	if _, err := a.cfg.Store.SetMerchantSuspended(r.Context(), id, v.member.ID, suspended); err != nil {
+	if _, err := a.cfg.Store.SetMerchantSuspended(r.Context(), id, v.Member.ID, suspended); err != nil {
 		return err
 	}
 	webapp.Redirect(w, r, Prefix+"merchants/"+id.String()+"/")
@@ -509,11 +509,11 @@ func (a *App) verifyPayoutMethod(w http.ResponseWriter, r *http.Request, v *visi
 		return err
 	}
 	verified := r.PostFormValue("verified") != "false"
-	m, err := a.cfg.Store.ReviewPayoutMethod(r.Context(), id, v.member.ID, &verified, nil)
+	m, err := a.cfg.Store.ReviewPayoutMethod(r.Context(), id, v.Member.ID, &verified, nil)
 	if err != nil {
 		return err
 	}
-	next := a.kit.SafeNext(r.PostFormValue("next"))
+	next := a.host.Kit.SafeNext(r.PostFormValue("next"))
 	if next == Prefix {
 		next = Prefix + "merchants/" + m.Merchant.String() + "/"
 	}

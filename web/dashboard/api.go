@@ -25,7 +25,7 @@ func (a *App) send(r *http.Request, v *visit, c webapp.APICall, out any) error {
 	if v.merchant == nil {
 		return fmt.Errorf("dashboard: %s %s without a merchant", c.Method, c.Path)
 	}
-	c.Member, c.Merchant = v.member, v.merchant.ID
+	c.Member, c.Merchant = v.Member, v.merchant.ID
 	if c.Environment == "" {
 		c.Environment = v.env
 	}

@@ -15,11 +15,9 @@ package dashboard
 import (
 	"context"
 	"embed"
-	"html/template"
 	"log/slog"
 	"net/http"
 	"net/netip"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -118,38 +116,24 @@ type Config struct {
 // App serves the dashboard.
 type App struct {
 	cfg    Config
-	kit    *webapp.Kit
+	host   *webapp.Host[*visit]
 	router *mux.Router
-	pages  map[string]*template.Template
 }
 
-// New builds the dashboard.
+// New builds the dashboard on the web kit (webapp.NewHost) with the dashboard's policy.
 func New(cfg Config) *App {
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
+	a := &App{}
+	var st webapp.MemberStore
+	if cfg.Store != nil {
+		st = cfg.Store
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.IdleTimeout == 0 {
-		cfg.IdleTimeout = DefaultIdleTimeout
-	}
-	if cfg.SessionLifetime == 0 {
-		cfg.SessionLifetime = DefaultSessionLifetime
-	}
-	if cfg.ClientIP == nil {
-		cfg.ClientIP = func(r *http.Request) netip.Addr {
-			ap, _ := netip.ParseAddrPort(r.RemoteAddr)
-			return ap.Addr()
-		}
-	}
-	if cfg.RouteMatched == nil {
-		cfg.RouteMatched = func(*http.Request) {}
-	}
-	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
-	a := &App{cfg: cfg, pages: webapp.ParsePages(templateFS, "templates/layout.html", pageNames)}
-	a.kit = &webapp.Kit{Prefix: Prefix, App: app, SessionCookie: sessionCookie, LoginCookie: loginCSRFCookie,
-		PublicURL: cfg.PublicURL, IdleTimeout: cfg.IdleTimeout, SessionLifetime: cfg.SessionLifetime, Now: cfg.Now}
+	a.host = webapp.NewHost(webapp.Host[*visit]{Policy: policy{a}, Store: st, Pages: webapp.ParsePages(templateFS, pageNames),
+		Text: translations, Name: "dashboard", Logger: cfg.Logger, CheckPassword: cfg.CheckPassword, ThrottleLogin: cfg.ThrottleLogin,
+		ClientIP: cfg.ClientIP, RouteMatched: cfg.RouteMatched},
+		webapp.Kit{Prefix: Prefix, App: app, SessionCookie: "sika_dashboard", LoginCookie: "sika_dashboard_login",
+			PublicURL: cfg.PublicURL, IdleTimeout: cfg.IdleTimeout, SessionLifetime: cfg.SessionLifetime, Now: cfg.Now})
+	cfg.Logger, cfg.RouteMatched, cfg.Now = a.host.Logger, a.host.RouteMatched, a.host.Kit.Now
+	a.cfg = cfg
 	a.router = a.routes()
 	return a
 }
@@ -158,14 +142,14 @@ func New(cfg Config) *App {
 // session with a merchant picked; every POST checks the session's CSRF token.
 func (a *App) routes() *mux.Router {
 	r := mux.NewRouter()
-	r.NotFoundHandler = http.HandlerFunc(a.notFound)
-	r.MethodNotAllowedHandler = http.HandlerFunc(a.methodNotAllowed)
+	r.NotFoundHandler = http.HandlerFunc(a.host.NotFound)
+	r.MethodNotAllowedHandler = http.HandlerFunc(a.host.MethodNotAllowed)
 	get, post := http.MethodGet, http.MethodPost
 
-	r.Handle(Prefix+"static/{file:.+}", webapp.Static(Prefix, staticFS, a.notFound, a.cfg.RouteMatched)).Methods(get, http.MethodHead)
-	r.Handle(Prefix+"login/", a.public(a.loginPage)).Methods(get)
-	r.Handle(Prefix+"login/", a.public(a.login)).Methods(post)
-	r.Handle(Prefix+"logout/", a.signedIn(a.logout)).Methods(post)
+	r.Handle(Prefix+"static/{file:.+}", webapp.Static(Prefix, staticFS, a.host.NotFound, a.cfg.RouteMatched)).Methods(get, http.MethodHead)
+	r.Handle(Prefix+"login/", a.host.Public(a.host.LoginPage)).Methods(get)
+	r.Handle(Prefix+"login/", a.host.Public(a.host.Login)).Methods(post)
+	r.Handle(Prefix+"logout/", a.signedIn(a.host.Logout)).Methods(post)
 	r.Handle(Prefix+"merchants/", a.signedIn(a.merchantPicker)).Methods(get)
 	r.Handle(Prefix+"merchants/", a.signedIn(a.pickMerchant)).Methods(post)
 	r.Handle(Prefix+"environment/", a.forMerchant(a.switchEnvironment)).Methods(post)
@@ -181,7 +165,7 @@ func (a *App) routes() *mux.Router {
 }
 
 // ServeHTTP serves a dashboard request (webapp.Kit.Serve: security headers, language choice).
-func (a *App) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.kit.Serve(w, r, a.router) }
+func (a *App) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.host.Kit.Serve(w, r, a.router) }
 
 // Route is a method and path template the dashboard serves.
 type Route = webapp.Route

@@ -4,13 +4,9 @@ import (
 	"bytes"
 	"compress/gzip"
 	"io"
-	"io/fs"
-	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"regexp"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,37 +16,14 @@ import (
 	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/api/filter"
 	"github.com/sikahq/sika/store"
+	"github.com/sikahq/sika/web/webapp"
+	"github.com/sikahq/sika/web/webapp/webapptest"
 )
 
 // TestTranslationsComplete: both languages have the same keys, and every key a template or a
 // handler names (T "key", (print "prefix_" value) over the values it takes) is one of them.
 func TestTranslationsComplete(t *testing.T) {
-	fr, en := translations["fr"], translations["en"]
-	for k := range fr {
-		if _, ok := en[k]; !ok {
-			t.Errorf("key %q has no English text", k)
-		}
-	}
-	for k := range en {
-		if _, ok := fr[k]; !ok {
-			t.Errorf("key %q has no French text", k)
-		}
-	}
-	used := map[string]bool{}
-	literal := regexp.MustCompile(`T "([a-z_]+)"`)
-	err := fs.WalkDir(templateFS, "templates", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		raw, err := fs.ReadFile(templateFS, path)
-		for _, m := range literal.FindAllStringSubmatch(string(raw), -1) {
-			used[m[1]] = true
-		}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	used := webapptest.KeysUsed(t, templateFS, webapp.SharedTemplates())
 	for _, keys := range [][]string{
 		prefixed("status_", filter.TransactionStatuses), prefixed("type_", filter.TransactionTypes),
 		prefixed("direction_", filter.FlowDirections), prefixed("attempt_", filter.AttemptStatuses),
@@ -66,11 +39,7 @@ func TestTranslationsComplete(t *testing.T) {
 			used[k] = true
 		}
 	}
-	for _, k := range slices.Sorted(maps.Keys(used)) {
-		if _, ok := fr[k]; !ok {
-			t.Errorf("key %q is used but not translated", k)
-		}
-	}
+	webapptest.BothLanguages(t, translations, used)
 }
 
 func prefixed(prefix string, values []string) []string {
@@ -139,10 +108,10 @@ func TestPositions(t *testing.T) {
 
 func TestFormatTime(t *testing.T) {
 	at := time.Date(2026, 1, 5, 9, 7, 0, 0, time.FixedZone("WAT", 3600))
-	if got := formatTime(at, "fr"); got != "05/01/2026 08:07 UTC" {
+	if got := webapp.FormatTime(at, "fr"); got != "05/01/2026 08:07 UTC" {
 		t.Errorf("fr: got %q", got)
 	}
-	if got := formatTime(at, "en"); got != "5 Jan 2026 08:07 UTC" {
+	if got := webapp.FormatTime(at, "en"); got != "5 Jan 2026 08:07 UTC" {
 		t.Errorf("en: got %q", got)
 	}
 }
@@ -151,24 +120,7 @@ func TestFormatTime(t *testing.T) {
 // anywhere but the dashboard itself, and none has an inline script or event handler (the CSP
 // would block them).
 func TestNothingFromAnotherOrigin(t *testing.T) {
-	external := regexp.MustCompile(`(?i)(src|href)="(https?:)?//`)
-	inline := regexp.MustCompile(`(?i)<script>|<script [^>]*>[^<]|\son[a-z]+=|javascript:|<style`)
-	err := fs.WalkDir(templateFS, "templates", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		raw, err := fs.ReadFile(templateFS, p)
-		if m := external.FindString(string(raw)); m != "" {
-			t.Errorf("%s loads %s", p, m)
-		}
-		if m := inline.FindString(string(raw)); m != "" {
-			t.Errorf("%s has inline code: %s", p, m)
-		}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	webapptest.NothingFromAnotherOrigin(t, templateFS)
 }
 
 func TestStaticFiles(t *testing.T) {

@@ -20,10 +20,6 @@ import (
 // their deliveries, the event log, KYC and settings.
 var developerPages = []string{"developers", "webhook_endpoint", "events", "event", "kyc", "settings"}
 
-// developerTranslations are their strings.
-var developerTranslations = mergeTranslations(formTranslations, developersTranslations, webhookTranslations,
-	kycTranslations, settingsTranslations)
-
 // developerRoutes mounts API keys, the IP whitelist, webhook endpoints and their deliveries,
 // the event log, KYC and settings. Every form acts through the JSON API (a.call), so its rules
 // (validation, the secret shown once, tenancy, dashboard-only routes) are the API's.
@@ -113,10 +109,10 @@ func refusal(r *http.Request, v *visit) string {
 		return ""
 	}
 	key := "apierr_" + code
-	if _, ok := translations[v.lang][key]; !ok {
+	if _, ok := translations[v.Lang][key]; !ok {
 		key = "apierr_other"
 	}
-	return translate(v.lang, key)
+	return translate(v.Lang, key)
 }
 
 // backTo sends the browser to path with a notice (Post/Redirect/Get: a reload repeats nothing).

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/store"
+	"github.com/sikahq/sika/web/webapp"
 )
 
 // developersData is the developers page: the environment's API keys, IP whitelist and webhook
@@ -75,13 +76,13 @@ func (a *App) createAPIKey(w http.ResponseWriter, r *http.Request, v *visit) err
 		call.Environment = env
 	}
 	if err := a.send(r, v, call, &key); err != nil {
-		if err := f.refusal(v.lang, err); err != nil {
+		if err := f.refusal(v.Lang, err); err != nil {
 			return err
 		}
 		return a.renderDevelopers(w, r, v, f.Status, &developersData{KeyForm: f})
 	}
 	a.cfg.Logger.InfoContext(r.Context(), "api key created from the dashboard", "key", key.ID,
-		"environment", key.Environment, "scope", key.Scope, "member", v.member.ID)
+		"environment", key.Environment, "scope", key.Scope, "member", v.Member.ID)
 	return a.renderDevelopers(w, r, v, http.StatusCreated, &developersData{NewKey: &key})
 }
 
@@ -102,7 +103,7 @@ func (a *App) revokeAPIKey(w http.ResponseWriter, r *http.Request, v *visit) err
 func (a *App) addIPAddress(w http.ResponseWriter, r *http.Request, v *visit) error {
 	f := newForm(formValues(r, "ip_address", "description"))
 	if err := a.call(r, v, http.MethodPost, "/ip-whitelist/", nil, f.Values, "", nil); err != nil {
-		if err := f.refusal(v.lang, err); err != nil {
+		if err := f.refusal(v.Lang, err); err != nil {
 			return err
 		}
 		return a.renderDevelopers(w, r, v, f.Status, &developersData{IPForm: f})
@@ -126,7 +127,7 @@ func (a *App) deleteIPAddress(w http.ResponseWriter, r *http.Request, v *visit) 
 
 // developersTranslations are the strings of the developers page, its API keys and IP whitelist,
 // and of the notices shown after a form.
-var developersTranslations = map[string]map[string]string{
+var developersTranslations = webapp.Catalogue{
 	"fr": {
 		"developers_title":     "Développeurs",
 		"developers_help":      "Clés d'API, adresses autorisées et webhooks de l'environnement",
@@ -135,11 +136,9 @@ var developersTranslations = map[string]map[string]string{
 		"key_created":          "Clé créée.",
 		"secret_once":          "Copiez-la maintenant : elle ne sera plus jamais affichée.",
 		"secret_key":           "Clé secrète",
-		"col_name":             "Nom",
 		"col_key":              "Clé",
 		"col_scope":            "Portée",
 		"col_last_used":        "Dernière utilisation",
-		"col_actions":          "Actions",
 		"unnamed":              "sans nom",
 		"active":               "Active",
 		"revoked":              "Révoquée",
@@ -179,11 +178,9 @@ var developersTranslations = map[string]map[string]string{
 		"key_created":          "Key created.",
 		"secret_once":          "Copy it now: it will never be shown again.",
 		"secret_key":           "Secret key",
-		"col_name":             "Name",
 		"col_key":              "Key",
 		"col_scope":            "Scope",
 		"col_last_used":        "Last used",
-		"col_actions":          "Actions",
 		"unnamed":              "unnamed",
 		"active":               "Active",
 		"revoked":              "Revoked",

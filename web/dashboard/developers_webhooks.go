@@ -10,6 +10,7 @@ import (
 
 	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/store"
+	"github.com/sikahq/sika/web/webapp"
 )
 
 // createEndpoint registers a webhook endpoint by POST /merchant-webhooks/ (the API checks the
@@ -18,7 +19,7 @@ func (a *App) createEndpoint(w http.ResponseWriter, r *http.Request, v *visit) e
 	f := newForm(formValues(r, "url", "description"))
 	var e sika.WebhookEndpoint
 	if err := a.call(r, v, http.MethodPost, "/merchant-webhooks/", nil, f.Values, "", &e); err != nil {
-		if err := f.refusal(v.lang, err); err != nil {
+		if err := f.refusal(v.Lang, err); err != nil {
 			return err
 		}
 		return a.renderDevelopers(w, r, v, f.Status, &developersData{EndpointForm: f})
@@ -134,7 +135,7 @@ func (a *App) redeliverToEndpoint(w http.ResponseWriter, r *http.Request, v *vis
 	err = a.call(r, v, http.MethodPost, "/events/"+url.PathEscape(f.Val("event"))+"/redeliver/", nil,
 		map[string]any{"endpoint": id.String()}, "", nil)
 	if err != nil {
-		if err := f.refusal(v.lang, err); err != nil {
+		if err := f.refusal(v.Lang, err); err != nil {
 			return err
 		}
 		return a.renderEndpoint(w, r, v, f.Status, &endpointData{Redeliver: f})
@@ -212,7 +213,7 @@ func (a *App) redeliverEvent(w http.ResponseWriter, r *http.Request, v *visit) e
 }
 
 // webhookTranslations are the strings of webhook endpoints, their deliveries and the event log.
-var webhookTranslations = map[string]map[string]string{
+var webhookTranslations = webapp.Catalogue{
 	"fr": {
 		"webhook_endpoints": "Webhooks",
 		"webhooks_help":     "Chaque événement de l'environnement est envoyé, signé, à ces adresses.",

@@ -2,11 +2,15 @@ package dashboard
 
 import (
 	"errors"
+	"html/template"
 	"net/http"
+	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/sikahq/sika"
+	"github.com/sikahq/sika/web"
+	"github.com/sikahq/sika/web/webapp"
 )
 
 // formState is a form as the merchant filled it, and what the API answered about it: the
@@ -15,6 +19,8 @@ import (
 type formState struct {
 	Values map[string]string
 	Fields map[string]string
+	// apiWords are the API's own words of a field message that has no translation.
+	apiWords map[string]string
 	// Alert is the business error (a code of the contract), Detail the API's own message.
 	Alert, Detail, Code string
 	// Status is the HTTP status the page is answered with.
@@ -28,14 +34,21 @@ func newForm(values map[string]string) *formState {
 	if values == nil {
 		values = map[string]string{}
 	}
-	return &formState{Values: values, Fields: map[string]string{}, Status: http.StatusOK}
+	return &formState{Values: values, Fields: map[string]string{}, apiWords: map[string]string{}, Status: http.StatusOK}
 }
 
 // Val is a field's value as submitted (or its default).
 func (f *formState) Val(name string) string { return f.Values[name] }
 
-// Err is a field's error message ("" when none).
-func (f *formState) Err(name string) string { return f.Fields[name] }
+// Err is a field's error message ("" when none). A message of the API that the dashboard does
+// not translate follows it in the API's words, marked as English (lang="en").
+func (f *formState) Err(name string) template.HTML {
+	msg := template.HTML(template.HTMLEscapeString(f.Fields[name]))
+	if api := f.apiWords[name]; api != "" {
+		msg += template.HTML(` <span lang="en">(` + template.HTMLEscapeString(api) + `)</span>`)
+	}
+	return msg
+}
 
 // Failed reports whether the API refused the form.
 func (f *formState) Failed() bool { return f.Alert != "" || len(f.Fields) > 0 }
@@ -55,7 +68,7 @@ func (f *formState) refusal(lang string, err error) error {
 		var other []string
 		for field, msgs := range e.Fields {
 			if _, ok := f.Values[field]; ok {
-				f.Fields[field] = fieldMessage(lang, msgs)
+				f.Fields[field], f.apiWords[field] = fieldMessage(lang, msgs)
 			} else {
 				other = append(other, field+": "+strings.Join(msgs, " "))
 			}
@@ -84,7 +97,8 @@ func (f *formState) refusal(lang string, err error) error {
 }
 
 // fieldMessages maps the API's field messages (the contract's wording, English) to the
-// dashboard's keys; any other message is shown as the API wrote it, under a general one.
+// dashboard's keys; fieldPatterns those with a number or a list in them (the number is the
+// text's %s).
 var fieldMessages = map[string]string{
 	sika.MsgRequired:          "err_required",
 	sika.MsgNotBlank:          "err_required",
@@ -94,16 +108,44 @@ var fieldMessages = map[string]string{
 	sika.MsgMinOne:            "err_min_one",
 	sika.MsgPositiveInt:       "err_min_one",
 	sika.MsgInteger:           "err_min_one",
+	"Enter a valid URL.":      "err_url",
+	"Enter a valid IPv4 or IPv6 address or CIDR range.": "err_ip",
+	"Must be TEST or LIVE.":                             "err_choice",
 }
 
-func fieldMessage(lang string, msgs []string) string {
+var fieldPatterns = []struct {
+	re  *regexp.Regexp
+	key string
+}{
+	{regexp.MustCompile(`^Ensure this field has no more than (\d+) characters\.$`), "err_max_chars"},
+	{regexp.MustCompile(`^Must be between 1 and (\d+) characters\.$`), "err_max_chars"},
+	{regexp.MustCompile(`^Select a valid choice`), "err_choice"},
+	{regexp.MustCompile(`^Enter a valid date-time`), "err_datetime"},
+	{regexp.MustCompile(`^Enter a valid phone number for (.+)\.$`), "err_phone"},
+}
+
+// fieldMessage is a field's message in lang, and the API's own words when none of the
+// dashboard's says it (shown after the general message, marked as English).
+func fieldMessage(lang string, msgs []string) (text, api string) {
 	if len(msgs) == 0 {
-		return translate(lang, "err_invalid")
+		return translate(lang, "err_invalid") + ".", ""
 	}
 	if key, ok := fieldMessages[msgs[0]]; ok {
-		return translate(lang, key)
+		return translate(lang, key), ""
 	}
-	return translate(lang, "err_invalid") + " (" + msgs[0] + ")"
+	for _, p := range fieldPatterns {
+		if m := p.re.FindStringSubmatch(msgs[0]); m != nil {
+			text := translate(lang, p.key)
+			if len(m) > 1 {
+				text = strings.ReplaceAll(text, "%s", web.CountryNamed(lang, m[1]))
+			}
+			return text, ""
+		}
+	}
+	if lang == "en" {
+		return msgs[0], ""
+	}
+	return translate(lang, "err_invalid") + ".", msgs[0]
 }
 
 // formValues reads the named fields of a posted form as they were typed: the API validates.
@@ -116,7 +158,7 @@ func formValues(r *http.Request, names ...string) map[string]string {
 }
 
 // formTranslations are the messages of a refused form.
-var formTranslations = map[string]map[string]string{
+var formTranslations = webapp.Catalogue{
 	"fr": {
 		"apierr_validation":             "Corrigez les champs signalés.",
 		"apierr_other":                  "L'opération a été refusée.",
@@ -129,6 +171,11 @@ var formTranslations = map[string]map[string]string{
 		"err_required":                  "Ce champ est obligatoire.",
 		"err_choice":                    "Choix invalide.",
 		"err_invalid":                   "Valeur invalide",
+		"err_url":                       "Saisissez une adresse web valide (https://…).",
+		"err_ip":                        "Saisissez une adresse IPv4 ou IPv6, ou une plage CIDR.",
+		"err_max_chars":                 "%s caractères au plus.",
+		"err_datetime":                  "Saisissez une date et une heure valides.",
+		"err_phone":                     "Saisissez un numéro de téléphone valide (%s).",
 		"err_email":                     "Saisissez une adresse e-mail valide.",
 		"err_positive":                  "Saisissez un montant supérieur à 0.",
 		"err_min_one":                   "Saisissez un nombre entier, 1 au moins.",
@@ -145,6 +192,11 @@ var formTranslations = map[string]map[string]string{
 		"err_required":                  "This field is required.",
 		"err_choice":                    "Invalid choice.",
 		"err_invalid":                   "Invalid value",
+		"err_url":                       "Enter a valid web address (https://…).",
+		"err_ip":                        "Enter an IPv4 or IPv6 address, or a CIDR range.",
+		"err_max_chars":                 "At most %s characters.",
+		"err_datetime":                  "Enter a valid date and time.",
+		"err_phone":                     "Enter a valid phone number (%s).",
 		"err_email":                     "Enter a valid email address.",
 		"err_positive":                  "Enter an amount greater than 0.",
 		"err_min_one":                   "Enter a whole number, at least 1.",

@@ -5,6 +5,7 @@ import (
 
 	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/store"
+	"github.com/sikahq/sika/web/webapp"
 )
 
 // latestCount is how many transactions the home page lists.
@@ -57,7 +58,7 @@ func (a *App) countryNames(r *http.Request) (map[string]string, error) {
 	}
 	out := make(map[string]string, len(countries))
 	for _, c := range countries {
-		out[c.ISOCode] = c.Name
+		out[c.ISOCode] = translations.Country(webapp.Lang(r), c.ISOCode, c.Name)
 	}
 	return out, nil
 }

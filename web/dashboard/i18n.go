@@ -1,35 +1,16 @@
 package dashboard
 
-// translations holds every string of the dashboard, French first; TestTranslationsComplete
-// checks that both languages have every key the templates and handlers use.
-var translations = mergeTranslations(baseTranslations, moneyTranslations, developerTranslations)
+import "github.com/sikahq/sika/web/webapp"
 
-// mergeTranslations joins the strings of each part of the dashboard (each page family keeps its
-// own in its file); a key given twice is a mistake and panics at start.
-func mergeTranslations(parts ...map[string]map[string]string) map[string]map[string]string {
-	out := map[string]map[string]string{}
-	for _, part := range parts {
-		for lang, strs := range part {
-			if out[lang] == nil {
-				out[lang] = map[string]string{}
-			}
-			for k, v := range strs {
-				if _, dup := out[lang][k]; dup {
-					panic("dashboard: translation key " + k + " given twice")
-				}
-				out[lang][k] = v
-			}
-		}
-	}
-	return out
-}
+// translations holds every string of the dashboard, French first, with the web kit's
+// (webapp.Shared); each page family keeps its own in its file. TestTranslationsComplete checks
+// that both languages have every key the templates and handlers use.
+var translations = webapp.Merge(baseTranslations, moneyTranslations, formTranslations, developersTranslations,
+	webhookTranslations, kycTranslations, settingsTranslations)
 
 // baseTranslations are the strings of the frame, login, home and transactions.
-var baseTranslations = map[string]map[string]string{
+var baseTranslations = webapp.Catalogue{
 	"fr": {
-		"other_lang":            "en",
-		"switch_lang":           "English",
-		"skip_to_content":       "Aller au contenu",
 		"menu":                  "Menu principal",
 		"nav_home":              "Accueil",
 		"nav_transactions":      "Transactions",
@@ -40,7 +21,6 @@ var baseTranslations = map[string]map[string]string{
 		"nav_kyc":               "Vérification (KYC)",
 		"nav_settings":          "Paramètres",
 		"nav_merchants":         "Changer de marchand",
-		"logout":                "Se déconnecter",
 		"env_test":              "TEST",
 		"env_live":              "LIVE",
 		"env_badge_help":        "Environnement affiché",
@@ -50,16 +30,8 @@ var baseTranslations = map[string]map[string]string{
 		"suspended_banner":      "Ce compte marchand est suspendu : contactez le support Sika.",
 		"inactive_banner":       "Le mode LIVE sera ouvert après l'approbation de votre dossier KYC.",
 
-		"login_title":       "Connexion",
-		"email":             "Adresse e-mail",
-		"password":          "Mot de passe",
-		"login_button":      "Se connecter",
-		"login_required":    "Saisissez votre adresse e-mail et votre mot de passe.",
-		"wrong_credentials": "Adresse e-mail ou mot de passe incorrect.",
-		"too_many_attempts": "Trop de tentatives. Réessayez dans une minute.",
-		"staff_refused":     "Les comptes du personnel Sika se connectent à la console, pas au tableau de bord.",
-		"session_expired":   "Votre session a expiré. Reconnectez-vous.",
-		"signed_out":        "Vous êtes déconnecté.",
+		"login_title":   "Connexion",
+		"staff_refused": "Les comptes du personnel Sika se connectent à la console, pas au tableau de bord.",
 
 		"merchants_title":   "Choisir un marchand",
 		"merchants_help":    "Votre compte est membre de plusieurs marchands. Choisissez celui pour lequel vous travaillez.",
@@ -80,7 +52,6 @@ var baseTranslations = map[string]map[string]string{
 		"no_transaction":      "Aucune transaction pour l'instant.",
 
 		"transactions_title": "Transactions",
-		"search":             "Rechercher",
 		"search_help":        "Référence, nom, e-mail ou téléphone du client (3 caractères au moins).",
 		"filter_status":      "Statut",
 		"filter_type":        "Type",
@@ -101,25 +72,16 @@ var baseTranslations = map[string]map[string]string{
 		"pages":              "Pages",
 		"page_previous":      "← Plus récentes",
 		"page_next":          "Plus anciennes →",
-		"col_date":           "Date",
-		"col_reference":      "Référence",
 		"col_customer":       "Client",
 		"col_network":        "Réseau",
-		"col_amount":         "Montant",
-		"col_status":         "Statut",
 		"error_search":       "Saisissez entre 3 et 100 caractères.",
 		"error_date":         "Saisissez une date valide.",
 		"error_date_range":   "La date de fin précède la date de début.",
 		"error_position":     "Page invalide : revenez à la première page.",
 		"error_choice":       "Choix invalide.",
 
-		"transaction_title": "Transaction",
-		"back_to_list":      "← Retour aux transactions",
-		"reference":         "Référence",
-		"failure":           "Échec",
-		"pending_reason":    "En attente de l'opérateur",
-		"amounts":           "Montants",
-		"requested_amount":  "Montant demandé",
+		"back_to_list":   "← Retour aux transactions",
+		"pending_reason": "En attente de l'opérateur",
 		// The amounts keep one meaning (sika.Transaction): debited_amount is what the paying
 		// side gives, net_amount what the receiving side gets.
 		"fee_mode_INBOUND_ADD_ON":    "payés par le client, en plus du montant",
@@ -128,58 +90,24 @@ var baseTranslations = map[string]map[string]string{
 		"fee_mode_OUTBOUND_DEDUCTED": "déduits du montant envoyé",
 		"debited_amount_INBOUND":     "Payé par le client",
 		"debited_amount_OUTBOUND":    "Débité de votre solde",
-		"fees":                       "Frais",
 		"net_amount_INBOUND":         "Crédité sur votre solde",
 		"net_amount_OUTBOUND":        "Reçu par le bénéficiaire",
 		"net_amount_TRANSFERT":       "Envoyé à l'autre solde (avant conversion)",
 		"original_amount":            "Montant d'origine",
-		"details":                    "Détails",
-		"customer":                   "Client",
-		"phone":                      "Téléphone",
-		"recipient":                  "Bénéficiaire",
 		"description":                "Description",
-		"created_at":                 "Créée le",
-		"completed_at":               "Terminée le",
 		"gateway_reference":          "Référence opérateur",
 		"transaction_id":             "Identifiant",
-		"timeline":                   "Historique des statuts",
-		"from_status":                "depuis",
 		"attempts":                   "Tentatives auprès des opérateurs",
-		"gateway":                    "Passerelle",
-		"last_answer":                "Dernière réponse",
 		"no_attempt":                 "Aucune tentative pour l'instant.",
 
-		"status_PENDING":           "En attente",
-		"status_SUCCESS":           "Réussie",
-		"status_FAILED":            "Échouée",
-		"status_CANCELLED":         "Annulée",
-		"attempt_PENDING":          "En cours",
-		"attempt_SUCCESS":          "Réussie",
-		"attempt_FAILED":           "Échouée",
-		"type_PAIEMENT":            "Paiement",
-		"type_RECHARGE":            "Recharge",
-		"type_RETRAIT":             "Retrait",
-		"type_TRANSFERT":           "Transfert",
-		"type_REMBOURSEMENT":       "Remboursement",
-		"direction_INBOUND":        "Entrant",
-		"direction_OUTBOUND":       "Sortant",
-		"trigger_SYSTEM":           "Sika",
-		"trigger_ADMIN":            "Support Sika",
-		"trigger_CLIENT":           "Demande du marchand",
-		"trigger_WEBHOOK_CALLBACK": "Notification de l'opérateur",
+		"direction_INBOUND":  "Entrant",
+		"direction_OUTBOUND": "Sortant",
 
-		"error_code":        "Code",
-		"back_home":         "Retour à l'accueil",
-		"error_forbidden":   "Cette demande n'a pas pu être vérifiée. Rechargez la page et réessayez.",
-		"error_not_found":   "Page introuvable.",
-		"error_bad_request": "Demande invalide.",
-		"error_method":      "Méthode non autorisée.",
-		"error_internal":    "Une erreur est survenue. Réessayez dans un instant.",
+		"back_home":       "Retour à l'accueil",
+		"error_forbidden": "Cette demande n'a pas pu être vérifiée. Rechargez la page et réessayez.",
+		"error_not_found": "Page introuvable.",
 	},
 	"en": {
-		"other_lang":            "fr",
-		"switch_lang":           "Français",
-		"skip_to_content":       "Skip to content",
 		"menu":                  "Main menu",
 		"nav_home":              "Home",
 		"nav_transactions":      "Transactions",
@@ -190,7 +118,6 @@ var baseTranslations = map[string]map[string]string{
 		"nav_kyc":               "Verification (KYC)",
 		"nav_settings":          "Settings",
 		"nav_merchants":         "Switch merchant",
-		"logout":                "Log out",
 		"env_test":              "TEST",
 		"env_live":              "LIVE",
 		"env_badge_help":        "Environment shown",
@@ -200,16 +127,8 @@ var baseTranslations = map[string]map[string]string{
 		"suspended_banner":      "This merchant account is suspended: contact Sika support.",
 		"inactive_banner":       "LIVE opens once your KYC dossier is approved.",
 
-		"login_title":       "Log in",
-		"email":             "Email address",
-		"password":          "Password",
-		"login_button":      "Log in",
-		"login_required":    "Enter your email address and your password.",
-		"wrong_credentials": "Wrong email or password.",
-		"too_many_attempts": "Too many attempts. Try again in a minute.",
-		"staff_refused":     "Sika staff accounts log in to the console, not the dashboard.",
-		"session_expired":   "Your session has expired. Log in again.",
-		"signed_out":        "You are logged out.",
+		"login_title":   "Log in",
+		"staff_refused": "Sika staff accounts log in to the console, not the dashboard.",
 
 		"merchants_title":   "Choose a merchant",
 		"merchants_help":    "Your account is a member of several merchants. Choose the one you are working for.",
@@ -230,7 +149,6 @@ var baseTranslations = map[string]map[string]string{
 		"no_transaction":      "No transaction yet.",
 
 		"transactions_title": "Transactions",
-		"search":             "Search",
 		"search_help":        "Reference, customer name, email or phone (at least 3 characters).",
 		"filter_status":      "Status",
 		"filter_type":        "Type",
@@ -251,89 +169,43 @@ var baseTranslations = map[string]map[string]string{
 		"pages":              "Pages",
 		"page_previous":      "← Newer",
 		"page_next":          "Older →",
-		"col_date":           "Date",
-		"col_reference":      "Reference",
 		"col_customer":       "Customer",
 		"col_network":        "Network",
-		"col_amount":         "Amount",
-		"col_status":         "Status",
 		"error_search":       "Enter between 3 and 100 characters.",
 		"error_date":         "Enter a valid date.",
 		"error_date_range":   "The end date is before the start date.",
 		"error_position":     "Invalid page: go back to the first page.",
 		"error_choice":       "Invalid choice.",
 
-		"transaction_title":          "Transaction",
 		"back_to_list":               "← Back to transactions",
-		"reference":                  "Reference",
-		"failure":                    "Failure",
 		"pending_reason":             "Waiting for the operator",
-		"amounts":                    "Amounts",
-		"requested_amount":           "Requested amount",
 		"fee_mode_INBOUND_ADD_ON":    "paid by the customer on top of the amount",
 		"fee_mode_INBOUND_DEDUCTED":  "deducted from the amount credited to your balance",
 		"fee_mode_OUTBOUND_ADD_ON":   "added to the amount, debited from your balance",
 		"fee_mode_OUTBOUND_DEDUCTED": "deducted from the amount sent",
 		"debited_amount_INBOUND":     "Paid by the customer",
 		"debited_amount_OUTBOUND":    "Debited from your balance",
-		"fees":                       "Fees",
 		"net_amount_INBOUND":         "Credited to your balance",
 		"net_amount_OUTBOUND":        "Received by the recipient",
 		"net_amount_TRANSFERT":       "Sent to the other balance (before conversion)",
 		"original_amount":            "Original amount",
-		"details":                    "Details",
-		"customer":                   "Customer",
-		"phone":                      "Phone",
-		"recipient":                  "Recipient",
 		"description":                "Description",
-		"created_at":                 "Created",
-		"completed_at":               "Completed",
 		"gateway_reference":          "Operator reference",
 		"transaction_id":             "Id",
-		"timeline":                   "Status history",
-		"from_status":                "from",
 		"attempts":                   "Attempts at the operators",
-		"gateway":                    "Gateway",
-		"last_answer":                "Last answer",
 		"no_attempt":                 "No attempt yet.",
 
-		"status_PENDING":           "Pending",
-		"status_SUCCESS":           "Succeeded",
-		"status_FAILED":            "Failed",
-		"status_CANCELLED":         "Cancelled",
-		"attempt_PENDING":          "In progress",
-		"attempt_SUCCESS":          "Succeeded",
-		"attempt_FAILED":           "Failed",
-		"type_PAIEMENT":            "Payment",
-		"type_RECHARGE":            "Top-up",
-		"type_RETRAIT":             "Payout",
-		"type_TRANSFERT":           "Transfer",
-		"type_REMBOURSEMENT":       "Refund",
-		"direction_INBOUND":        "Inbound",
-		"direction_OUTBOUND":       "Outbound",
-		"trigger_SYSTEM":           "Sika",
-		"trigger_ADMIN":            "Sika support",
-		"trigger_CLIENT":           "Merchant request",
-		"trigger_WEBHOOK_CALLBACK": "Operator notification",
+		"direction_INBOUND":  "Inbound",
+		"direction_OUTBOUND": "Outbound",
 
-		"error_code":        "Code",
-		"back_home":         "Back to home",
-		"error_forbidden":   "This request could not be verified. Reload the page and try again.",
-		"error_not_found":   "Page not found.",
-		"error_bad_request": "Invalid request.",
-		"error_method":      "Method not allowed.",
-		"error_internal":    "Something went wrong. Try again in a moment.",
+		"back_home":       "Back to home",
+		"error_forbidden": "This request could not be verified. Reload the page and try again.",
+		"error_not_found": "Page not found.",
 	},
 }
 
-// translate is the text of key in lang; a key a language lacks falls back to French, and an
-// unknown key shows as itself (TestTranslationsComplete keeps that from happening).
-func translate(lang, key string) string {
-	if s, ok := translations[lang][key]; ok {
-		return s
-	}
-	if s, ok := translations["fr"][key]; ok {
-		return s
-	}
-	return key
-}
+// translate is the text of key in lang (webapp.Catalogue.Text).
+func translate(lang, key string) string { return translations.Text(lang, key) }
+
+// Catalogue is the dashboard's strings, for the tests that read its pages.
+func Catalogue() webapp.Catalogue { return translations }

@@ -3,6 +3,7 @@ package dashboard
 import (
 	"errors"
 	"fmt"
+	"html/template"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -92,7 +93,7 @@ func (a *App) submitDossier(w http.ResponseWriter, r *http.Request, v *visit) er
 		body[k] = f.Val(k)
 	}
 	if err := a.call(r, v, http.MethodPost, "/merchant-kyc/", nil, body, "", nil); err != nil {
-		if err := f.refusal(v.lang, err); err != nil {
+		if err := f.refusal(v.Lang, err); err != nil {
 			return err
 		}
 		return a.renderKYC(w, r, v, f.Status, &kycData{DossierForm: f})
@@ -121,7 +122,7 @@ func (a *App) uploadDocument(w http.ResponseWriter, r *http.Request, v *visit) e
 	f := newForm(map[string]string{"document_type": "", "label": "", "file": ""})
 	var upload kycUpload
 	for {
-		part, err := v.parts.NextPart()
+		part, err := v.Parts.NextPart()
 		if err == io.EOF {
 			break
 		}
@@ -150,7 +151,7 @@ func (a *App) uploadDocument(w http.ResponseWriter, r *http.Request, v *visit) e
 		}
 	}
 	if upload.err != nil {
-		if err := f.refusal(v.lang, upload.err); err != nil {
+		if err := f.refusal(v.Lang, upload.err); err != nil {
 			return err
 		}
 		return a.renderKYC(w, r, v, f.Status, &kycData{DocForm: f})
@@ -168,12 +169,12 @@ func (a *App) uploadDocument(w http.ResponseWriter, r *http.Request, v *visit) e
 				delete(e.Fields, "file_url")
 			}
 		}
-		if err := f.refusal(v.lang, err); err != nil {
+		if err := f.refusal(v.Lang, err); err != nil {
 			return err
 		}
 		return a.renderKYC(w, r, v, f.Status, &kycData{DocForm: f})
 	}
-	a.cfg.Logger.InfoContext(r.Context(), "kyc document added from the dashboard", "dossier", id, "member", v.member.ID,
+	a.cfg.Logger.InfoContext(r.Context(), "kyc document added from the dashboard", "dossier", id, "member", v.Member.ID,
 		"content_type", upload.ContentType, "size", upload.Size)
 	backTo(w, r, Prefix+"kyc/", "done_document_added")
 	return nil
@@ -260,7 +261,8 @@ func cleanFileName(name string) string {
 
 // kycField is one text input of the dossier form.
 type kycField struct {
-	Name, Type, Label, Value, Error string
+	Name, Type, Label, Value string
+	Error                    template.HTML
 }
 
 // KYCField describes an input of the dossier form with its value and the API's error.
@@ -269,7 +271,7 @@ func (v *view) KYCField(f *formState, name, typ string) kycField {
 }
 
 // kycTranslations are the strings of the KYC page.
-var kycTranslations = map[string]map[string]string{
+var kycTranslations = webapp.Catalogue{
 	"fr": {
 		"kyc_title":                 "Vérification (KYC)",
 		"kyc_merchant_status":       "Statut du marchand :",
@@ -310,7 +312,6 @@ var kycTranslations = map[string]map[string]string{
 		"dossier_APPROVED":          "Approuvé",
 		"dossier_REJECTED":          "Refusé",
 		"review_note":               "Note du vérificateur",
-		"no_document":               "Aucun document.",
 		"no_dossier":                "Aucun dossier pour l'instant.",
 		"doc_ID_CARD":               "Carte d'identité",
 		"doc_PASSPORT":              "Passeport",
@@ -359,7 +360,6 @@ var kycTranslations = map[string]map[string]string{
 		"dossier_APPROVED":          "Approved",
 		"dossier_REJECTED":          "Rejected",
 		"review_note":               "Reviewer's note",
-		"no_document":               "No document.",
 		"no_dossier":                "No dossier yet.",
 		"doc_ID_CARD":               "Identity card",
 		"doc_PASSPORT":              "Passport",

@@ -9,6 +9,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/store"
 )
 
@@ -64,7 +65,7 @@ func (a *App) volume(r *http.Request, v *visit) (volumeData, error) {
 	if err != nil {
 		return volumeData{}, err
 	}
-	return buildVolume(rows, since, v.lang)
+	return buildVolume(rows, since, v.Lang)
 }
 
 // buildVolume lays the store's rows out day by day per currency (a day without a transaction
@@ -99,14 +100,14 @@ func buildVolume(rows []store.DailyVolume, since time.Time, lang string) (volume
 		LabelDay: translate(lang, "volume_day")}
 	for i := range d.Currencies {
 		cv := &d.Currencies[i]
-		cv.CollectedText, cv.PaidText = formatMoney(cv.Collected, cv.Currency, lang), formatMoney(cv.PaidOut, cv.Currency, lang)
+		cv.CollectedText, cv.PaidText = sika.FormatMoney(cv.Collected, cv.Currency, lang), sika.FormatMoney(cv.PaidOut, cv.Currency, lang)
 		s := chartSeries{Currency: cv.Currency}
 		for _, day := range cv.Days {
 			s.Days = append(s.Days, day.Day.Unix())
 			s.Collected = append(s.Collected, day.Collected.StringFixed(2))
 			s.PaidOut = append(s.PaidOut, day.PaidOut.StringFixed(2))
-			s.CollectedText = append(s.CollectedText, formatMoney(day.Collected, cv.Currency, lang))
-			s.PaidOutText = append(s.PaidOutText, formatMoney(day.PaidOut, cv.Currency, lang))
+			s.CollectedText = append(s.CollectedText, sika.FormatMoney(day.Collected, cv.Currency, lang))
+			s.PaidOutText = append(s.PaidOutText, sika.FormatMoney(day.PaidOut, cv.Currency, lang))
 		}
 		chart.Series = append(chart.Series, s)
 	}

@@ -1,9 +1,11 @@
 package dashboard
 
+import "github.com/sikahq/sika/web/webapp"
+
 // moneyTranslations are the strings of the money pages (payment links, checkout sessions,
 // payouts, settlements, wallet transfers, payout methods, ledgers, the home chart and a
 // transaction's actions), French first.
-var moneyTranslations = map[string]map[string]string{
+var moneyTranslations = webapp.Catalogue{
 	"fr": {
 		"optional":    "facultatif",
 		"copy":        "Copier",

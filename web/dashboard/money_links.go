@@ -79,10 +79,10 @@ func (a *App) paymentLinkForm(w http.ResponseWriter, r *http.Request, v *visit, 
 func (a *App) createPaymentLink(w http.ResponseWriter, r *http.Request, v *visit) error {
 	f := newForm(formValues(r, paymentLinkFields...))
 	var created sika.PaymentLink
-	body, ok := paymentLinkBody(v.lang, f)
+	body, ok := paymentLinkBody(v.Lang, f)
 	if ok {
 		if err := a.call(r, v, http.MethodPost, "/payment-links/", nil, body, "", &created); err != nil {
-			if err := f.refusal(v.lang, err); err != nil {
+			if err := f.refusal(v.Lang, err); err != nil {
 				return err
 			}
 		} else {
@@ -112,7 +112,7 @@ func (a *App) updatePaymentLink(w http.ResponseWriter, r *http.Request, v *visit
 	if f.Val("is_active") == "" {
 		f.Values["is_active"] = "false" // an unchecked box is not sent
 	}
-	body, ok := paymentLinkBody(v.lang, f)
+	body, ok := paymentLinkBody(v.Lang, f)
 	if ok {
 		var updated sika.PaymentLink
 		err := a.call(r, v, http.MethodPatch, "/payment-links/"+link.ID.String()+"/", nil, body, "", &updated)
@@ -120,7 +120,7 @@ func (a *App) updatePaymentLink(w http.ResponseWriter, r *http.Request, v *visit
 			webapp.Redirect(w, r, Prefix+"payment-links/"+link.ID.String()+"/?saved=1")
 			return nil
 		}
-		if err := f.refusal(v.lang, err); err != nil {
+		if err := f.refusal(v.Lang, err); err != nil {
 			return err
 		}
 	}
@@ -195,7 +195,7 @@ func (a *App) countryChoices(r *http.Request) (choices, error) {
 	}
 	c := choices{CurrencyOf: map[string]string{}}
 	for _, country := range list {
-		c.Countries = append(c.Countries, option{country.ISOCode, country.Name + " (" + country.DefaultCurrency + ")"})
+		c.Countries = append(c.Countries, option{country.ISOCode, translations.Country(webapp.Lang(r), country.ISOCode, country.Name) + " (" + country.DefaultCurrency + ")"})
 		if !slices.ContainsFunc(c.Currencies, func(o option) bool { return o.Value == country.DefaultCurrency }) {
 			c.Currencies = append(c.Currencies, option{country.DefaultCurrency, country.DefaultCurrency})
 		}
@@ -272,7 +272,7 @@ func (a *App) createCheckoutSession(w http.ResponseWriter, r *http.Request, v *v
 	}
 	var created sika.CheckoutSession
 	if err := a.call(r, v, http.MethodPost, "/checkout-sessions/", nil, body, "", &created); err != nil {
-		if err := f.refusal(v.lang, err); err != nil {
+		if err := f.refusal(v.Lang, err); err != nil {
 			return err
 		}
 		return a.checkoutSessionsPage(w, r, v, f, checkoutSessionsData{})
@@ -290,7 +290,7 @@ func (a *App) cancelCheckoutSession(w http.ResponseWriter, r *http.Request, v *v
 	}
 	if err := a.call(r, v, http.MethodPost, "/checkout-sessions/"+id.String()+"/cancel/", nil, nil, "", nil); err != nil {
 		f := newForm(map[string]string{"country": v.merchant.Country, "expires_in": "24h"})
-		if err := f.refusal(v.lang, err); err != nil {
+		if err := f.refusal(v.Lang, err); err != nil {
 			return err
 		}
 		return a.checkoutSessionsPage(w, r, v, f, checkoutSessionsData{})

@@ -83,7 +83,7 @@ func (a *App) previewPayout(w http.ResponseWriter, r *http.Request, v *visit) er
 	n := findNetwork(networks, f.Val("method"))
 	fees, err := a.cfg.QuotePayout(r.Context(), v.merchant.ID, v.env, payoutQuote(f, n))
 	if err != nil {
-		if err := f.refusal(v.lang, err); err != nil {
+		if err := f.refusal(v.Lang, err); err != nil {
 			return err
 		}
 		return a.payoutsPage(w, r, v, f)
@@ -109,7 +109,7 @@ func (a *App) sendPayout(w http.ResponseWriter, r *http.Request, v *visit) error
 		"recipient": q.Recipient, "recipient_name": q.RecipientName, "description": q.Description}
 	var t sika.Transaction
 	if err := a.callMoving(r, v, http.MethodPost, "/payouts/initialize/", body, r.PostFormValue("idempotency_key"), &t); err != nil {
-		if err := f.refusal(v.lang, err); err != nil {
+		if err := f.refusal(v.Lang, err); err != nil {
 			return err
 		}
 		return a.payoutsPage(w, r, v, f)
@@ -154,7 +154,7 @@ func (a *App) networkChoices(r *http.Request) ([]networkChoice, error) {
 		if !ok || !n.IsActive {
 			continue
 		}
-		out = append(out, networkChoice{ID: n.ID, Code: n.Code, Label: c.Name + " · " + n.Name + " (" + n.Code + ")",
+		out = append(out, networkChoice{ID: n.ID, Code: n.Code, Label: translations.Country(webapp.Lang(r), c.ISOCode, c.Name) + " · " + n.Name + " (" + n.Code + ")",
 			Country: c.ISOCode, Currency: c.DefaultCurrency})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Label < out[j].Label })

@@ -63,7 +63,7 @@ func (a *App) createSettlement(w http.ResponseWriter, r *http.Request, v *visit)
 	}
 	var st sika.Settlement
 	if err := a.callMoving(r, v, http.MethodPost, "/settlements/", body, f.IdempotencyKey, &st); err != nil {
-		if err := f.refusal(v.lang, err); err != nil {
+		if err := f.refusal(v.Lang, err); err != nil {
 			return err
 		}
 		return a.settlementsPage(w, r, v, f)
@@ -139,7 +139,7 @@ func (a *App) createWalletTransfer(w http.ResponseWriter, r *http.Request, v *vi
 	f.IdempotencyKey = r.PostFormValue("idempotency_key")
 	var wt sika.WalletTransfer
 	if err := a.callMoving(r, v, http.MethodPost, "/wallet-transfers/", f.Values, f.IdempotencyKey, &wt); err != nil {
-		if err := f.refusal(v.lang, err); err != nil {
+		if err := f.refusal(v.Lang, err); err != nil {
 			return err
 		}
 		return a.transfersPage(w, r, v, f)
@@ -190,7 +190,7 @@ func (a *App) createPayoutMethod(w http.ResponseWriter, r *http.Request, v *visi
 		}
 	}
 	if err := a.call(r, v, http.MethodPost, "/merchant-payout-methods/", nil, body, "", nil); err != nil {
-		if err := f.refusal(v.lang, err); err != nil {
+		if err := f.refusal(v.Lang, err); err != nil {
 			return err
 		}
 		return a.payoutMethodsPage(w, r, v, f, false)

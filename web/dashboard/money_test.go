@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"errors"
+	"html/template"
 	"testing"
 	"time"
 
@@ -42,6 +43,9 @@ func TestMoneyTranslationsComplete(t *testing.T) {
 	}
 	for _, k := range fieldMessages {
 		keys = append(keys, k)
+	}
+	for _, p := range fieldPatterns {
+		keys = append(keys, p.key)
 	}
 	keys = append(keys, "apierr_validation", "apierr_other", "err_invalid", "verified_notice", "retried_notice", "link_saved",
 		"session_created", "session_cancelled", "links_title", "link_new_title", "link_title", "sessions_title", "payouts_title",
@@ -89,8 +93,9 @@ func TestFormRefusal(t *testing.T) {
 	f := newForm(map[string]string{"amount": "-3", "recipient": ""})
 	require.NoError(t, f.refusal("fr", &sika.Error{Code: sika.CodeValidation, Fields: map[string][]string{
 		"amount": {sika.MsgAmountNotPositive}, "recipient": {"Not a phone number of BJ."}, "metadata": {"Must be an object."}}}))
-	assert.Equal(t, "Saisissez un montant supérieur à 0.", f.Err("amount"))
-	assert.Equal(t, "Valeur invalide (Not a phone number of BJ.)", f.Err("recipient"), "an unknown message is shown as the API wrote it")
+	assert.Equal(t, template.HTML("Saisissez un montant supérieur à 0."), f.Err("amount"))
+	assert.Equal(t, template.HTML(`Valeur invalide. <span lang="en">(Not a phone number of BJ.)</span>`), f.Err("recipient"),
+		"an unknown message follows a French one as the API wrote it, marked English")
 	assert.Equal(t, "Corrigez les champs signalés.", f.Alert)
 	assert.Equal(t, "metadata: Must be an object.", f.Detail, "a field the form does not have is said above it")
 	assert.Equal(t, 400, f.Status)

@@ -107,7 +107,7 @@ func (a *App) retryTransaction(w http.ResponseWriter, r *http.Request, v *visit)
 // transactionRefused shows the transaction's page again with the API's refusal beside its
 // buttons.
 func (a *App) transactionRefused(w http.ResponseWriter, r *http.Request, v *visit, t sika.TransactionDetail, f *formState, err error) error {
-	if err := f.refusal(v.lang, err); err != nil {
+	if err := f.refusal(v.Lang, err); err != nil {
 		return err
 	}
 	names, err := a.countryNames(r)
@@ -130,8 +130,8 @@ func (a *App) transactionInvoice(w http.ResponseWriter, r *http.Request, v *visi
 	if err != nil {
 		return err
 	}
-	ans, err := a.cfg.API(r, webapp.APICall{Member: v.member, Merchant: v.merchant.ID, Environment: v.env,
-		Method: http.MethodGet, Path: "/transactions/" + id.String() + "/invoice/", Query: url.Values{"lang": {v.lang}}})
+	ans, err := a.cfg.API(r, webapp.APICall{Member: v.Member, Merchant: v.merchant.ID, Environment: v.env,
+		Method: http.MethodGet, Path: "/transactions/" + id.String() + "/invoice/", Query: url.Values{"lang": {v.Lang}}})
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -16,67 +15,22 @@ import (
 // pageNames are the page templates; each is parsed with layout.html, which frames it.
 var pageNames = slices.Concat([]string{"login", "merchants", "home", "transactions", "transaction", "error"}, moneyPages, developerPages)
 
-// view is what every page template is given: the visit (language, member, merchant,
-// environment), the page's own Data, and helpers that format for the page's language.
+// view is what every page template is given: the visit (webapp.Visit: language, member,
+// session, and the writing of text, money and dates; the merchant and environment), the page's
+// own Data, and the dashboard's helpers.
 type view struct {
 	*visit
 	// Title and Nav are translation keys: the page title, and the menu entry to mark current.
 	Title string
 	Nav   string
 	Data  any
-	r     *http.Request
 }
-
-// Lang is the page language ("fr" or "en").
-func (v *view) Lang() string { return v.lang }
-
-// T is the page's text for a key.
-func (v *view) T(key string) string { return translate(v.lang, key) }
-
-// Money is an amount as people in the region read it, in the page's language.
-func (v *view) Money(a sika.Amount, currency string) string {
-	return formatMoney(a.Decimal, currency, v.lang)
-}
-
-// TxAmount is a transaction's amount, negative when money leaves the wallet (a payout).
-func (v *view) TxAmount(t sika.Transaction) string {
-	if t.FlowDirection == sika.DirectionOutbound {
-		return formatMoney(t.Amount.Neg(), t.Currency, v.lang)
-	}
-	return formatMoney(t.Amount.Decimal, t.Currency, v.lang)
-}
-
-// When is a date and time in the page's language, in UTC (the ledger's clock).
-func (v *view) When(t time.Time) string { return formatTime(t, v.lang) }
-
-// WhenPtr is When for an optional time ("—" when absent).
-func (v *view) WhenPtr(t *time.Time) string {
-	if t == nil {
-		return "—"
-	}
-	return formatTime(*t, v.lang)
-}
-
-// ISO is a time as the datetime attribute of <time> wants it.
-func (v *view) ISO(t time.Time) string { return t.UTC().Format(time.RFC3339) }
-
-// CSRF is the session's token, for forms and the htmx header.
-func (v *view) CSRF() string { return v.session.CSRFToken }
-
-// HXHeaders is the hx-headers attribute of the body: every htmx request carries the token.
-func (v *view) HXHeaders() string { return `{"` + csrfHeader + `":"` + v.session.CSRFToken + `"}` }
-
-// SignedIn reports whether the page belongs to a session (it shows the menu).
-func (v *view) SignedIn() bool { return v.tokenHash != nil }
 
 // Merchant is the merchant acted for (nil before one is picked).
 func (v *view) Merchant() *sika.MerchantMembership { return v.merchant }
 
 // Merchants are the member's merchants.
 func (v *view) Merchants() []sika.MerchantMembership { return v.merchants }
-
-// Member is the signed-in member.
-func (v *view) Member() sika.Member { return v.member }
 
 // Env is the environment acted in.
 func (v *view) Env() string { return string(v.env) }
@@ -92,15 +46,33 @@ func (v *view) OtherEnv() string {
 	return string(sika.EnvironmentTest)
 }
 
-// Here is the page's own path and query, where forms come back to.
-func (v *view) Here() string { return v.r.URL.RequestURI() }
+// menu is the dashboard's navigation of a merchant (webapp.MenuEntry); pickerEntry only for a
+// member of several merchants.
+var (
+	menu = []webapp.MenuEntry{
+		webapp.Entry("", "home", "nav_home", "home"),
+		webapp.Entry("transactions/", "transactions", "nav_transactions", "transactions"),
+		webapp.Entry("payment-links/", "payment-links", "nav_payment_links", "payment-links"),
+		webapp.Entry("checkout-sessions/", "checkout-sessions", "nav_checkout_sessions", "checkout-sessions"),
+		webapp.Entry("payouts/", "payouts", "nav_payouts", "payouts"),
+		webapp.Entry("developers/", "developers", "nav_developers", "developers"),
+		webapp.Entry("kyc/", "kyc", "nav_kyc", "kyc"),
+		webapp.Entry("settings/", "settings", "nav_settings", "settings"),
+	}
+	pickerEntry = webapp.Entry("merchants/", "merchants", "nav_merchants", "merchants")
+)
 
-// SwitchLang is this page in the other language.
-func (v *view) SwitchLang() string { return webapp.SwitchLangURL(v.r, v.lang) }
-
-// StatusLabel is a transaction status in the page's language.
-func (v *view) StatusLabel(status sika.TransactionStatus) string {
-	return v.T("status_" + string(status))
+// Menu is the layout's menu: the merchant's pages once one is picked, the picker for a member
+// of several.
+func (v *view) Menu() []webapp.MenuItem {
+	var entries []webapp.MenuEntry
+	if v.merchant != nil {
+		entries = menu
+	}
+	if len(v.merchants) > 1 {
+		entries = append(slices.Clip(entries), pickerEntry)
+	}
+	return v.MenuOf(v.Nav, entries...)
 }
 
 // StatusClass is the CSS class of a status badge.
@@ -114,47 +86,14 @@ func (v *view) StatusClass(status sika.TransactionStatus) string {
 	return "badge wait"
 }
 
-// render writes a whole page, or with block the named part of it alone (an htmx swap).
+// render writes a whole page.
 func (a *App) render(w http.ResponseWriter, r *http.Request, status int, page string, v *view) error {
-	return a.renderBlock(w, r, status, page, "layout", v)
+	return a.host.Render(w, r, status, page, "layout", v)
 }
 
+// renderBlock writes the named part of a page alone (an htmx swap).
 func (a *App) renderBlock(w http.ResponseWriter, r *http.Request, status int, page, block string, v *view) error {
-	v.r = r
-	return webapp.Render(w, status, a.pages[page], block, v)
-}
-
-// errorData is what the error page says.
-type errorData struct {
-	Status  int
-	Message string // translation key
-}
-
-// fail answers a handler's error with the error page: 403 for a request that did not verify,
-// 404 for what is not the merchant's (or does not exist), 400 for a bad form, 429, and 500
-// (logged) for anything else.
-func (a *App) fail(w http.ResponseWriter, r *http.Request, v *visit, err error) {
-	status, key, internal := webapp.ErrorPage(err)
-	d := errorData{Status: status, Message: key}
-	if internal {
-		a.cfg.Logger.ErrorContext(r.Context(), "dashboard", "path", r.URL.Path, "err", err)
-	}
-	if rerr := a.render(w, r, d.Status, "error", &view{visit: v, Title: d.Message, Data: d}); rerr != nil {
-		a.cfg.Logger.ErrorContext(r.Context(), "dashboard error page", "err", rerr)
-		http.Error(w, http.StatusText(d.Status), d.Status)
-	}
-}
-
-// notFound answers a path the dashboard does not have.
-func (a *App) notFound(w http.ResponseWriter, r *http.Request) {
-	a.fail(w, r, &visit{lang: webapp.Lang(r)}, sika.NotFound("Page"))
-}
-
-func (a *App) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
-	d := errorData{http.StatusMethodNotAllowed, "error_method"}
-	if err := a.render(w, r, d.Status, "error", &view{visit: &visit{lang: webapp.Lang(r)}, Title: d.Message, Data: d}); err != nil {
-		http.Error(w, http.StatusText(d.Status), d.Status)
-	}
+	return a.host.Render(w, r, status, page, block, v)
 }
 
 // query is a dashboard URL with a query string (none when empty).

@@ -5,6 +5,7 @@ import (
 
 	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/store"
+	"github.com/sikahq/sika/web/webapp"
 )
 
 // settingsData is the settings page: the environment's fee settings with their form, and the
@@ -54,7 +55,7 @@ func (a *App) saveSettings(w http.ResponseWriter, r *http.Request, v *visit) err
 		body["allow_client_override"] = f.Val("allow_client_override") == "true"
 	}
 	if err := a.call(r, v, http.MethodPatch, "/merchant-settings/", nil, body, "", nil); err != nil {
-		if err := f.refusal(v.lang, err); err != nil {
+		if err := f.refusal(v.Lang, err); err != nil {
 			return err
 		}
 		return a.renderSettings(w, r, v, f.Status, &settingsData{Form: f})
@@ -64,7 +65,7 @@ func (a *App) saveSettings(w http.ResponseWriter, r *http.Request, v *visit) err
 }
 
 // settingsTranslations are the strings of the settings page.
-var settingsTranslations = map[string]map[string]string{
+var settingsTranslations = webapp.Catalogue{
 	"fr": {
 		"settings_title":             "Paramètres",
 		"fee_settings":               "Frais",

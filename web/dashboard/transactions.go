@@ -135,7 +135,7 @@ func (a *App) fillChoices(r *http.Request, v *visit, d *transactionsData) error 
 	label := func(prefix string, values []string) []option {
 		out := make([]option, 0, len(values))
 		for _, val := range values {
-			out = append(out, option{val, translate(v.lang, prefix+val)})
+			out = append(out, option{val, translate(v.Lang, prefix+val)})
 		}
 		return out
 	}
@@ -148,7 +148,7 @@ func (a *App) fillChoices(r *http.Request, v *visit, d *transactionsData) error 
 	}
 	currencies := map[string]bool{}
 	for _, c := range countries {
-		d.Countries = append(d.Countries, option{c.ISOCode, c.Name})
+		d.Countries = append(d.Countries, option{c.ISOCode, translations.Country(v.Lang, c.ISOCode, c.Name)})
 		currencies[c.DefaultCurrency] = true
 	}
 	for c := range currencies {

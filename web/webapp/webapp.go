@@ -453,15 +453,6 @@ func FormatTime(t time.Time, lang string) string {
 	return t.UTC().Format("02/01/2006 15:04 UTC")
 }
 
-// ParsePages parses each page template with the layout, which frames it.
-func ParsePages(fsys fs.FS, layout string, names []string) map[string]*template.Template {
-	out := map[string]*template.Template{}
-	for _, name := range names {
-		out[name] = template.Must(template.New(path.Base(layout)).ParseFS(fsys, layout, "templates/"+name+".html"))
-	}
-	return out
-}
-
 // Render writes block of a page template (the layout: the whole page; another block: the part
 // an htmx swap replaces).
 func Render(w http.ResponseWriter, status int, t *template.Template, block string, data any) error {

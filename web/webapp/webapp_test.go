@@ -40,3 +40,26 @@ func TestVendoredFiles(t *testing.T) {
 		t.Fatal("nothing vendored")
 	}
 }
+
+// TestReasons: the status log's reasons the service writes are said in the page's language;
+// another is kept as written, marked English on a French page unless a person wrote it.
+func TestReasons(t *testing.T) {
+	fr := &Visit{Lang: "fr", cat: Merge()}
+	for reason, want := range map[string]Said{
+		"Payment requested":             {Text: "Paiement demandé"},
+		"Refund of PAY-1 requested":     {Text: "Remboursement de PAY-1 demandé"},
+		"Refused by sandbox-a: expired": {Text: "Refusé par sandbox-a\u00a0: expired"},
+		"Confirmed by mtn-bj callback":  {Text: "Confirmé par la notification de mtn-bj"},
+		"Insufficient funds":            {Text: "Insufficient funds", Lang: "en", Marked: true},
+	} {
+		if got := fr.Reason(reason, "SYSTEM"); *got != want {
+			t.Errorf("%q: got %+v, want %+v", reason, *got, want)
+		}
+	}
+	if got := fr.Reason("Virement reçu", "ADMIN"); got.Lang != "" || !got.Marked {
+		t.Errorf("support's own words are not marked as of a language unknown: %+v", got)
+	}
+	if fr.Reason("", "SYSTEM") != nil {
+		t.Error("no reason, nothing said")
+	}
+}
