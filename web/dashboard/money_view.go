@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"github.com/sikahq/sika"
+	"github.com/sikahq/sika/web/webapp"
 )
 
 // CheckoutClass is the CSS class of a checkout session's status badge.
@@ -29,4 +30,15 @@ func (v *view) Deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// Input is a text input of a form for the kit's "field" partial (webapp.Visit.Field): its value
+// as submitted and the API's error about it.
+func (v *view) Input(f *formState, name, labelKey string, opts ...string) webapp.Field {
+	return v.Field(name, labelKey, f.Val(name), f.Err(name), opts...)
+}
+
+// Confirm is the kit's confirmation of a form that moves money (the "confirm" partial).
+func (v *view) Confirm(name, action string, f *formState) webapp.Confirm {
+	return webapp.Confirm{V: v, Name: name, Action: action, IdempotencyKey: f.IdempotencyKey, Values: f.Values}
 }

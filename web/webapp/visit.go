@@ -108,6 +108,9 @@ func (v *Visit) SignedIn() bool { return v.TokenHash != nil }
 // Here is the page's own path and query, where forms come back to.
 func (v *Visit) Here() string { return v.r.URL.RequestURI() }
 
+// Path is the page's own path, without its query (a filter form's action).
+func (v *Visit) Path() string { return v.r.URL.Path }
+
 // SwitchLang is this page in the other language.
 func (v *Visit) SwitchLang() string { return SwitchLangURL(v.r, v.Lang) }
 

@@ -9,7 +9,7 @@ import (
 var (
 	externalPattern = regexp.MustCompile(`(?i)(src|href)="(https?:)?//`)
 	inlinePattern   = regexp.MustCompile(`(?i)<script>|<script [^>]*>[^<]|\son[a-z]+=|javascript:|<style`)
-	keyPattern      = regexp.MustCompile(`[TL] "([a-z_]+)"`)
+	keyPattern      = regexp.MustCompile(`(?:[TL]|Input \S+ "[a-z_]+") "([a-z_]+)"`)
 )
 
 // eachTemplate calls fn with the path and text of every file under templates/ of fsys.
@@ -43,7 +43,7 @@ func NothingFromAnotherOrigin(t testing.TB, fsys fs.FS) {
 }
 
 // KeysUsed are the catalogue keys the templates of each fsys name as they are (T "key",
-// L "key"); keys a template builds (print "status_" .Status) are the caller's to add.
+// L "key", a field's label: Input .Form "name" "key"); keys a template builds (print "status_" .Status) are the caller's to add.
 func KeysUsed(t testing.TB, fsyss ...fs.FS) map[string]bool {
 	t.Helper()
 	used := map[string]bool{}
