@@ -77,6 +77,14 @@ func (s *Server) routes() *mux.Router {
 	s.handle(root, http.MethodGet, "/refunds/", s.listRefunds, merchant)
 	s.handle(root, http.MethodGet, "/refunds/{id}/", s.getRefund, merchant)
 
+	// Payout batches: up to 1,000 payouts accepted (and held) whole, each then a payout.
+	s.handle(root, http.MethodPost, "/payout-batches/", s.createPayoutBatch, payout)
+	s.handle(root, http.MethodGet, "/payout-batches/", s.listPayoutBatches, merchant)
+	s.handle(root, http.MethodGet, "/payout-batches/{id}/", s.getPayoutBatch, merchant)
+	s.handle(root, http.MethodGet, "/payout-batches/{id}/items/", s.listPayoutBatchItems, merchant)
+	s.handle(root, http.MethodGet, "/payout-batches/{id}/results/", s.payoutBatchResults, merchant)
+	s.handle(root, http.MethodPost, "/payout-batches/{id}/cancel/", s.cancelPayoutBatch, routeOpts{access: accessMerchant, scope: sika.ScopePayout})
+
 	// Settlements, wallet transfers and the payout methods settlements go to.
 	s.handle(root, http.MethodPost, "/settlements/", s.createSettlement, payout)
 	s.handle(root, http.MethodGet, "/settlements/", s.listSettlements, merchant)

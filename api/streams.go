@@ -59,13 +59,13 @@ type streamSource struct {
 	after  func(ctx context.Context, merchant uuid.UUID, env sika.Environment, pos store.StreamPosition) ([]sseMessage, error)
 }
 
-// eventScope is the scope a key needs to see an event: PAYOUT for payouts and settlements
+// eventScope is the scope a key needs to see an event: PAYOUT for payouts, payout batches and settlements
 // (and the transaction events of a payout), PAYIN for collections and checkout sessions, BOTH
 // for other transactions (wallet transfers); any key for KYC.
 func eventScope(typ sika.EventType, payload []byte) sika.Scope {
 	t := string(typ)
 	switch {
-	case strings.HasPrefix(t, "payout.") || strings.HasPrefix(t, "settlement."):
+	case strings.HasPrefix(t, "payout.") || strings.HasPrefix(t, "payout_batch.") || strings.HasPrefix(t, "settlement."):
 		return sika.ScopePayout
 	case strings.HasPrefix(t, "checkout_session."):
 		return sika.ScopePayin

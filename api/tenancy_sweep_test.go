@@ -48,6 +48,8 @@ var sweepScopes = map[string]sika.Scope{
 	"POST /settlements/":                   sika.ScopePayout,
 	"POST /wallet-transfers/":              sika.ScopePayout,
 	"POST /refunds/":                       sika.ScopePayout,
+	"POST /payout-batches/":                sika.ScopePayout,
+	"POST /payout-batches/{id}/cancel/":    sika.ScopePayout,
 	"POST /checkout-sessions/":             sika.ScopePayin,
 	"GET /checkout-sessions/":              sika.ScopePayin,
 	"GET /checkout-sessions/{id}/":         sika.ScopePayin,
@@ -73,6 +75,7 @@ var sweepKinds = []struct{ prefix, kind string }{
 	{"/payments/", "payment"},
 	{"/payouts/", "payout"},
 	{"/refunds/", "refund"},
+	{"/payout-batches/", "payout_batch"},
 	{"/checkout-sessions/", "checkout_session"},
 	{"/payment-links/", "payment_link"},
 	{"/merchant-payout-methods/", "payout_method"},
@@ -201,6 +204,29 @@ func sweepRefund(t *testing.T, payment uuid.UUID, acct *account, env sika.Enviro
 	return r.ID.String()
 }
 
+// sweepPayoutBatch records a batch of one payout of A's in env, its total held (its workflow is
+// not started).
+func sweepPayoutBatch(t *testing.T, acct *account, env sika.Environment) string {
+	t.Helper()
+	ctx := context.Background()
+	n, err := testStore.NetworkByCode(ctx, "MTN_BJ")
+	require.NoError(t, err)
+	id, err := uuid.NewV7()
+	require.NoError(t, err)
+	ref, err := sika.NewReference("BAT", time.Now())
+	require.NoError(t, err)
+	a := sika.NewAmount(dec("100"))
+	b, outbox, _, err := testStore.CreatePayoutBatch(ctx, store.NewPayoutBatch{
+		Batch: sika.PayoutBatch{ID: id, Reference: ref, Merchant: acct.Merchant.ID, Environment: env, Status: sika.BatchProcessing,
+			CreatedByMember: &acct.Member.ID},
+		Items: []sika.PayoutBatchItem{{Reference: "one", RequestedAmount: a, DebitedAmount: a, NetAmount: a,
+			FeeChargeMode: sika.FeeDeducted, Currency: "XOF", Country: "BJ", NetworkID: n.ID, Network: n.Code, Phone: "+22997000123"}},
+	}, store.WorkflowStart{ID: "sweep-batch-" + id.String(), Type: "none", Input: nil})
+	require.NoError(t, err)
+	require.NoError(t, testStore.DeleteOutbox(ctx, outbox))
+	return b.ID.String()
+}
+
 // newSweepFixture creates merchant A's objects in LIVE and TEST, through the API where a route
 // creates them and through the store otherwise.
 func newSweepFixture(t *testing.T, ts *testServer, a *account) *sweepFixture {
@@ -229,6 +255,7 @@ func newSweepFixture(t *testing.T, ts *testServer, a *account) *sweepFixture {
 
 		sweepFund(t, a, env)
 		f.add(env, "refund", sweepRefund(t, payment.ID, a, env))
+		f.add(env, "payout_batch", sweepPayoutBatch(t, a, env))
 		wallets, _, err := testStore.ListWallets(ctx, a.Merchant.ID, env, store.PageRequest{Page: 1, PageSize: 10})
 		require.NoError(t, err)
 		require.NotEmpty(t, wallets)

@@ -42,10 +42,17 @@ func hold(ctx context.Context, tx pgx.Tx, t sika.Transaction, settlement *uuid.U
 // reserve locks the wallet of the transaction's merchant, environment and country and checks
 // that it is not frozen and that its available amount covers amount.
 func reserve(ctx context.Context, tx pgx.Tx, t sika.Transaction, amount decimal.Decimal) error {
+	return reserveWallet(ctx, tx, t.Merchant, t.Environment, t.Country, t.Currency, amount)
+}
+
+// reserveWallet locks the wallet of (merchant, environment, country) and checks that it is not
+// frozen and that its available amount covers amount.
+func reserveWallet(ctx context.Context, tx pgx.Tx, merchant uuid.UUID, env sika.Environment, country, currency string, amount decimal.Decimal) error {
+	t := struct{ Country, Currency string }{country, currency}
 	var available decimal.Decimal
 	var frozen bool
 	err := tx.QueryRow(ctx, `SELECT available_amount, is_frozen FROM wallets
-		WHERE merchant_id = $1 AND environment = $2 AND country = $3 FOR UPDATE`, t.Merchant, t.Environment, t.Country).
+		WHERE merchant_id = $1 AND environment = $2 AND country = $3 FOR UPDATE`, merchant, env, country).
 		Scan(&available, &frozen)
 	if isNoRows(err) {
 		return sika.Errorf(sika.CodeInsufficientBalance, "The %s balance is 0.00 %s; %s is needed.", t.Country, t.Currency, sika.FormatAmount(amount))

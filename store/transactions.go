@@ -162,49 +162,8 @@ func (s *Store) createTransaction(ctx context.Context, nt NewTransaction, start 
 	}
 	var outboxID int64
 	err := s.InTx(ctx, func(tx pgx.Tx) error {
-		metadata := []byte(t.Metadata)
-		if len(metadata) == 0 {
-			metadata = []byte("{}")
-		}
-		var otp, key *string
-		if nt.OTP != "" {
-			otp = &nt.OTP
-		}
-		var fingerprint []byte
-		if nt.IdempotencyKey != "" {
-			key = &nt.IdempotencyKey
-			fingerprint = nt.Fingerprint
-		}
-		var origAmount *decimal.Decimal
-		if t.OriginalAmount != nil {
-			origAmount = &t.OriginalAmount.Decimal
-		}
-		row := tx.QueryRow(ctx, `INSERT INTO transactions AS t (id, reference, merchant_id, environment, transaction_type, status,
-				requested_amount, client_fee, debited_amount, gateway_fee, platform_fee, net_amount, currency,
-				original_amount, original_currency, exchange_rate, country, network_id, network, customer_name, customer_email,
-				customer_phone, recipient, description, metadata, fee_charge_mode, checkout_session_id, payment_link_id,
-				otp, idempotency_key, idempotency_fingerprint, refunded_transaction_id, refund_via)
-			VALUES ($1, $2, $3, $4, $5, 'PENDING', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, NULLIF($17, '00000000-0000-0000-0000-000000000000'::uuid), $18, $19, $20,
-				$21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, NULLIF($32, ''))
-			ON CONFLICT (merchant_id, environment, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-			RETURNING `+transactionColumns,
-			t.ID, t.Reference, t.Merchant, t.Environment, t.Type, t.RequestedAmount.Decimal, t.ClientFee.Decimal,
-			t.DebitedAmount.Decimal, t.GatewayFee.Decimal, t.PlatformFee.Decimal, t.NetAmount.Decimal, t.Currency,
-			origAmount, t.OriginalCurrency, t.ExchangeRate, t.Country, t.NetworkID, t.Network, t.CustomerName,
-			t.CustomerEmail, t.CustomerPhone, t.Recipient, t.Description, metadata, t.FeeChargeMode, t.CheckoutSession,
-			t.PaymentLink, otp, key, fingerprint, t.RefundedTransaction, string(nt.RefundVia))
-		created, err := scanTransaction(row)
-		if isNoRows(err) {
-			return errDuplicateKey
-		}
-		if err != nil {
-			return fmt.Errorf("insert transaction: %w", err)
-		}
-		t = created
-		if err := insertStatusLog(ctx, tx, t, nil, sika.StatusPending, nt.Reason, sika.TriggerClient); err != nil {
-			return err
-		}
-		if err := transactionEvents(ctx, tx, t); err != nil {
+		var err error
+		if t, err = insertTransaction(ctx, tx, nt); err != nil {
 			return err
 		}
 		if also != nil {
@@ -226,6 +185,55 @@ func (s *Store) createTransaction(ctx context.Context, nt NewTransaction, start 
 		return t, 0, false, err
 	}
 	return t, outboxID, true, nil
+}
+
+// insertTransaction writes a PENDING transaction, its first status log (from null, CLIENT) and
+// its events in the caller's Postgres transaction; an idempotency key already taken answers
+// errDuplicateKey.
+func insertTransaction(ctx context.Context, tx pgx.Tx, nt NewTransaction) (sika.Transaction, error) {
+	t := nt.Transaction
+	metadata := []byte(t.Metadata)
+	if len(metadata) == 0 {
+		metadata = []byte("{}")
+	}
+	var otp, key *string
+	if nt.OTP != "" {
+		otp = &nt.OTP
+	}
+	var fingerprint []byte
+	if nt.IdempotencyKey != "" {
+		key = &nt.IdempotencyKey
+		fingerprint = nt.Fingerprint
+	}
+	var origAmount *decimal.Decimal
+	if t.OriginalAmount != nil {
+		origAmount = &t.OriginalAmount.Decimal
+	}
+	row := tx.QueryRow(ctx, `INSERT INTO transactions AS t (id, reference, merchant_id, environment, transaction_type, status,
+			requested_amount, client_fee, debited_amount, gateway_fee, platform_fee, net_amount, currency,
+			original_amount, original_currency, exchange_rate, country, network_id, network, customer_name, customer_email,
+			customer_phone, recipient, description, metadata, fee_charge_mode, checkout_session_id, payment_link_id,
+			otp, idempotency_key, idempotency_fingerprint, refunded_transaction_id, refund_via)
+		VALUES ($1, $2, $3, $4, $5, 'PENDING', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, NULLIF($17, '00000000-0000-0000-0000-000000000000'::uuid), $18, $19, $20,
+			$21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, NULLIF($32, ''))
+		ON CONFLICT (merchant_id, environment, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+		RETURNING `+transactionColumns,
+		t.ID, t.Reference, t.Merchant, t.Environment, t.Type, t.RequestedAmount.Decimal, t.ClientFee.Decimal,
+		t.DebitedAmount.Decimal, t.GatewayFee.Decimal, t.PlatformFee.Decimal, t.NetAmount.Decimal, t.Currency,
+		origAmount, t.OriginalCurrency, t.ExchangeRate, t.Country, t.NetworkID, t.Network, t.CustomerName,
+		t.CustomerEmail, t.CustomerPhone, t.Recipient, t.Description, metadata, t.FeeChargeMode, t.CheckoutSession,
+		t.PaymentLink, otp, key, fingerprint, t.RefundedTransaction, string(nt.RefundVia))
+	created, err := scanTransaction(row)
+	if isNoRows(err) {
+		return t, errDuplicateKey
+	}
+	if err != nil {
+		return t, fmt.Errorf("insert transaction: %w", err)
+	}
+	if err := insertStatusLog(ctx, tx, created, nil, sika.StatusPending, nt.Reason, sika.TriggerClient); err != nil {
+		return created, err
+	}
+	return created, transactionEvents(ctx, tx, created)
 }
 
 var errDuplicateKey = fmt.Errorf("duplicate idempotency key")

@@ -28,7 +28,9 @@ type ledgerPosting struct {
 	Attempt        *uuid.UUID
 	Settlement     *uuid.UUID
 	WalletTransfer *uuid.UUID
-	Description    string
+	// PayoutBatch names the batch of a batch's hold and of its releases (Transaction nil).
+	PayoutBatch *uuid.UUID
+	Description string
 	// Again is a second movement of its type for the transaction, one per Attempt (a payout
 	// re-held when the operator paid an attempt after the hold had been released).
 	Again bool
@@ -70,11 +72,11 @@ func postLedgerEntry(ctx context.Context, tx pgx.Tx, p ledgerPosting) (bool, err
 	afterAvailable, afterPending := available.Add(p.AvailableDelta), pending.Add(p.PendingDelta)
 	if _, err := tx.Exec(ctx, `INSERT INTO ledger_entries (id, wallet_id, merchant_id, environment, sequence, country, currency,
 			type, direction, amount, available_delta, pending_delta, balance_before, balance_after, pending_before, pending_after,
-			transaction_id, settlement_id, wallet_transfer_id, description, attempt_id)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)`,
+			transaction_id, settlement_id, wallet_transfer_id, description, attempt_id, payout_batch_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`,
 		id, walletID, p.Merchant, p.Environment, seq+1, p.Country, p.Currency, p.Type, p.Direction, p.Amount,
 		p.AvailableDelta, p.PendingDelta, available, afterAvailable, pending, afterPending,
-		p.Transaction, p.Settlement, p.WalletTransfer, p.Description, p.Attempt); err != nil {
+		p.Transaction, p.Settlement, p.WalletTransfer, p.Description, p.Attempt, p.PayoutBatch); err != nil {
 		return false, fmt.Errorf("insert ledger entry: %w", err)
 	}
 	if _, err := tx.Exec(ctx, `UPDATE wallets SET available_amount = $2, pending_amount = $3, entry_count = $4, updated_at = now()

@@ -2,13 +2,9 @@ package workflows
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/google/uuid"
-	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -48,15 +44,7 @@ func CheckoutExpiryStart(in CheckoutExpiryInput) store.WorkflowStart {
 // StartCheckoutExpiry starts a session's expiry workflow; one already started under the id (by
 // the API or the outbox sweeper) is fine.
 func StartCheckoutExpiry(ctx context.Context, c client.Client, in CheckoutExpiryInput) error {
-	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID: CheckoutExpiryWorkflowID(in.SessionID), TaskQueue: TaskQueue,
-		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-	}, CheckoutExpiry, in)
-	var started *serviceerror.WorkflowExecutionAlreadyStarted
-	if err != nil && !errors.As(err, &started) && !temporal.IsWorkflowExecutionAlreadyStartedError(err) {
-		return fmt.Errorf("start %s: %w", CheckoutExpiryWorkflowID(in.SessionID), err)
-	}
-	return nil
+	return startOnce(ctx, c, CheckoutExpiryWorkflowID(in.SessionID), TaskQueue, CheckoutExpiry, in)
 }
 
 // CheckoutExpiry sleeps until the session's expires_at, then moves it from PENDING to EXPIRED.

@@ -22,6 +22,7 @@ func Register(w worker.Registry, a *activities.Activities) {
 	w.RegisterWorkflow(Payment)
 	w.RegisterWorkflow(Payout)
 	w.RegisterWorkflow(Refund)
+	w.RegisterWorkflow(PayoutBatch)
 	w.RegisterWorkflow(WebhookDelivery)
 	w.RegisterWorkflow(CheckoutExpiry)
 	w.RegisterWorkflow(RecheckEndedAttempts)

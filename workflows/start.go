@@ -114,6 +114,12 @@ func StartFromOutbox(ctx context.Context, c client.Client, e store.OutboxEntry) 
 			return fmt.Errorf("decode outbox %d: %w", e.ID, err)
 		}
 		return StartCheckoutExpiry(ctx, c, in)
+	case PayoutBatchWorkflowType:
+		var in PayoutBatchInput
+		if err := json.Unmarshal(e.Input, &in); err != nil {
+			return fmt.Errorf("decode outbox %d: %w", e.ID, err)
+		}
+		return StartPayoutBatch(ctx, c, in)
 	case PaymentWorkflowType, PayoutWorkflowType, RefundWorkflowType:
 		var in activities.PaymentInput
 		if err := json.Unmarshal(e.Input, &in); err != nil {
@@ -133,10 +139,15 @@ func StartFromOutbox(ctx context.Context, c client.Client, e store.OutboxEntry) 
 // startWebhookDelivery starts a delivery's workflow; one already started under the id (a
 // sweep or a replica before) is the same delivery.
 func startWebhookDelivery(ctx context.Context, c client.Client, id string, in WebhookInput) error {
+	return startOnce(ctx, c, id, WebhookTaskQueue(), WebhookDelivery, in)
+}
+
+// startOnce starts the workflow wf under id on queue, once: an execution already started under
+// the id (by the API, the outbox sweeper or a replica before) is the same work, and fine.
+func startOnce(ctx context.Context, c client.Client, id, queue string, wf, in any) error {
 	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID: id, TaskQueue: WebhookTaskQueue(),
-		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-	}, WebhookDelivery, in)
+		ID: id, TaskQueue: queue, WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+	}, wf, in)
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if err != nil && !errors.As(err, &started) && !temporal.IsWorkflowExecutionAlreadyStartedError(err) {
 		return fmt.Errorf("start %s: %w", id, err)

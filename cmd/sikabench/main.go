@@ -12,6 +12,10 @@
 //   - payouts: POST /payouts/initialize/ with -c clients for -payout-d from a funded wallet:
 //     accept latency and throughput, accept→final.
 //
+//   - batches: one POST /payout-batches/ of 1,000 sandbox payouts from a funded wallet: the time
+//     to accept it (every item validated and priced, the total held), items/s and the time to
+//     complete (every item's payout final).
+//
 //   - webhooks: softpay paced at -webhook-rate for -webhook-d with an endpoint on a loopback
 //     receiver: per event, the time from its creation in the writing transaction to its first
 //     arrival, and deliveries/s.
@@ -126,7 +130,7 @@ type options struct {
 const settleWait = 2 * time.Minute
 
 // allParts are the parts of a run, in the order they run.
-var allParts = []string{"pgbench", "collections", "payouts", "webhooks", "export", "scaling"}
+var allParts = []string{"pgbench", "collections", "payouts", "batches", "webhooks", "export", "scaling"}
 
 func main() {
 	if err := run(); err != nil {
@@ -204,11 +208,12 @@ func (rep *combined) runOnStack(ctx context.Context, parts []string) error {
 		"pgbench":     func() (err error) { rep.pg, err = runPgbench(ctx, t, o, payment); return err },
 		"collections": func() (err error) { rep.coll, err = runCollections(ctx, t, o, offset); return err },
 		"payouts":     func() (err error) { rep.payouts, err = runPayouts(ctx, t, o, offset); return err },
+		"batches":     func() (err error) { rep.batches, err = runBatches(ctx, t, o); return err },
 		"webhooks":    func() (err error) { rep.webhooks, err = runWebhooks(ctx, t, o); return err },
 		"export":      func() (err error) { rep.exports, err = runExport(ctx, t, o); return err },
 	}
 	for i, p := range parts {
-		if i > 0 && slices.Contains([]string{"payouts", "webhooks", "export"}, p) {
+		if i > 0 && slices.Contains([]string{"payouts", "batches", "webhooks", "export"}, p) {
 			progress("%s: waiting for the work of the parts before to finish", p)
 			s, err := settle(ctx, t, settleWait)
 			if err != nil {

@@ -22,6 +22,7 @@ type combined struct {
 	pg       *pgbenchResult
 	coll     *report
 	payouts  *partLoad
+	batches  *batchFigures
 	webhooks *webhookFigures
 	exports  []historybench.ExportResult
 	scaling  *scalingFigures
@@ -60,6 +61,9 @@ func (c *combined) print(w io.Writer) {
 	}
 	if c.payouts != nil {
 		c.printPayouts(w)
+	}
+	if c.batches != nil {
+		c.printBatches(w)
 	}
 	if c.webhooks != nil {
 		c.printWebhooks(w)
@@ -147,6 +151,10 @@ func (c *combined) printSummary(w io.Writer) {
 		a := p.load.acceptStats()
 		line(w, "payouts", "accept p99 %s ms, %.1f accepted/s; accept→SUCCESS p50 %s, p99 %s; %.1f completed/s",
 			ms(percentile(a.lat, 99)), a.rate(p.load), toSuccess(p.comp, 50), toSuccess(p.comp, 99), p.comp.rate(p.load.window()))
+	}
+	if b := c.batches; b != nil {
+		line(w, "payout batch", "%d items: accepted in %s, %.1f items/s, complete %s after the accept",
+			b.items, b.accept.Round(time.Millisecond), b.itemsPerSecond(), b.complete.Round(time.Millisecond))
 	}
 	if f := c.webhooks; f != nil {
 		line(w, "webhooks", "event → arrival p50 %s, p99 %s; %.1f deliveries/s for %.1f events/s created; %.1f history events per delivery",

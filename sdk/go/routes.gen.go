@@ -9,6 +9,7 @@ var idempotentRoutes = []string{
 	"/payments/softpay/initialize/",
 	"/payments/{id}/confirm-otp/",
 	"/payments/{id}/retry/",
+	"/payout-batches/",
 	"/payouts/initialize/",
 	"/refunds/",
 	"/settlements/",

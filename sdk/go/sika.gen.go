@@ -304,6 +304,7 @@ const (
 	EventTypeCheckoutSessionPaid      EventType = "checkout_session.paid"
 	EventTypeKycApproved              EventType = "kyc.approved"
 	EventTypeKycRejected              EventType = "kyc.rejected"
+	EventTypePayoutBatchCompleted     EventType = "payout_batch.completed"
 	EventTypePayoutFailed             EventType = "payout.failed"
 	EventTypePayoutSucceeded          EventType = "payout.succeeded"
 	EventTypeRefundFailed             EventType = "refund.failed"
@@ -328,6 +329,8 @@ func (e EventType) Valid() bool {
 	case EventTypeKycApproved:
 		return true
 	case EventTypeKycRejected:
+		return true
+	case EventTypePayoutBatchCompleted:
 		return true
 	case EventTypePayoutFailed:
 		return true
@@ -786,6 +789,81 @@ func (e PaymentLinkRequestAmountType) Valid() bool {
 	case PaymentLinkRequestAmountTypeFREE:
 		return true
 	case PaymentLinkRequestAmountTypeLessThannil:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PayoutBatchEnvironment.
+const (
+	PayoutBatchEnvironmentLIVE PayoutBatchEnvironment = "LIVE"
+	PayoutBatchEnvironmentTEST PayoutBatchEnvironment = "TEST"
+)
+
+// Valid indicates whether the value is a known member of the PayoutBatchEnvironment enum.
+func (e PayoutBatchEnvironment) Valid() bool {
+	switch e {
+	case PayoutBatchEnvironmentLIVE:
+		return true
+	case PayoutBatchEnvironmentTEST:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PayoutBatchStatus.
+const (
+	PayoutBatchStatusAWAITINGAPPROVAL PayoutBatchStatus = "AWAITING_APPROVAL"
+	PayoutBatchStatusCANCELLED        PayoutBatchStatus = "CANCELLED"
+	PayoutBatchStatusCOMPLETED        PayoutBatchStatus = "COMPLETED"
+	PayoutBatchStatusEXPIRED          PayoutBatchStatus = "EXPIRED"
+	PayoutBatchStatusPROCESSING       PayoutBatchStatus = "PROCESSING"
+	PayoutBatchStatusREJECTED         PayoutBatchStatus = "REJECTED"
+)
+
+// Valid indicates whether the value is a known member of the PayoutBatchStatus enum.
+func (e PayoutBatchStatus) Valid() bool {
+	switch e {
+	case PayoutBatchStatusAWAITINGAPPROVAL:
+		return true
+	case PayoutBatchStatusCANCELLED:
+		return true
+	case PayoutBatchStatusCOMPLETED:
+		return true
+	case PayoutBatchStatusEXPIRED:
+		return true
+	case PayoutBatchStatusPROCESSING:
+		return true
+	case PayoutBatchStatusREJECTED:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PayoutBatchItemStatus.
+const (
+	PayoutBatchItemStatusCANCELLED PayoutBatchItemStatus = "CANCELLED"
+	PayoutBatchItemStatusFAILED    PayoutBatchItemStatus = "FAILED"
+	PayoutBatchItemStatusPENDING   PayoutBatchItemStatus = "PENDING"
+	PayoutBatchItemStatusQUEUED    PayoutBatchItemStatus = "QUEUED"
+	PayoutBatchItemStatusSUCCESS   PayoutBatchItemStatus = "SUCCESS"
+)
+
+// Valid indicates whether the value is a known member of the PayoutBatchItemStatus enum.
+func (e PayoutBatchItemStatus) Valid() bool {
+	switch e {
+	case PayoutBatchItemStatusCANCELLED:
+		return true
+	case PayoutBatchItemStatusFAILED:
+		return true
+	case PayoutBatchItemStatusPENDING:
+		return true
+	case PayoutBatchItemStatusQUEUED:
+		return true
+	case PayoutBatchItemStatusSUCCESS:
 		return true
 	default:
 		return false
@@ -2580,6 +2658,81 @@ func (e VerifyPayment200JSONResponseBodySuccess) Valid() bool {
 	}
 }
 
+// Defines values for ListPayoutBatches200JSONResponseBodySuccess.
+const (
+	ListPayoutBatches200JSONResponseBodySuccessTrue ListPayoutBatches200JSONResponseBodySuccess = true
+)
+
+// Valid indicates whether the value is a known member of the ListPayoutBatches200JSONResponseBodySuccess enum.
+func (e ListPayoutBatches200JSONResponseBodySuccess) Valid() bool {
+	switch e {
+	case ListPayoutBatches200JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CreatePayoutBatch201JSONResponseBodySuccess.
+const (
+	CreatePayoutBatch201JSONResponseBodySuccessTrue CreatePayoutBatch201JSONResponseBodySuccess = true
+)
+
+// Valid indicates whether the value is a known member of the CreatePayoutBatch201JSONResponseBodySuccess enum.
+func (e CreatePayoutBatch201JSONResponseBodySuccess) Valid() bool {
+	switch e {
+	case CreatePayoutBatch201JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetPayoutBatch200JSONResponseBodySuccess.
+const (
+	GetPayoutBatch200JSONResponseBodySuccessTrue GetPayoutBatch200JSONResponseBodySuccess = true
+)
+
+// Valid indicates whether the value is a known member of the GetPayoutBatch200JSONResponseBodySuccess enum.
+func (e GetPayoutBatch200JSONResponseBodySuccess) Valid() bool {
+	switch e {
+	case GetPayoutBatch200JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CancelPayoutBatch200JSONResponseBodySuccess.
+const (
+	CancelPayoutBatch200JSONResponseBodySuccessTrue CancelPayoutBatch200JSONResponseBodySuccess = true
+)
+
+// Valid indicates whether the value is a known member of the CancelPayoutBatch200JSONResponseBodySuccess enum.
+func (e CancelPayoutBatch200JSONResponseBodySuccess) Valid() bool {
+	switch e {
+	case CancelPayoutBatch200JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListPayoutBatchItems200JSONResponseBodySuccess.
+const (
+	ListPayoutBatchItems200JSONResponseBodySuccessTrue ListPayoutBatchItems200JSONResponseBodySuccess = true
+)
+
+// Valid indicates whether the value is a known member of the ListPayoutBatchItems200JSONResponseBodySuccess enum.
+func (e ListPayoutBatchItems200JSONResponseBodySuccess) Valid() bool {
+	switch e {
+	case ListPayoutBatchItems200JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for InitializePayout201JSONResponseBodySuccess.
 const (
 	InitializePayout201JSONResponseBodySuccessTrue InitializePayout201JSONResponseBodySuccess = true
@@ -4263,6 +4416,196 @@ type PaymentLinkTransactionPage struct {
 	// Previous The absolute URL of the previous page; null on the first page.
 	Previous *string       `json:"previous"`
 	Results  []Transaction `json:"results"`
+}
+
+// PayoutBatch defines model for PayoutBatch.
+type PayoutBatch struct {
+	// ApprovalExpiresAt Until when a second member may approve it; past it an undecided batch ends `EXPIRED`.
+	ApprovalExpiresAt *time.Time `json:"approval_expires_at"`
+	CancelRequestedAt *time.Time `json:"cancel_requested_at"`
+	CompletedAt       *time.Time `json:"completed_at"`
+	CreatedAt         time.Time  `json:"created_at"`
+
+	// CreatedByApiKey The API key that created it (null when a member did).
+	CreatedByApiKey *openapi_types.UUID `json:"created_by_api_key"`
+
+	// CreatedByMember The dashboard member who created it (null when an API key did).
+	CreatedByMember *openapi_types.UUID    `json:"created_by_member"`
+	DecidedAt       *time.Time             `json:"decided_at"`
+	DecidedBy       *openapi_types.UUID    `json:"decided_by"`
+	DecisionNote    string                 `json:"decision_note"`
+	Description     string                 `json:"description"`
+	Environment     PayoutBatchEnvironment `json:"environment"`
+	Id              openapi_types.UUID     `json:"id"`
+	ItemCount       int                    `json:"item_count"`
+	Merchant        openapi_types.UUID     `json:"merchant"`
+
+	// Progress The items counted and their debited amounts summed per status and currency.
+	Progress []PayoutBatchProgress `json:"progress"`
+
+	// Reference Example: BAT-20261128-7KQ2M9
+	Reference string `json:"reference"`
+
+	// Status `AWAITING_APPROVAL`: waits for a second member's decision, its total held; `PROCESSING`: sending its items; `COMPLETED`: every item has ended; `CANCELLED`: cancelled before every item was sent (those sent have ended); `REJECTED`, `EXPIRED`: not approved, its hold released.
+	Status PayoutBatchStatus `json:"status"`
+
+	// Totals What the batch moves, per currency.
+	Totals    []PayoutBatchTotal `json:"totals"`
+	UpdatedAt time.Time          `json:"updated_at"`
+}
+
+// PayoutBatchEnvironment defines model for PayoutBatch.Environment.
+type PayoutBatchEnvironment string
+
+// PayoutBatchStatus `AWAITING_APPROVAL`: waits for a second member's decision, its total held; `PROCESSING`: sending its items; `COMPLETED`: every item has ended; `CANCELLED`: cancelled before every item was sent (those sent have ended); `REJECTED`, `EXPIRED`: not approved, its hold released.
+type PayoutBatchStatus string
+
+// PayoutBatchCursorPage A cursor page of payout batches.
+type PayoutBatchCursorPage struct {
+	// Next The absolute URL of the next (older) page, carrying a `cursor`; null on the last page.
+	Next *string `json:"next"`
+
+	// Previous The absolute URL of the previous (newer) page, carrying a `cursor`; null on the first page.
+	Previous *string       `json:"previous"`
+	Results  []PayoutBatch `json:"results"`
+}
+
+// PayoutBatchItem defines model for PayoutBatchItem.
+type PayoutBatchItem struct {
+	// Amount An amount of money, as a decimal string with exactly two decimals.
+	//
+	// Example: 5000.00
+	Amount Amount             `json:"amount"`
+	Batch  openapi_types.UUID `json:"batch"`
+
+	// ClientFee An amount of money, as a decimal string with exactly two decimals.
+	//
+	// Example: 5000.00
+	ClientFee Amount `json:"client_fee"`
+
+	// Country ISO 3166-1 alpha-2 country code.
+	//
+	// Example: BJ
+	Country   CountryCode `json:"country"`
+	CreatedAt time.Time   `json:"created_at"`
+
+	// Currency ISO 4217 currency code.
+	//
+	// Example: XOF
+	Currency CurrencyCode `json:"currency"`
+
+	// DebitedAmount An amount of money, as a decimal string with exactly two decimals.
+	//
+	// Example: 5000.00
+	DebitedAmount  Amount `json:"debited_amount"`
+	Description    string `json:"description"`
+	FailureCode    string `json:"failure_code"`
+	FailureMessage string `json:"failure_message"`
+
+	// FeeChargeMode Who bears the fees. `ADD_ON` adds them to what the customer pays (the merchant receives the full amount); `DEDUCTED` takes them out of what the merchant receives.
+	FeeChargeMode FeeChargeMode      `json:"fee_charge_mode"`
+	Id            openapi_types.UUID `json:"id"`
+
+	// Index The item's place in the batch's `items`.
+	Index int `json:"index"`
+
+	// NetAmount An amount of money, as a decimal string with exactly two decimals.
+	//
+	// Example: 5000.00
+	NetAmount Amount `json:"net_amount"`
+	Network   string `json:"network"`
+
+	// Phone E.164.
+	Phone     string `json:"phone"`
+	Reference string `json:"reference"`
+
+	// Status `QUEUED` until the item is sent; then its payout's status (`PENDING`, `SUCCESS`, `FAILED`); `CANCELLED` when the batch was cancelled, rejected or expired before it was sent.
+	Status PayoutBatchItemStatus `json:"status"`
+
+	// Transaction The item's payout transaction, once sent.
+	Transaction *openapi_types.UUID `json:"transaction"`
+	UpdatedAt   time.Time           `json:"updated_at"`
+}
+
+// PayoutBatchItemCursorPage A cursor page of a batch's items, in the batch's order.
+type PayoutBatchItemCursorPage struct {
+	// Next The absolute URL of the next (older) page, carrying a `cursor`; null on the last page.
+	Next *string `json:"next"`
+
+	// Previous The absolute URL of the previous (newer) page, carrying a `cursor`; null on the first page.
+	Previous *string           `json:"previous"`
+	Results  []PayoutBatchItem `json:"results"`
+}
+
+// PayoutBatchItemRequest defines model for PayoutBatchItemRequest.
+type PayoutBatchItemRequest struct {
+	// Amount A decimal string with at most two decimals, greater than zero, a whole number for XOF, XAF and GNF.
+	//
+	// Example: 5000
+	Amount string `json:"amount"`
+
+	// Country ISO 3166-1 alpha-2 country code.
+	//
+	// Example: BJ
+	Country CountryCode `json:"country"`
+
+	// Currency ISO 4217 currency code.
+	//
+	// Example: XOF
+	Currency    CurrencyCode `json:"currency"`
+	Description *string      `json:"description,omitempty"`
+
+	// Network The `code` of a network of `country`.
+	//
+	// Example: MTN_BJ
+	Network string `json:"network"`
+
+	// Phone The beneficiary's mobile-money number, stored in E.164.
+	//
+	// Example: 97000123
+	Phone string `json:"phone"`
+
+	// Reference The merchant's reference of the item, unique in the batch.
+	Reference string `json:"reference"`
+}
+
+// PayoutBatchItemStatus `QUEUED` until the item is sent; then its payout's status (`PENDING`, `SUCCESS`, `FAILED`); `CANCELLED` when the batch was cancelled, rejected or expired before it was sent.
+type PayoutBatchItemStatus string
+
+// PayoutBatchProgress defines model for PayoutBatchProgress.
+type PayoutBatchProgress struct {
+	Count int `json:"count"`
+
+	// Currency ISO 4217 currency code.
+	//
+	// Example: XOF
+	Currency CurrencyCode `json:"currency"`
+
+	// DebitedAmount An amount of money, as a decimal string with exactly two decimals.
+	//
+	// Example: 5000.00
+	DebitedAmount Amount `json:"debited_amount"`
+
+	// Status `QUEUED` until the item is sent; then its payout's status (`PENDING`, `SUCCESS`, `FAILED`); `CANCELLED` when the batch was cancelled, rejected or expired before it was sent.
+	Status PayoutBatchItemStatus `json:"status"`
+}
+
+// PayoutBatchTotal defines model for PayoutBatchTotal.
+type PayoutBatchTotal struct {
+	// Currency ISO 4217 currency code.
+	//
+	// Example: XOF
+	Currency CurrencyCode `json:"currency"`
+
+	// DebitedAmount An amount of money, as a decimal string with exactly two decimals.
+	//
+	// Example: 5000.00
+	DebitedAmount Amount `json:"debited_amount"`
+
+	// NetAmount An amount of money, as a decimal string with exactly two decimals.
+	//
+	// Example: 5000.00
+	NetAmount Amount `json:"net_amount"`
 }
 
 // Resolution The answer to a support resolution.
@@ -6672,6 +7015,127 @@ type VerifyPaymentParams struct {
 // VerifyPayment200JSONResponseBodySuccess defines parameters for VerifyPayment.
 type VerifyPayment200JSONResponseBodySuccess bool
 
+// ListPayoutBatchesParams defines parameters for ListPayoutBatches.
+type ListPayoutBatchesParams struct {
+	// Cursor An opaque, signed position in a cursor list, as found in `next` or `previous` of the
+	// previous answer; never built by hand. An altered or malformed cursor answers a
+	// validation error on `cursor`. Absent: the first page (the newest rows).
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// PageSize Results per page of a cursor list; values above 200 are treated as 200.
+	PageSize *CursorPageSize `form:"page_size,omitempty" json:"page_size,omitempty"`
+
+	// XEnvironment Dashboard session only (ignored with an API key, whose environment is its own): the
+	// environment the call acts in; case-insensitive. Any other value answers a validation
+	// error on `X-Environment`.
+	XEnvironment *XEnvironment `json:"X-Environment,omitempty"`
+
+	// XMerchantId Dashboard session only (ignored with an API key): the merchant the call acts for, among
+	// the member's merchants; default the first. A merchant the member does not belong to
+	// answers `404 not_found`.
+	XMerchantId *XMerchantId `json:"X-Merchant-Id,omitempty"`
+}
+
+// ListPayoutBatches200JSONResponseBodySuccess defines parameters for ListPayoutBatches.
+type ListPayoutBatches200JSONResponseBodySuccess bool
+
+// CreatePayoutBatchJSONBody defines parameters for CreatePayoutBatch.
+type CreatePayoutBatchJSONBody struct {
+	Description *string                  `json:"description,omitempty"`
+	Items       []PayoutBatchItemRequest `json:"items"`
+}
+
+// CreatePayoutBatchParams defines parameters for CreatePayoutBatch.
+type CreatePayoutBatchParams struct {
+	// IdempotencyKey Makes a money-moving request safe to retry: a replay with the same body (on the same
+	// path) answers the first response with `Idempotent-Replayed: true`, an error (4xx)
+	// included, and performs nothing again; a 5xx is not kept (see the conventions). Used by
+	// the operations that say they accept it.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+
+	// XEnvironment Dashboard session only (ignored with an API key, whose environment is its own): the
+	// environment the call acts in; case-insensitive. Any other value answers a validation
+	// error on `X-Environment`.
+	XEnvironment *XEnvironment `json:"X-Environment,omitempty"`
+
+	// XMerchantId Dashboard session only (ignored with an API key): the merchant the call acts for, among
+	// the member's merchants; default the first. A merchant the member does not belong to
+	// answers `404 not_found`.
+	XMerchantId *XMerchantId `json:"X-Merchant-Id,omitempty"`
+}
+
+// CreatePayoutBatch201JSONResponseBodySuccess defines parameters for CreatePayoutBatch.
+type CreatePayoutBatch201JSONResponseBodySuccess bool
+
+// GetPayoutBatchParams defines parameters for GetPayoutBatch.
+type GetPayoutBatchParams struct {
+	// XEnvironment Dashboard session only (ignored with an API key, whose environment is its own): the
+	// environment the call acts in; case-insensitive. Any other value answers a validation
+	// error on `X-Environment`.
+	XEnvironment *XEnvironment `json:"X-Environment,omitempty"`
+
+	// XMerchantId Dashboard session only (ignored with an API key): the merchant the call acts for, among
+	// the member's merchants; default the first. A merchant the member does not belong to
+	// answers `404 not_found`.
+	XMerchantId *XMerchantId `json:"X-Merchant-Id,omitempty"`
+}
+
+// GetPayoutBatch200JSONResponseBodySuccess defines parameters for GetPayoutBatch.
+type GetPayoutBatch200JSONResponseBodySuccess bool
+
+// CancelPayoutBatchParams defines parameters for CancelPayoutBatch.
+type CancelPayoutBatchParams struct {
+	// XEnvironment Dashboard session only (ignored with an API key, whose environment is its own): the
+	// environment the call acts in; case-insensitive. Any other value answers a validation
+	// error on `X-Environment`.
+	XEnvironment *XEnvironment `json:"X-Environment,omitempty"`
+
+	// XMerchantId Dashboard session only (ignored with an API key): the merchant the call acts for, among
+	// the member's merchants; default the first. A merchant the member does not belong to
+	// answers `404 not_found`.
+	XMerchantId *XMerchantId `json:"X-Merchant-Id,omitempty"`
+}
+
+// CancelPayoutBatch200JSONResponseBodySuccess defines parameters for CancelPayoutBatch.
+type CancelPayoutBatch200JSONResponseBodySuccess bool
+
+// ListPayoutBatchItemsParams defines parameters for ListPayoutBatchItems.
+type ListPayoutBatchItemsParams struct {
+	// Cursor An opaque, signed position in a cursor list, as found in `next` or `previous` of the
+	// previous answer; never built by hand. An altered or malformed cursor answers a
+	// validation error on `cursor`. Absent: the first page (the newest rows).
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// PageSize Results per page of a cursor list; values above 200 are treated as 200.
+	PageSize *CursorPageSize `form:"page_size,omitempty" json:"page_size,omitempty"`
+
+	// XEnvironment Dashboard session only (ignored with an API key, whose environment is its own): the
+	// environment the call acts in; case-insensitive. Any other value answers a validation
+	// error on `X-Environment`.
+	XEnvironment *XEnvironment `json:"X-Environment,omitempty"`
+
+	// XMerchantId Dashboard session only (ignored with an API key): the merchant the call acts for, among
+	// the member's merchants; default the first. A merchant the member does not belong to
+	// answers `404 not_found`.
+	XMerchantId *XMerchantId `json:"X-Merchant-Id,omitempty"`
+}
+
+// ListPayoutBatchItems200JSONResponseBodySuccess defines parameters for ListPayoutBatchItems.
+type ListPayoutBatchItems200JSONResponseBodySuccess bool
+
+// GetPayoutBatchResultsParams defines parameters for GetPayoutBatchResults.
+type GetPayoutBatchResultsParams struct {
+	// XEnvironment Dashboard session only (ignored with an API key, whose environment is its own): the
+	// environment the call acts in; case-insensitive. Any other value answers a validation
+	// error on `X-Environment`.
+	XEnvironment *XEnvironment `json:"X-Environment,omitempty"`
+
+	// XMerchantId Dashboard session only (ignored with an API key): the merchant the call acts for, among
+	// the member's merchants; default the first. A merchant the member does not belong to
+	// answers `404 not_found`.
+	XMerchantId *XMerchantId `json:"X-Merchant-Id,omitempty"`
+}
+
 // InitializePayoutJSONBody defines parameters for InitializePayout.
 type InitializePayoutJSONBody struct {
 	// Amount A decimal string with at most two decimals, greater than zero, a whole number for XOF, XAF and GNF.
@@ -7367,6 +7831,9 @@ type ConfirmPaymentOTPJSONRequestBody ConfirmPaymentOTPJSONBody
 // RetryPaymentJSONRequestBody defines body for RetryPayment for application/json ContentType.
 type RetryPaymentJSONRequestBody RetryPaymentJSONBody
 
+// CreatePayoutBatchJSONRequestBody defines body for CreatePayoutBatch for application/json ContentType.
+type CreatePayoutBatchJSONRequestBody CreatePayoutBatchJSONBody
+
 // InitializePayoutJSONRequestBody defines body for InitializePayout for application/json ContentType.
 type InitializePayoutJSONRequestBody InitializePayoutJSONBody
 
@@ -8004,7 +8471,7 @@ type ClientInterface interface {
 
 	// ListEvents List events
 	//
-	// The event log of the environment, newest first (cursor pagination: `next`/`previous` URLs, no `count`). Types: `transaction.pending`, `transaction.succeeded`, `transaction.failed`, `payout.succeeded`, `payout.failed`, `settlement.succeeded`, `settlement.failed`, `refund.pending`, `refund.succeeded`, `refund.failed`, `checkout_session.paid`, `checkout_session.expired`, `checkout_session.cancelled`, `kyc.approved`, `kyc.rejected`. Any key scope.
+	// The event log of the environment, newest first (cursor pagination: `next`/`previous` URLs, no `count`). Types: `transaction.pending`, `transaction.succeeded`, `transaction.failed`, `payout.succeeded`, `payout.failed`, `settlement.succeeded`, `settlement.failed`, `refund.pending`, `refund.succeeded`, `refund.failed`, `payout_batch.completed`, `checkout_session.paid`, `checkout_session.expired`, `checkout_session.cancelled`, `kyc.approved`, `kyc.rejected`. Any key scope.
 	//
 	// Corresponds with GET /events/ (the `ListEvents` operationId).
 	ListEvents(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -8934,6 +9401,131 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /payments/{id}/verify/ (the `VerifyPayment` operationId).
 	VerifyPayment(ctx context.Context, id openapi_types.UUID, params *VerifyPaymentParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListPayoutBatches List payout batches
+	//
+	// The merchant's payout batches in the caller's environment, newest first (cursor pagination), each with its totals and progress. Any key scope.
+	//
+	// Corresponds with GET /payout-batches/ (the `ListPayoutBatches` operationId).
+	ListPayoutBatches(ctx context.Context, params *ListPayoutBatchesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreatePayoutBatchWithBody Send up to 1,000 payouts as one batch
+	//
+	// Accepts up to 1,000 payouts (`items`) as one order and answers `201` with the batch,
+	// status `PROCESSING` (or `AWAITING_APPROVAL`, see below). Each item is then sent as a
+	// payout of its own (a `RETRAIT` transaction with its attempts, status logs, ledger
+	// entries and `payout.*` / `transaction.*` events; its `metadata` names the batch and the
+	// item's `reference`), at most 20 at once, in the items' order. Follow the batch with
+	// `GET /payout-batches/{id}/` (status and progress), its items with
+	// `GET /payout-batches/{id}/items/`, the results as CSV with
+	// `GET /payout-batches/{id}/results/`; the event `payout_batch.completed` is sent once it
+	// has ended.
+	//
+	// **Validated whole.** Every item is validated and priced by the rules of
+	// `POST /payouts/initialize/` (fees by the merchant's effective rates and default fee
+	// mode) before anything moves. Any invalid item refuses the whole batch with one `400`
+	// whose fields name the items by their index in `items`: `items[3].amount`,
+	// `items[7].network`, or `items[12]` for a refusal of the item as a whole (an amount
+	// outside the network's limits, a currency that is not the country's, a network closed
+	// or not of the country). `reference` is required and unique in the batch. An item
+	// without `network` is refused (`items[n].network`).
+	//
+	// **Held whole.** The batch's total (each item's `debited_amount`, fees included) is held
+	// on the merchant's wallets in the same database transaction that records it (ledger
+	// entry `PAYOUT_HOLD` naming the batch); a wallet that cannot cover its items' total
+	// refuses the whole batch, `422 insufficient_balance` (or `wallet_frozen`), and nothing is
+	// written. When an item is sent, its share of the hold moves to its payout transaction
+	// (`PAYOUT_REVERSAL` of the batch, `PAYOUT_HOLD` of the transaction: the wallet does not
+	// change), which is settled or released like any payout.
+	//
+	// **TEST mode (sandbox)**: each item's outcome follows the last three digits of its `phone`,
+	// as for `POST /payouts/initialize/`.
+	//
+	// Needs scope `PAYOUT` or `BOTH` (and, with an API key, a whitelisted IP). Accepts
+	// `Idempotency-Key`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /payout-batches/ (the `CreatePayoutBatch` operationId).
+	CreatePayoutBatchWithBody(ctx context.Context, params *CreatePayoutBatchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreatePayoutBatch Send up to 1,000 payouts as one batch
+	//
+	// Accepts up to 1,000 payouts (`items`) as one order and answers `201` with the batch,
+	// status `PROCESSING` (or `AWAITING_APPROVAL`, see below). Each item is then sent as a
+	// payout of its own (a `RETRAIT` transaction with its attempts, status logs, ledger
+	// entries and `payout.*` / `transaction.*` events; its `metadata` names the batch and the
+	// item's `reference`), at most 20 at once, in the items' order. Follow the batch with
+	// `GET /payout-batches/{id}/` (status and progress), its items with
+	// `GET /payout-batches/{id}/items/`, the results as CSV with
+	// `GET /payout-batches/{id}/results/`; the event `payout_batch.completed` is sent once it
+	// has ended.
+	//
+	// **Validated whole.** Every item is validated and priced by the rules of
+	// `POST /payouts/initialize/` (fees by the merchant's effective rates and default fee
+	// mode) before anything moves. Any invalid item refuses the whole batch with one `400`
+	// whose fields name the items by their index in `items`: `items[3].amount`,
+	// `items[7].network`, or `items[12]` for a refusal of the item as a whole (an amount
+	// outside the network's limits, a currency that is not the country's, a network closed
+	// or not of the country). `reference` is required and unique in the batch. An item
+	// without `network` is refused (`items[n].network`).
+	//
+	// **Held whole.** The batch's total (each item's `debited_amount`, fees included) is held
+	// on the merchant's wallets in the same database transaction that records it (ledger
+	// entry `PAYOUT_HOLD` naming the batch); a wallet that cannot cover its items' total
+	// refuses the whole batch, `422 insufficient_balance` (or `wallet_frozen`), and nothing is
+	// written. When an item is sent, its share of the hold moves to its payout transaction
+	// (`PAYOUT_REVERSAL` of the batch, `PAYOUT_HOLD` of the transaction: the wallet does not
+	// change), which is settled or released like any payout.
+	//
+	// **TEST mode (sandbox)**: each item's outcome follows the last three digits of its `phone`,
+	// as for `POST /payouts/initialize/`.
+	//
+	// Needs scope `PAYOUT` or `BOTH` (and, with an API key, a whitelisted IP). Accepts
+	// `Idempotency-Key`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /payout-batches/ (the `CreatePayoutBatch` operationId).
+	CreatePayoutBatch(ctx context.Context, params *CreatePayoutBatchParams, body CreatePayoutBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetPayoutBatch Get a payout batch
+	//
+	// A batch with its status, totals and progress (items counted and summed per status). Any key scope.
+	//
+	// Corresponds with GET /payout-batches/{id}/ (the `GetPayoutBatch` operationId).
+	GetPayoutBatch(ctx context.Context, id Id, params *GetPayoutBatchParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CancelPayoutBatch Cancel the items of a batch not sent yet
+	//
+	// Cancels every item not sent yet (`QUEUED` → `CANCELLED`) and releases its share of the
+	// hold (ledger entry `PAYOUT_REVERSAL` naming the batch), under the batch's lock: an item
+	// is either sent or cancelled, never both, and a second cancel finds nothing left to
+	// release. Items already sent go on to their end; the batch then ends `CANCELLED`
+	// (`payout_batch.completed`). A batch awaiting approval ends `CANCELLED` at once. Answers
+	// `200` with the batch; a batch that has ended answers `409 not_pending`. Needs scope
+	// `PAYOUT` or `BOTH`.
+	//
+	// Corresponds with POST /payout-batches/{id}/cancel/ (the `CancelPayoutBatch` operationId).
+	CancelPayoutBatch(ctx context.Context, id Id, params *CancelPayoutBatchParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListPayoutBatchItems List the items of a payout batch
+	//
+	// A batch's items in the batch's order (cursor pagination), each with its status (`QUEUED`, then its payout's `PENDING`, `SUCCESS` or `FAILED`, or `CANCELLED`) and its payout `transaction` once sent. Any key scope.
+	//
+	// Corresponds with GET /payout-batches/{id}/items/ (the `ListPayoutBatchItems` operationId).
+	ListPayoutBatchItems(ctx context.Context, id Id, params *ListPayoutBatchItemsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetPayoutBatchResults Download a payout batch's results as CSV
+	//
+	// One row per item in the batch's order (RFC 4180 quoting, UTF-8, a header row). Columns:
+	// `index`, `reference`, `status`, `amount`, `client_fee`, `debited_amount`, `net_amount`,
+	// `currency`, `country`, `network`, `phone`, `description`, `transaction`,
+	// `failure_code`, `failure_message`, `updated_at`. Free text is protected against
+	// spreadsheet formula injection as in `GET /transactions/export/`. Any key scope.
+	//
+	// Corresponds with GET /payout-batches/{id}/results/ (the `GetPayoutBatchResults` operationId).
+	GetPayoutBatchResults(ctx context.Context, id Id, params *GetPayoutBatchResultsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// InitializePayoutWithBody Pay a beneficiary by mobile money
 	//
@@ -10389,7 +10981,7 @@ func (c *RawClient) GetDocs(ctx context.Context, reqEditors ...RequestEditorFn) 
 
 // ListEvents List events
 //
-// The event log of the environment, newest first (cursor pagination: `next`/`previous` URLs, no `count`). Types: `transaction.pending`, `transaction.succeeded`, `transaction.failed`, `payout.succeeded`, `payout.failed`, `settlement.succeeded`, `settlement.failed`, `refund.pending`, `refund.succeeded`, `refund.failed`, `checkout_session.paid`, `checkout_session.expired`, `checkout_session.cancelled`, `kyc.approved`, `kyc.rejected`. Any key scope.
+// The event log of the environment, newest first (cursor pagination: `next`/`previous` URLs, no `count`). Types: `transaction.pending`, `transaction.succeeded`, `transaction.failed`, `payout.succeeded`, `payout.failed`, `settlement.succeeded`, `settlement.failed`, `refund.pending`, `refund.succeeded`, `refund.failed`, `payout_batch.completed`, `checkout_session.paid`, `checkout_session.expired`, `checkout_session.cancelled`, `kyc.approved`, `kyc.rejected`. Any key scope.
 //
 // Corresponds with GET /events/ (the `ListEvents` operationId).
 func (c *RawClient) ListEvents(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -12040,6 +12632,201 @@ func (c *RawClient) RetryPayment(ctx context.Context, id openapi_types.UUID, par
 // Corresponds with GET /payments/{id}/verify/ (the `VerifyPayment` operationId).
 func (c *RawClient) VerifyPayment(ctx context.Context, id openapi_types.UUID, params *VerifyPaymentParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewVerifyPaymentRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListPayoutBatches List payout batches
+//
+// The merchant's payout batches in the caller's environment, newest first (cursor pagination), each with its totals and progress. Any key scope.
+//
+// Corresponds with GET /payout-batches/ (the `ListPayoutBatches` operationId).
+func (c *RawClient) ListPayoutBatches(ctx context.Context, params *ListPayoutBatchesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListPayoutBatchesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreatePayoutBatchWithBody Send up to 1,000 payouts as one batch
+//
+// Accepts up to 1,000 payouts (`items`) as one order and answers `201` with the batch,
+// status `PROCESSING` (or `AWAITING_APPROVAL`, see below). Each item is then sent as a
+// payout of its own (a `RETRAIT` transaction with its attempts, status logs, ledger
+// entries and `payout.*` / `transaction.*` events; its `metadata` names the batch and the
+// item's `reference`), at most 20 at once, in the items' order. Follow the batch with
+// `GET /payout-batches/{id}/` (status and progress), its items with
+// `GET /payout-batches/{id}/items/`, the results as CSV with
+// `GET /payout-batches/{id}/results/`; the event `payout_batch.completed` is sent once it
+// has ended.
+//
+// **Validated whole.** Every item is validated and priced by the rules of
+// `POST /payouts/initialize/` (fees by the merchant's effective rates and default fee
+// mode) before anything moves. Any invalid item refuses the whole batch with one `400`
+// whose fields name the items by their index in `items`: `items[3].amount`,
+// `items[7].network`, or `items[12]` for a refusal of the item as a whole (an amount
+// outside the network's limits, a currency that is not the country's, a network closed
+// or not of the country). `reference` is required and unique in the batch. An item
+// without `network` is refused (`items[n].network`).
+//
+// **Held whole.** The batch's total (each item's `debited_amount`, fees included) is held
+// on the merchant's wallets in the same database transaction that records it (ledger
+// entry `PAYOUT_HOLD` naming the batch); a wallet that cannot cover its items' total
+// refuses the whole batch, `422 insufficient_balance` (or `wallet_frozen`), and nothing is
+// written. When an item is sent, its share of the hold moves to its payout transaction
+// (`PAYOUT_REVERSAL` of the batch, `PAYOUT_HOLD` of the transaction: the wallet does not
+// change), which is settled or released like any payout.
+//
+// **TEST mode (sandbox)**: each item's outcome follows the last three digits of its `phone`,
+// as for `POST /payouts/initialize/`.
+//
+// Needs scope `PAYOUT` or `BOTH` (and, with an API key, a whitelisted IP). Accepts
+// `Idempotency-Key`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /payout-batches/ (the `CreatePayoutBatch` operationId).
+func (c *RawClient) CreatePayoutBatchWithBody(ctx context.Context, params *CreatePayoutBatchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreatePayoutBatchRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreatePayoutBatch Send up to 1,000 payouts as one batch
+//
+// Accepts up to 1,000 payouts (`items`) as one order and answers `201` with the batch,
+// status `PROCESSING` (or `AWAITING_APPROVAL`, see below). Each item is then sent as a
+// payout of its own (a `RETRAIT` transaction with its attempts, status logs, ledger
+// entries and `payout.*` / `transaction.*` events; its `metadata` names the batch and the
+// item's `reference`), at most 20 at once, in the items' order. Follow the batch with
+// `GET /payout-batches/{id}/` (status and progress), its items with
+// `GET /payout-batches/{id}/items/`, the results as CSV with
+// `GET /payout-batches/{id}/results/`; the event `payout_batch.completed` is sent once it
+// has ended.
+//
+// **Validated whole.** Every item is validated and priced by the rules of
+// `POST /payouts/initialize/` (fees by the merchant's effective rates and default fee
+// mode) before anything moves. Any invalid item refuses the whole batch with one `400`
+// whose fields name the items by their index in `items`: `items[3].amount`,
+// `items[7].network`, or `items[12]` for a refusal of the item as a whole (an amount
+// outside the network's limits, a currency that is not the country's, a network closed
+// or not of the country). `reference` is required and unique in the batch. An item
+// without `network` is refused (`items[n].network`).
+//
+// **Held whole.** The batch's total (each item's `debited_amount`, fees included) is held
+// on the merchant's wallets in the same database transaction that records it (ledger
+// entry `PAYOUT_HOLD` naming the batch); a wallet that cannot cover its items' total
+// refuses the whole batch, `422 insufficient_balance` (or `wallet_frozen`), and nothing is
+// written. When an item is sent, its share of the hold moves to its payout transaction
+// (`PAYOUT_REVERSAL` of the batch, `PAYOUT_HOLD` of the transaction: the wallet does not
+// change), which is settled or released like any payout.
+//
+// **TEST mode (sandbox)**: each item's outcome follows the last three digits of its `phone`,
+// as for `POST /payouts/initialize/`.
+//
+// Needs scope `PAYOUT` or `BOTH` (and, with an API key, a whitelisted IP). Accepts
+// `Idempotency-Key`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /payout-batches/ (the `CreatePayoutBatch` operationId).
+func (c *RawClient) CreatePayoutBatch(ctx context.Context, params *CreatePayoutBatchParams, body CreatePayoutBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreatePayoutBatchRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetPayoutBatch Get a payout batch
+//
+// A batch with its status, totals and progress (items counted and summed per status). Any key scope.
+//
+// Corresponds with GET /payout-batches/{id}/ (the `GetPayoutBatch` operationId).
+func (c *RawClient) GetPayoutBatch(ctx context.Context, id Id, params *GetPayoutBatchParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetPayoutBatchRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CancelPayoutBatch Cancel the items of a batch not sent yet
+//
+// Cancels every item not sent yet (`QUEUED` → `CANCELLED`) and releases its share of the
+// hold (ledger entry `PAYOUT_REVERSAL` naming the batch), under the batch's lock: an item
+// is either sent or cancelled, never both, and a second cancel finds nothing left to
+// release. Items already sent go on to their end; the batch then ends `CANCELLED`
+// (`payout_batch.completed`). A batch awaiting approval ends `CANCELLED` at once. Answers
+// `200` with the batch; a batch that has ended answers `409 not_pending`. Needs scope
+// `PAYOUT` or `BOTH`.
+//
+// Corresponds with POST /payout-batches/{id}/cancel/ (the `CancelPayoutBatch` operationId).
+func (c *RawClient) CancelPayoutBatch(ctx context.Context, id Id, params *CancelPayoutBatchParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCancelPayoutBatchRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListPayoutBatchItems List the items of a payout batch
+//
+// A batch's items in the batch's order (cursor pagination), each with its status (`QUEUED`, then its payout's `PENDING`, `SUCCESS` or `FAILED`, or `CANCELLED`) and its payout `transaction` once sent. Any key scope.
+//
+// Corresponds with GET /payout-batches/{id}/items/ (the `ListPayoutBatchItems` operationId).
+func (c *RawClient) ListPayoutBatchItems(ctx context.Context, id Id, params *ListPayoutBatchItemsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListPayoutBatchItemsRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetPayoutBatchResults Download a payout batch's results as CSV
+//
+// One row per item in the batch's order (RFC 4180 quoting, UTF-8, a header row). Columns:
+// `index`, `reference`, `status`, `amount`, `client_fee`, `debited_amount`, `net_amount`,
+// `currency`, `country`, `network`, `phone`, `description`, `transaction`,
+// `failure_code`, `failure_message`, `updated_at`. Free text is protected against
+// spreadsheet formula injection as in `GET /transactions/export/`. Any key scope.
+//
+// Corresponds with GET /payout-batches/{id}/results/ (the `GetPayoutBatchResults` operationId).
+func (c *RawClient) GetPayoutBatchResults(ctx context.Context, id Id, params *GetPayoutBatchResultsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetPayoutBatchResultsRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -18112,6 +18899,454 @@ func NewVerifyPaymentRequest(server string, id openapi_types.UUID, params *Verif
 	return req, nil
 }
 
+// NewListPayoutBatchesRequest constructs an http.Request for the ListPayoutBatches method
+func NewListPayoutBatchesRequest(server string, params *ListPayoutBatchesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/payout-batches/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PageSize != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page_size", *params.PageSize, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XEnvironment != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Environment", *params.XEnvironment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Environment", headerParam0)
+		}
+
+		if params.XMerchantId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Merchant-Id", *params.XMerchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Merchant-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewCreatePayoutBatchRequest calls the generic CreatePayoutBatch builder with application/json body
+func NewCreatePayoutBatchRequest(server string, params *CreatePayoutBatchParams, body CreatePayoutBatchJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreatePayoutBatchRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewCreatePayoutBatchRequestWithBody constructs an http.Request for the CreatePayoutBatch method, with any body, and a specified content type
+func NewCreatePayoutBatchRequestWithBody(server string, params *CreatePayoutBatchParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/payout-batches/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.XEnvironment != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Environment", *params.XEnvironment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Environment", headerParam1)
+		}
+
+		if params.XMerchantId != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "X-Merchant-Id", *params.XMerchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Merchant-Id", headerParam2)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetPayoutBatchRequest constructs an http.Request for the GetPayoutBatch method
+func NewGetPayoutBatchRequest(server string, id Id, params *GetPayoutBatchParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/payout-batches/%s/", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XEnvironment != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Environment", *params.XEnvironment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Environment", headerParam0)
+		}
+
+		if params.XMerchantId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Merchant-Id", *params.XMerchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Merchant-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewCancelPayoutBatchRequest constructs an http.Request for the CancelPayoutBatch method
+func NewCancelPayoutBatchRequest(server string, id Id, params *CancelPayoutBatchParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/payout-batches/%s/cancel/", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XEnvironment != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Environment", *params.XEnvironment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Environment", headerParam0)
+		}
+
+		if params.XMerchantId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Merchant-Id", *params.XMerchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Merchant-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewListPayoutBatchItemsRequest constructs an http.Request for the ListPayoutBatchItems method
+func NewListPayoutBatchItemsRequest(server string, id Id, params *ListPayoutBatchItemsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/payout-batches/%s/items/", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PageSize != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page_size", *params.PageSize, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XEnvironment != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Environment", *params.XEnvironment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Environment", headerParam0)
+		}
+
+		if params.XMerchantId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Merchant-Id", *params.XMerchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Merchant-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetPayoutBatchResultsRequest constructs an http.Request for the GetPayoutBatchResults method
+func NewGetPayoutBatchResultsRequest(server string, id Id, params *GetPayoutBatchResultsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/payout-batches/%s/results/", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XEnvironment != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Environment", *params.XEnvironment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Environment", headerParam0)
+		}
+
+		if params.XMerchantId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Merchant-Id", *params.XMerchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Merchant-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewInitializePayoutRequest calls the generic InitializePayout builder with application/json body
 func NewInitializePayoutRequest(server string, params *InitializePayoutParams, body InitializePayoutJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -20663,7 +21898,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListEventsWithResponse List events
 	//
-	// The event log of the environment, newest first (cursor pagination: `next`/`previous` URLs, no `count`). Types: `transaction.pending`, `transaction.succeeded`, `transaction.failed`, `payout.succeeded`, `payout.failed`, `settlement.succeeded`, `settlement.failed`, `refund.pending`, `refund.succeeded`, `refund.failed`, `checkout_session.paid`, `checkout_session.expired`, `checkout_session.cancelled`, `kyc.approved`, `kyc.rejected`. Any key scope.
+	// The event log of the environment, newest first (cursor pagination: `next`/`previous` URLs, no `count`). Types: `transaction.pending`, `transaction.succeeded`, `transaction.failed`, `payout.succeeded`, `payout.failed`, `settlement.succeeded`, `settlement.failed`, `refund.pending`, `refund.succeeded`, `refund.failed`, `payout_batch.completed`, `checkout_session.paid`, `checkout_session.expired`, `checkout_session.cancelled`, `kyc.approved`, `kyc.rejected`. Any key scope.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -21665,6 +22900,141 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /payments/{id}/verify/ (the `VerifyPayment` operationId).
 	VerifyPaymentWithResponse(ctx context.Context, id openapi_types.UUID, params *VerifyPaymentParams, reqEditors ...RequestEditorFn) (*VerifyPaymentResponse, error)
+
+	// ListPayoutBatchesWithResponse List payout batches
+	//
+	// The merchant's payout batches in the caller's environment, newest first (cursor pagination), each with its totals and progress. Any key scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /payout-batches/ (the `ListPayoutBatches` operationId).
+	ListPayoutBatchesWithResponse(ctx context.Context, params *ListPayoutBatchesParams, reqEditors ...RequestEditorFn) (*ListPayoutBatchesResponse, error)
+
+	// CreatePayoutBatchWithBodyWithResponse Send up to 1,000 payouts as one batch
+	//
+	// Accepts up to 1,000 payouts (`items`) as one order and answers `201` with the batch,
+	// status `PROCESSING` (or `AWAITING_APPROVAL`, see below). Each item is then sent as a
+	// payout of its own (a `RETRAIT` transaction with its attempts, status logs, ledger
+	// entries and `payout.*` / `transaction.*` events; its `metadata` names the batch and the
+	// item's `reference`), at most 20 at once, in the items' order. Follow the batch with
+	// `GET /payout-batches/{id}/` (status and progress), its items with
+	// `GET /payout-batches/{id}/items/`, the results as CSV with
+	// `GET /payout-batches/{id}/results/`; the event `payout_batch.completed` is sent once it
+	// has ended.
+	//
+	// **Validated whole.** Every item is validated and priced by the rules of
+	// `POST /payouts/initialize/` (fees by the merchant's effective rates and default fee
+	// mode) before anything moves. Any invalid item refuses the whole batch with one `400`
+	// whose fields name the items by their index in `items`: `items[3].amount`,
+	// `items[7].network`, or `items[12]` for a refusal of the item as a whole (an amount
+	// outside the network's limits, a currency that is not the country's, a network closed
+	// or not of the country). `reference` is required and unique in the batch. An item
+	// without `network` is refused (`items[n].network`).
+	//
+	// **Held whole.** The batch's total (each item's `debited_amount`, fees included) is held
+	// on the merchant's wallets in the same database transaction that records it (ledger
+	// entry `PAYOUT_HOLD` naming the batch); a wallet that cannot cover its items' total
+	// refuses the whole batch, `422 insufficient_balance` (or `wallet_frozen`), and nothing is
+	// written. When an item is sent, its share of the hold moves to its payout transaction
+	// (`PAYOUT_REVERSAL` of the batch, `PAYOUT_HOLD` of the transaction: the wallet does not
+	// change), which is settled or released like any payout.
+	//
+	// **TEST mode (sandbox)**: each item's outcome follows the last three digits of its `phone`,
+	// as for `POST /payouts/initialize/`.
+	//
+	// Needs scope `PAYOUT` or `BOTH` (and, with an API key, a whitelisted IP). Accepts
+	// `Idempotency-Key`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /payout-batches/ (the `CreatePayoutBatch` operationId).
+	CreatePayoutBatchWithBodyWithResponse(ctx context.Context, params *CreatePayoutBatchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreatePayoutBatchResponse, error)
+
+	// CreatePayoutBatchWithResponse Send up to 1,000 payouts as one batch
+	//
+	// Accepts up to 1,000 payouts (`items`) as one order and answers `201` with the batch,
+	// status `PROCESSING` (or `AWAITING_APPROVAL`, see below). Each item is then sent as a
+	// payout of its own (a `RETRAIT` transaction with its attempts, status logs, ledger
+	// entries and `payout.*` / `transaction.*` events; its `metadata` names the batch and the
+	// item's `reference`), at most 20 at once, in the items' order. Follow the batch with
+	// `GET /payout-batches/{id}/` (status and progress), its items with
+	// `GET /payout-batches/{id}/items/`, the results as CSV with
+	// `GET /payout-batches/{id}/results/`; the event `payout_batch.completed` is sent once it
+	// has ended.
+	//
+	// **Validated whole.** Every item is validated and priced by the rules of
+	// `POST /payouts/initialize/` (fees by the merchant's effective rates and default fee
+	// mode) before anything moves. Any invalid item refuses the whole batch with one `400`
+	// whose fields name the items by their index in `items`: `items[3].amount`,
+	// `items[7].network`, or `items[12]` for a refusal of the item as a whole (an amount
+	// outside the network's limits, a currency that is not the country's, a network closed
+	// or not of the country). `reference` is required and unique in the batch. An item
+	// without `network` is refused (`items[n].network`).
+	//
+	// **Held whole.** The batch's total (each item's `debited_amount`, fees included) is held
+	// on the merchant's wallets in the same database transaction that records it (ledger
+	// entry `PAYOUT_HOLD` naming the batch); a wallet that cannot cover its items' total
+	// refuses the whole batch, `422 insufficient_balance` (or `wallet_frozen`), and nothing is
+	// written. When an item is sent, its share of the hold moves to its payout transaction
+	// (`PAYOUT_REVERSAL` of the batch, `PAYOUT_HOLD` of the transaction: the wallet does not
+	// change), which is settled or released like any payout.
+	//
+	// **TEST mode (sandbox)**: each item's outcome follows the last three digits of its `phone`,
+	// as for `POST /payouts/initialize/`.
+	//
+	// Needs scope `PAYOUT` or `BOTH` (and, with an API key, a whitelisted IP). Accepts
+	// `Idempotency-Key`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /payout-batches/ (the `CreatePayoutBatch` operationId).
+	CreatePayoutBatchWithResponse(ctx context.Context, params *CreatePayoutBatchParams, body CreatePayoutBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePayoutBatchResponse, error)
+
+	// GetPayoutBatchWithResponse Get a payout batch
+	//
+	// A batch with its status, totals and progress (items counted and summed per status). Any key scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /payout-batches/{id}/ (the `GetPayoutBatch` operationId).
+	GetPayoutBatchWithResponse(ctx context.Context, id Id, params *GetPayoutBatchParams, reqEditors ...RequestEditorFn) (*GetPayoutBatchResponse, error)
+
+	// CancelPayoutBatchWithResponse Cancel the items of a batch not sent yet
+	//
+	// Cancels every item not sent yet (`QUEUED` → `CANCELLED`) and releases its share of the
+	// hold (ledger entry `PAYOUT_REVERSAL` naming the batch), under the batch's lock: an item
+	// is either sent or cancelled, never both, and a second cancel finds nothing left to
+	// release. Items already sent go on to their end; the batch then ends `CANCELLED`
+	// (`payout_batch.completed`). A batch awaiting approval ends `CANCELLED` at once. Answers
+	// `200` with the batch; a batch that has ended answers `409 not_pending`. Needs scope
+	// `PAYOUT` or `BOTH`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /payout-batches/{id}/cancel/ (the `CancelPayoutBatch` operationId).
+	CancelPayoutBatchWithResponse(ctx context.Context, id Id, params *CancelPayoutBatchParams, reqEditors ...RequestEditorFn) (*CancelPayoutBatchResponse, error)
+
+	// ListPayoutBatchItemsWithResponse List the items of a payout batch
+	//
+	// A batch's items in the batch's order (cursor pagination), each with its status (`QUEUED`, then its payout's `PENDING`, `SUCCESS` or `FAILED`, or `CANCELLED`) and its payout `transaction` once sent. Any key scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /payout-batches/{id}/items/ (the `ListPayoutBatchItems` operationId).
+	ListPayoutBatchItemsWithResponse(ctx context.Context, id Id, params *ListPayoutBatchItemsParams, reqEditors ...RequestEditorFn) (*ListPayoutBatchItemsResponse, error)
+
+	// GetPayoutBatchResultsWithResponse Download a payout batch's results as CSV
+	//
+	// One row per item in the batch's order (RFC 4180 quoting, UTF-8, a header row). Columns:
+	// `index`, `reference`, `status`, `amount`, `client_fee`, `debited_amount`, `net_amount`,
+	// `currency`, `country`, `network`, `phone`, `description`, `transaction`,
+	// `failure_code`, `failure_message`, `updated_at`. Free text is protected against
+	// spreadsheet formula injection as in `GET /transactions/export/`. Any key scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /payout-batches/{id}/results/ (the `GetPayoutBatchResults` operationId).
+	GetPayoutBatchResultsWithResponse(ctx context.Context, id Id, params *GetPayoutBatchResultsParams, reqEditors ...RequestEditorFn) (*GetPayoutBatchResultsResponse, error)
 
 	// InitializePayoutWithBodyWithResponse Pay a beneficiary by mobile money
 	//
@@ -27183,6 +28553,341 @@ func (r VerifyPaymentResponse) ContentType() string {
 	return ""
 }
 
+// ListPayoutBatchesResponse200Headers the declared response headers of an HTTP 200 response for ListPayoutBatches
+type ListPayoutBatchesResponse200Headers struct {
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+type ListPayoutBatchesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A cursor page of payout batches.
+		Data    PayoutBatchCursorPage                       `json:"data"`
+		Success ListPayoutBatches200JSONResponseBodySuccess `json:"success"`
+	}
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListPayoutBatchesResponse200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListPayoutBatchesResponse) GetJSON200() *struct {
+	// Data A cursor page of payout batches.
+	Data    PayoutBatchCursorPage                       `json:"data"`
+	Success ListPayoutBatches200JSONResponseBodySuccess `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetBody returns the raw response body bytes
+func (r ListPayoutBatchesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListPayoutBatchesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListPayoutBatchesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListPayoutBatchesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreatePayoutBatchResponse201Headers the declared response headers of an HTTP 201 response for CreatePayoutBatch
+type CreatePayoutBatchResponse201Headers struct {
+	IdempotentReplayed *string
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+type CreatePayoutBatchResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *struct {
+		Data    PayoutBatch                                 `json:"data"`
+		Success CreatePayoutBatch201JSONResponseBodySuccess `json:"success"`
+	}
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreatePayoutBatchResponse201Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreatePayoutBatchResponse) GetJSON201() *struct {
+	Data    PayoutBatch                                 `json:"data"`
+	Success CreatePayoutBatch201JSONResponseBodySuccess `json:"success"`
+} {
+	return r.JSON201
+}
+
+// GetBody returns the raw response body bytes
+func (r CreatePayoutBatchResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreatePayoutBatchResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreatePayoutBatchResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreatePayoutBatchResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetPayoutBatchResponse200Headers the declared response headers of an HTTP 200 response for GetPayoutBatch
+type GetPayoutBatchResponse200Headers struct {
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+type GetPayoutBatchResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data    PayoutBatch                              `json:"data"`
+		Success GetPayoutBatch200JSONResponseBodySuccess `json:"success"`
+	}
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetPayoutBatchResponse200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetPayoutBatchResponse) GetJSON200() *struct {
+	Data    PayoutBatch                              `json:"data"`
+	Success GetPayoutBatch200JSONResponseBodySuccess `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetBody returns the raw response body bytes
+func (r GetPayoutBatchResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetPayoutBatchResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetPayoutBatchResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetPayoutBatchResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CancelPayoutBatchResponse200Headers the declared response headers of an HTTP 200 response for CancelPayoutBatch
+type CancelPayoutBatchResponse200Headers struct {
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+type CancelPayoutBatchResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data    PayoutBatch                                 `json:"data"`
+		Success CancelPayoutBatch200JSONResponseBodySuccess `json:"success"`
+	}
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CancelPayoutBatchResponse200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CancelPayoutBatchResponse) GetJSON200() *struct {
+	Data    PayoutBatch                                 `json:"data"`
+	Success CancelPayoutBatch200JSONResponseBodySuccess `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetBody returns the raw response body bytes
+func (r CancelPayoutBatchResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CancelPayoutBatchResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CancelPayoutBatchResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CancelPayoutBatchResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListPayoutBatchItemsResponse200Headers the declared response headers of an HTTP 200 response for ListPayoutBatchItems
+type ListPayoutBatchItemsResponse200Headers struct {
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+type ListPayoutBatchItemsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A cursor page of a batch's items, in the batch's order.
+		Data    PayoutBatchItemCursorPage                      `json:"data"`
+		Success ListPayoutBatchItems200JSONResponseBodySuccess `json:"success"`
+	}
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListPayoutBatchItemsResponse200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListPayoutBatchItemsResponse) GetJSON200() *struct {
+	// Data A cursor page of a batch's items, in the batch's order.
+	Data    PayoutBatchItemCursorPage                      `json:"data"`
+	Success ListPayoutBatchItems200JSONResponseBodySuccess `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetBody returns the raw response body bytes
+func (r ListPayoutBatchItemsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListPayoutBatchItemsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListPayoutBatchItemsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListPayoutBatchItemsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetPayoutBatchResultsResponse200Headers the declared response headers of an HTTP 200 response for GetPayoutBatchResults
+type GetPayoutBatchResultsResponse200Headers struct {
+	ContentDisposition string
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+type GetPayoutBatchResultsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetPayoutBatchResultsResponse200Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r GetPayoutBatchResultsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetPayoutBatchResultsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetPayoutBatchResultsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetPayoutBatchResultsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // InitializePayoutResponse201Headers the declared response headers of an HTTP 201 response for InitializePayout
 type InitializePayoutResponse201Headers struct {
 	IdempotentReplayed *string
@@ -29269,7 +30974,7 @@ func (c *ClientWithResponses) GetDocsWithResponse(ctx context.Context, reqEditor
 
 // ListEventsWithResponse List events
 //
-// The event log of the environment, newest first (cursor pagination: `next`/`previous` URLs, no `count`). Types: `transaction.pending`, `transaction.succeeded`, `transaction.failed`, `payout.succeeded`, `payout.failed`, `settlement.succeeded`, `settlement.failed`, `refund.pending`, `refund.succeeded`, `refund.failed`, `checkout_session.paid`, `checkout_session.expired`, `checkout_session.cancelled`, `kyc.approved`, `kyc.rejected`. Any key scope.
+// The event log of the environment, newest first (cursor pagination: `next`/`previous` URLs, no `count`). Types: `transaction.pending`, `transaction.succeeded`, `transaction.failed`, `payout.succeeded`, `payout.failed`, `settlement.succeeded`, `settlement.failed`, `refund.pending`, `refund.succeeded`, `refund.failed`, `payout_batch.completed`, `checkout_session.paid`, `checkout_session.expired`, `checkout_session.cancelled`, `kyc.approved`, `kyc.rejected`. Any key scope.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -30708,6 +32413,183 @@ func (c *ClientWithResponses) VerifyPaymentWithResponse(ctx context.Context, id 
 		return nil, err
 	}
 	return ParseVerifyPaymentResponse(rsp)
+}
+
+// ListPayoutBatchesWithResponse List payout batches
+//
+// The merchant's payout batches in the caller's environment, newest first (cursor pagination), each with its totals and progress. Any key scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /payout-batches/ (the `ListPayoutBatches` operationId).
+func (c *ClientWithResponses) ListPayoutBatchesWithResponse(ctx context.Context, params *ListPayoutBatchesParams, reqEditors ...RequestEditorFn) (*ListPayoutBatchesResponse, error) {
+	rsp, err := c.ListPayoutBatches(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListPayoutBatchesResponse(rsp)
+}
+
+// CreatePayoutBatchWithBodyWithResponse Send up to 1,000 payouts as one batch
+//
+// Accepts up to 1,000 payouts (`items`) as one order and answers `201` with the batch,
+// status `PROCESSING` (or `AWAITING_APPROVAL`, see below). Each item is then sent as a
+// payout of its own (a `RETRAIT` transaction with its attempts, status logs, ledger
+// entries and `payout.*` / `transaction.*` events; its `metadata` names the batch and the
+// item's `reference`), at most 20 at once, in the items' order. Follow the batch with
+// `GET /payout-batches/{id}/` (status and progress), its items with
+// `GET /payout-batches/{id}/items/`, the results as CSV with
+// `GET /payout-batches/{id}/results/`; the event `payout_batch.completed` is sent once it
+// has ended.
+//
+// **Validated whole.** Every item is validated and priced by the rules of
+// `POST /payouts/initialize/` (fees by the merchant's effective rates and default fee
+// mode) before anything moves. Any invalid item refuses the whole batch with one `400`
+// whose fields name the items by their index in `items`: `items[3].amount`,
+// `items[7].network`, or `items[12]` for a refusal of the item as a whole (an amount
+// outside the network's limits, a currency that is not the country's, a network closed
+// or not of the country). `reference` is required and unique in the batch. An item
+// without `network` is refused (`items[n].network`).
+//
+// **Held whole.** The batch's total (each item's `debited_amount`, fees included) is held
+// on the merchant's wallets in the same database transaction that records it (ledger
+// entry `PAYOUT_HOLD` naming the batch); a wallet that cannot cover its items' total
+// refuses the whole batch, `422 insufficient_balance` (or `wallet_frozen`), and nothing is
+// written. When an item is sent, its share of the hold moves to its payout transaction
+// (`PAYOUT_REVERSAL` of the batch, `PAYOUT_HOLD` of the transaction: the wallet does not
+// change), which is settled or released like any payout.
+//
+// **TEST mode (sandbox)**: each item's outcome follows the last three digits of its `phone`,
+// as for `POST /payouts/initialize/`.
+//
+// Needs scope `PAYOUT` or `BOTH` (and, with an API key, a whitelisted IP). Accepts
+// `Idempotency-Key`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /payout-batches/ (the `CreatePayoutBatch` operationId).
+func (c *ClientWithResponses) CreatePayoutBatchWithBodyWithResponse(ctx context.Context, params *CreatePayoutBatchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreatePayoutBatchResponse, error) {
+	rsp, err := c.CreatePayoutBatchWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreatePayoutBatchResponse(rsp)
+}
+
+// CreatePayoutBatchWithResponse Send up to 1,000 payouts as one batch
+//
+// Accepts up to 1,000 payouts (`items`) as one order and answers `201` with the batch,
+// status `PROCESSING` (or `AWAITING_APPROVAL`, see below). Each item is then sent as a
+// payout of its own (a `RETRAIT` transaction with its attempts, status logs, ledger
+// entries and `payout.*` / `transaction.*` events; its `metadata` names the batch and the
+// item's `reference`), at most 20 at once, in the items' order. Follow the batch with
+// `GET /payout-batches/{id}/` (status and progress), its items with
+// `GET /payout-batches/{id}/items/`, the results as CSV with
+// `GET /payout-batches/{id}/results/`; the event `payout_batch.completed` is sent once it
+// has ended.
+//
+// **Validated whole.** Every item is validated and priced by the rules of
+// `POST /payouts/initialize/` (fees by the merchant's effective rates and default fee
+// mode) before anything moves. Any invalid item refuses the whole batch with one `400`
+// whose fields name the items by their index in `items`: `items[3].amount`,
+// `items[7].network`, or `items[12]` for a refusal of the item as a whole (an amount
+// outside the network's limits, a currency that is not the country's, a network closed
+// or not of the country). `reference` is required and unique in the batch. An item
+// without `network` is refused (`items[n].network`).
+//
+// **Held whole.** The batch's total (each item's `debited_amount`, fees included) is held
+// on the merchant's wallets in the same database transaction that records it (ledger
+// entry `PAYOUT_HOLD` naming the batch); a wallet that cannot cover its items' total
+// refuses the whole batch, `422 insufficient_balance` (or `wallet_frozen`), and nothing is
+// written. When an item is sent, its share of the hold moves to its payout transaction
+// (`PAYOUT_REVERSAL` of the batch, `PAYOUT_HOLD` of the transaction: the wallet does not
+// change), which is settled or released like any payout.
+//
+// **TEST mode (sandbox)**: each item's outcome follows the last three digits of its `phone`,
+// as for `POST /payouts/initialize/`.
+//
+// Needs scope `PAYOUT` or `BOTH` (and, with an API key, a whitelisted IP). Accepts
+// `Idempotency-Key`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /payout-batches/ (the `CreatePayoutBatch` operationId).
+func (c *ClientWithResponses) CreatePayoutBatchWithResponse(ctx context.Context, params *CreatePayoutBatchParams, body CreatePayoutBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePayoutBatchResponse, error) {
+	rsp, err := c.CreatePayoutBatch(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreatePayoutBatchResponse(rsp)
+}
+
+// GetPayoutBatchWithResponse Get a payout batch
+//
+// A batch with its status, totals and progress (items counted and summed per status). Any key scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /payout-batches/{id}/ (the `GetPayoutBatch` operationId).
+func (c *ClientWithResponses) GetPayoutBatchWithResponse(ctx context.Context, id Id, params *GetPayoutBatchParams, reqEditors ...RequestEditorFn) (*GetPayoutBatchResponse, error) {
+	rsp, err := c.GetPayoutBatch(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetPayoutBatchResponse(rsp)
+}
+
+// CancelPayoutBatchWithResponse Cancel the items of a batch not sent yet
+//
+// Cancels every item not sent yet (`QUEUED` → `CANCELLED`) and releases its share of the
+// hold (ledger entry `PAYOUT_REVERSAL` naming the batch), under the batch's lock: an item
+// is either sent or cancelled, never both, and a second cancel finds nothing left to
+// release. Items already sent go on to their end; the batch then ends `CANCELLED`
+// (`payout_batch.completed`). A batch awaiting approval ends `CANCELLED` at once. Answers
+// `200` with the batch; a batch that has ended answers `409 not_pending`. Needs scope
+// `PAYOUT` or `BOTH`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /payout-batches/{id}/cancel/ (the `CancelPayoutBatch` operationId).
+func (c *ClientWithResponses) CancelPayoutBatchWithResponse(ctx context.Context, id Id, params *CancelPayoutBatchParams, reqEditors ...RequestEditorFn) (*CancelPayoutBatchResponse, error) {
+	rsp, err := c.CancelPayoutBatch(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCancelPayoutBatchResponse(rsp)
+}
+
+// ListPayoutBatchItemsWithResponse List the items of a payout batch
+//
+// A batch's items in the batch's order (cursor pagination), each with its status (`QUEUED`, then its payout's `PENDING`, `SUCCESS` or `FAILED`, or `CANCELLED`) and its payout `transaction` once sent. Any key scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /payout-batches/{id}/items/ (the `ListPayoutBatchItems` operationId).
+func (c *ClientWithResponses) ListPayoutBatchItemsWithResponse(ctx context.Context, id Id, params *ListPayoutBatchItemsParams, reqEditors ...RequestEditorFn) (*ListPayoutBatchItemsResponse, error) {
+	rsp, err := c.ListPayoutBatchItems(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListPayoutBatchItemsResponse(rsp)
+}
+
+// GetPayoutBatchResultsWithResponse Download a payout batch's results as CSV
+//
+// One row per item in the batch's order (RFC 4180 quoting, UTF-8, a header row). Columns:
+// `index`, `reference`, `status`, `amount`, `client_fee`, `debited_amount`, `net_amount`,
+// `currency`, `country`, `network`, `phone`, `description`, `transaction`,
+// `failure_code`, `failure_message`, `updated_at`. Free text is protected against
+// spreadsheet formula injection as in `GET /transactions/export/`. Any key scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /payout-batches/{id}/results/ (the `GetPayoutBatchResults` operationId).
+func (c *ClientWithResponses) GetPayoutBatchResultsWithResponse(ctx context.Context, id Id, params *GetPayoutBatchResultsParams, reqEditors ...RequestEditorFn) (*GetPayoutBatchResultsResponse, error) {
+	rsp, err := c.GetPayoutBatchResults(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetPayoutBatchResultsResponse(rsp)
 }
 
 // InitializePayoutWithBodyWithResponse Pay a beneficiary by mobile money
@@ -36642,6 +38524,387 @@ func ParseVerifyPaymentResponse(rsp *http.Response) (*VerifyPaymentResponse, err
 	switch {
 	case rsp.StatusCode == 200:
 		var headers VerifyPaymentResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListPayoutBatchesResponse parses an HTTP response from a ListPayoutBatchesWithResponse call
+func ParseListPayoutBatchesResponse(rsp *http.Response) (*ListPayoutBatchesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListPayoutBatchesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A cursor page of payout batches.
+			Data    PayoutBatchCursorPage                       `json:"data"`
+			Success ListPayoutBatches200JSONResponseBodySuccess `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListPayoutBatchesResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreatePayoutBatchResponse parses an HTTP response from a CreatePayoutBatchWithResponse call
+func ParseCreatePayoutBatchResponse(rsp *http.Response) (*CreatePayoutBatchResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreatePayoutBatchResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest struct {
+			Data    PayoutBatch                                 `json:"data"`
+			Success CreatePayoutBatch201JSONResponseBodySuccess `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreatePayoutBatchResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers201 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetPayoutBatchResponse parses an HTTP response from a GetPayoutBatchWithResponse call
+func ParseGetPayoutBatchResponse(rsp *http.Response) (*GetPayoutBatchResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetPayoutBatchResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data    PayoutBatch                              `json:"data"`
+			Success GetPayoutBatch200JSONResponseBodySuccess `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetPayoutBatchResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCancelPayoutBatchResponse parses an HTTP response from a CancelPayoutBatchWithResponse call
+func ParseCancelPayoutBatchResponse(rsp *http.Response) (*CancelPayoutBatchResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CancelPayoutBatchResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data    PayoutBatch                                 `json:"data"`
+			Success CancelPayoutBatch200JSONResponseBodySuccess `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers CancelPayoutBatchResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListPayoutBatchItemsResponse parses an HTTP response from a ListPayoutBatchItemsWithResponse call
+func ParseListPayoutBatchItemsResponse(rsp *http.Response) (*ListPayoutBatchItemsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListPayoutBatchItemsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A cursor page of a batch's items, in the batch's order.
+			Data    PayoutBatchItemCursorPage                      `json:"data"`
+			Success ListPayoutBatchItems200JSONResponseBodySuccess `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListPayoutBatchItemsResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetPayoutBatchResultsResponse parses an HTTP response from a GetPayoutBatchResultsWithResponse call
+func ParseGetPayoutBatchResultsResponse(rsp *http.Response) (*GetPayoutBatchResultsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetPayoutBatchResultsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetPayoutBatchResultsResponse200Headers
+		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentDisposition = value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {

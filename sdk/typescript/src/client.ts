@@ -64,6 +64,7 @@ export const MONEY_MOVING_PATHS = [
 	"/payments/{id}/confirm-otp/",
 	"/payments/{id}/retry/",
 	"/payouts/initialize/",
+	"/payout-batches/",
 	"/refunds/",
 	"/settlements/",
 	"/wallet-transfers/",

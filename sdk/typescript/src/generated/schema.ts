@@ -997,6 +997,151 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/payout-batches/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List payout batches
+         * @description The merchant's payout batches in the caller's environment, newest first (cursor pagination), each with its totals and progress. Any key scope.
+         */
+        get: operations["listPayoutBatches"];
+        put?: never;
+        /**
+         * Send up to 1,000 payouts as one batch
+         * @description Accepts up to 1,000 payouts (`items`) as one order and answers `201` with the batch,
+         *     status `PROCESSING` (or `AWAITING_APPROVAL`, see below). Each item is then sent as a
+         *     payout of its own (a `RETRAIT` transaction with its attempts, status logs, ledger
+         *     entries and `payout.*` / `transaction.*` events; its `metadata` names the batch and the
+         *     item's `reference`), at most 20 at once, in the items' order. Follow the batch with
+         *     `GET /payout-batches/{id}/` (status and progress), its items with
+         *     `GET /payout-batches/{id}/items/`, the results as CSV with
+         *     `GET /payout-batches/{id}/results/`; the event `payout_batch.completed` is sent once it
+         *     has ended.
+         *
+         *     **Validated whole.** Every item is validated and priced by the rules of
+         *     `POST /payouts/initialize/` (fees by the merchant's effective rates and default fee
+         *     mode) before anything moves. Any invalid item refuses the whole batch with one `400`
+         *     whose fields name the items by their index in `items`: `items[3].amount`,
+         *     `items[7].network`, or `items[12]` for a refusal of the item as a whole (an amount
+         *     outside the network's limits, a currency that is not the country's, a network closed
+         *     or not of the country). `reference` is required and unique in the batch. An item
+         *     without `network` is refused (`items[n].network`).
+         *
+         *     **Held whole.** The batch's total (each item's `debited_amount`, fees included) is held
+         *     on the merchant's wallets in the same database transaction that records it (ledger
+         *     entry `PAYOUT_HOLD` naming the batch); a wallet that cannot cover its items' total
+         *     refuses the whole batch, `422 insufficient_balance` (or `wallet_frozen`), and nothing is
+         *     written. When an item is sent, its share of the hold moves to its payout transaction
+         *     (`PAYOUT_REVERSAL` of the batch, `PAYOUT_HOLD` of the transaction: the wallet does not
+         *     change), which is settled or released like any payout.
+         *
+         *     **TEST mode (sandbox)**: each item's outcome follows the last three digits of its `phone`,
+         *     as for `POST /payouts/initialize/`.
+         *
+         *     Needs scope `PAYOUT` or `BOTH` (and, with an API key, a whitelisted IP). Accepts
+         *     `Idempotency-Key`.
+         */
+        post: operations["createPayoutBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/payout-batches/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a payout batch
+         * @description A batch with its status, totals and progress (items counted and summed per status). Any key scope.
+         */
+        get: operations["getPayoutBatch"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/payout-batches/{id}/items/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the items of a payout batch
+         * @description A batch's items in the batch's order (cursor pagination), each with its status (`QUEUED`, then its payout's `PENDING`, `SUCCESS` or `FAILED`, or `CANCELLED`) and its payout `transaction` once sent. Any key scope.
+         */
+        get: operations["listPayoutBatchItems"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/payout-batches/{id}/results/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a payout batch's results as CSV
+         * @description One row per item in the batch's order (RFC 4180 quoting, UTF-8, a header row). Columns:
+         *     `index`, `reference`, `status`, `amount`, `client_fee`, `debited_amount`, `net_amount`,
+         *     `currency`, `country`, `network`, `phone`, `description`, `transaction`,
+         *     `failure_code`, `failure_message`, `updated_at`. Free text is protected against
+         *     spreadsheet formula injection as in `GET /transactions/export/`. Any key scope.
+         */
+        get: operations["getPayoutBatchResults"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/payout-batches/{id}/cancel/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel the items of a batch not sent yet
+         * @description Cancels every item not sent yet (`QUEUED` → `CANCELLED`) and releases its share of the
+         *     hold (ledger entry `PAYOUT_REVERSAL` naming the batch), under the batch's lock: an item
+         *     is either sent or cancelled, never both, and a second cancel finds nothing left to
+         *     release. Items already sent go on to their end; the batch then ends `CANCELLED`
+         *     (`payout_batch.completed`). A batch awaiting approval ends `CANCELLED` at once. Answers
+         *     `200` with the batch; a batch that has ended answers `409 not_pending`. Needs scope
+         *     `PAYOUT` or `BOTH`.
+         */
+        post: operations["cancelPayoutBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/settlements/": {
         parameters: {
             query?: never;
@@ -1230,7 +1375,7 @@ export interface paths {
         };
         /**
          * List events
-         * @description The event log of the environment, newest first (cursor pagination: `next`/`previous` URLs, no `count`). Types: `transaction.pending`, `transaction.succeeded`, `transaction.failed`, `payout.succeeded`, `payout.failed`, `settlement.succeeded`, `settlement.failed`, `refund.pending`, `refund.succeeded`, `refund.failed`, `checkout_session.paid`, `checkout_session.expired`, `checkout_session.cancelled`, `kyc.approved`, `kyc.rejected`. Any key scope.
+         * @description The event log of the environment, newest first (cursor pagination: `next`/`previous` URLs, no `count`). Types: `transaction.pending`, `transaction.succeeded`, `transaction.failed`, `payout.succeeded`, `payout.failed`, `settlement.succeeded`, `settlement.failed`, `refund.pending`, `refund.succeeded`, `refund.failed`, `payout_batch.completed`, `checkout_session.paid`, `checkout_session.expired`, `checkout_session.cancelled`, `kyc.approved`, `kyc.rejected`. Any key scope.
          */
         get: operations["listEvents"];
         put?: never;
@@ -2593,7 +2738,7 @@ export interface components {
         Event: {
             id: string;
             /** @enum {string} */
-            type: "transaction.pending" | "transaction.succeeded" | "transaction.failed" | "checkout_session.paid" | "checkout_session.expired" | "checkout_session.cancelled" | "payout.succeeded" | "payout.failed" | "settlement.succeeded" | "settlement.failed" | "refund.pending" | "refund.succeeded" | "refund.failed" | "kyc.approved" | "kyc.rejected";
+            type: "transaction.pending" | "transaction.succeeded" | "transaction.failed" | "checkout_session.paid" | "checkout_session.expired" | "checkout_session.cancelled" | "payout.succeeded" | "payout.failed" | "settlement.succeeded" | "settlement.failed" | "refund.pending" | "refund.succeeded" | "refund.failed" | "payout_batch.completed" | "kyc.approved" | "kyc.rejected";
             /** Format: date-time */
             created_at: string;
             environment: components["schemas"]["Environment"];
@@ -2801,6 +2946,137 @@ export interface components {
         /** @description A cursor page of ledger entries. */
         MerchantLedgerEntryCursorPage: components["schemas"]["CursorPage"] & {
             results: components["schemas"]["MerchantLedgerEntry"][];
+        };
+        PayoutBatchItemRequest: {
+            /**
+             * @description A decimal string with at most two decimals, greater than zero, a whole number for XOF, XAF and GNF.
+             * @example 5000
+             */
+            amount: string;
+            currency: components["schemas"]["CurrencyCode"];
+            country: components["schemas"]["CountryCode"];
+            /**
+             * @description The beneficiary's mobile-money number, stored in E.164.
+             * @example 97000123
+             */
+            phone: string;
+            /**
+             * @description The `code` of a network of `country`.
+             * @example MTN_BJ
+             */
+            network: string;
+            /** @description The merchant's reference of the item, unique in the batch. */
+            reference: string;
+            description?: string;
+        };
+        PayoutBatchTotal: {
+            currency: components["schemas"]["CurrencyCode"];
+            /** @description What the items take from the wallets, fees included (held when the batch is accepted). */
+            debited_amount: components["schemas"]["Amount"];
+            /** @description What the beneficiaries receive. */
+            net_amount: components["schemas"]["Amount"];
+        };
+        PayoutBatchProgress: {
+            status: components["schemas"]["PayoutBatchItemStatus"];
+            currency: components["schemas"]["CurrencyCode"];
+            count: number;
+            debited_amount: components["schemas"]["Amount"];
+        };
+        /**
+         * @description `QUEUED` until the item is sent; then its payout's status (`PENDING`, `SUCCESS`, `FAILED`); `CANCELLED` when the batch was cancelled, rejected or expired before it was sent.
+         * @enum {string}
+         */
+        PayoutBatchItemStatus: "QUEUED" | "PENDING" | "SUCCESS" | "FAILED" | "CANCELLED";
+        PayoutBatch: {
+            /** Format: uuid */
+            id: string;
+            /** @example BAT-20261128-7KQ2M9 */
+            reference: string;
+            /** Format: uuid */
+            merchant: string;
+            /** @enum {string} */
+            environment: "TEST" | "LIVE";
+            /**
+             * @description `AWAITING_APPROVAL`: waits for a second member's decision, its total held; `PROCESSING`: sending its items; `COMPLETED`: every item has ended; `CANCELLED`: cancelled before every item was sent (those sent have ended); `REJECTED`, `EXPIRED`: not approved, its hold released.
+             * @enum {string}
+             */
+            status: "AWAITING_APPROVAL" | "PROCESSING" | "COMPLETED" | "CANCELLED" | "REJECTED" | "EXPIRED";
+            description: string;
+            item_count: number;
+            /** @description What the batch moves, per currency. */
+            totals: components["schemas"]["PayoutBatchTotal"][];
+            /** @description The items counted and their debited amounts summed per status and currency. */
+            progress: components["schemas"]["PayoutBatchProgress"][];
+            /**
+             * Format: uuid
+             * @description The dashboard member who created it (null when an API key did).
+             */
+            created_by_member: string | null;
+            /**
+             * Format: uuid
+             * @description The API key that created it (null when a member did).
+             */
+            created_by_api_key: string | null;
+            /**
+             * Format: date-time
+             * @description Until when a second member may approve it; past it an undecided batch ends `EXPIRED`.
+             */
+            approval_expires_at: string | null;
+            /** Format: uuid */
+            decided_by: string | null;
+            /** Format: date-time */
+            decided_at: string | null;
+            decision_note: string;
+            /** Format: date-time */
+            cancel_requested_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** Format: date-time */
+            completed_at: string | null;
+        };
+        PayoutBatchItem: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            batch: string;
+            /** @description The item's place in the batch's `items`. */
+            index: number;
+            reference: string;
+            status: components["schemas"]["PayoutBatchItemStatus"];
+            amount: components["schemas"]["Amount"];
+            client_fee: components["schemas"]["Amount"];
+            /** @description What the item takes from the wallet (held). */
+            debited_amount: components["schemas"]["Amount"];
+            /** @description What the beneficiary receives. */
+            net_amount: components["schemas"]["Amount"];
+            fee_charge_mode: components["schemas"]["FeeChargeMode"];
+            currency: components["schemas"]["CurrencyCode"];
+            country: components["schemas"]["CountryCode"];
+            network: string;
+            /** @description E.164. */
+            phone: string;
+            description: string;
+            /**
+             * Format: uuid
+             * @description The item's payout transaction, once sent.
+             */
+            transaction: string | null;
+            failure_code: string;
+            failure_message: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** @description A cursor page of payout batches. */
+        PayoutBatchCursorPage: components["schemas"]["CursorPage"] & {
+            results: components["schemas"]["PayoutBatch"][];
+        };
+        /** @description A cursor page of a batch's items, in the batch's order. */
+        PayoutBatchItemCursorPage: components["schemas"]["CursorPage"] & {
+            results: components["schemas"]["PayoutBatchItem"][];
         };
         /** @description A cursor page of transactions (without their attempts and status logs). */
         TransactionCursorPage: components["schemas"]["CursorPage"] & {
@@ -7067,6 +7343,338 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["PayoutForbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listPayoutBatches: {
+        parameters: {
+            query?: {
+                /**
+                 * @description An opaque, signed position in a cursor list, as found in `next` or `previous` of the
+                 *     previous answer; never built by hand. An altered or malformed cursor answers a
+                 *     validation error on `cursor`. Absent: the first page (the newest rows).
+                 */
+                cursor?: components["parameters"]["cursor"];
+                /** @description Results per page of a cursor list; values above 200 are treated as 200. */
+                page_size?: components["parameters"]["cursor_page_size"];
+            };
+            header?: {
+                /**
+                 * @description Dashboard session only (ignored with an API key, whose environment is its own): the
+                 *     environment the call acts in; case-insensitive. Any other value answers a validation
+                 *     error on `X-Environment`.
+                 */
+                "X-Environment"?: components["parameters"]["X-Environment"];
+                /**
+                 * @description Dashboard session only (ignored with an API key): the merchant the call acts for, among
+                 *     the member's merchants; default the first. A merchant the member does not belong to
+                 *     answers `404 not_found`.
+                 */
+                "X-Merchant-Id"?: components["parameters"]["X-Merchant-Id"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of payout batches. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success"] & {
+                        data: components["schemas"]["PayoutBatchCursorPage"];
+                    };
+                };
+            };
+            /** @description An altered or malformed `cursor`, a `page_size` that is not a positive integer, or an invalid `X-Environment`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["MerchantForbidden"];
+            404: components["responses"]["MerchantNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createPayoutBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a money-moving request safe to retry: a replay with the same body (on the same
+                 *     path) answers the first response with `Idempotent-Replayed: true`, an error (4xx)
+                 *     included, and performs nothing again; a 5xx is not kept (see the conventions). Used by
+                 *     the operations that say they accept it.
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+                /**
+                 * @description Dashboard session only (ignored with an API key, whose environment is its own): the
+                 *     environment the call acts in; case-insensitive. Any other value answers a validation
+                 *     error on `X-Environment`.
+                 */
+                "X-Environment"?: components["parameters"]["X-Environment"];
+                /**
+                 * @description Dashboard session only (ignored with an API key): the merchant the call acts for, among
+                 *     the member's merchants; default the first. A merchant the member does not belong to
+                 *     answers `404 not_found`.
+                 */
+                "X-Merchant-Id"?: components["parameters"]["X-Merchant-Id"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    description?: string;
+                    items: components["schemas"]["PayoutBatchItemRequest"][];
+                };
+            };
+        };
+        responses: {
+            /** @description The batch is recorded and its total held (or, with `Idempotent-Replayed`, the first answer to this key). */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success"] & {
+                        data: components["schemas"]["PayoutBatch"];
+                    };
+                };
+            };
+            /** @description Invalid items, named by index (`items[3].amount`, `items[3]`), `items` missing, empty or longer than 1,000, `description`, an unknown field (named), an `Idempotency-Key` longer than 255 characters, or `invalid_json`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["PayoutForbidden"];
+            404: components["responses"]["MerchantNotFound"];
+            409: components["responses"]["IdempotencyConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["PayoutUnprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPayoutBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Dashboard session only (ignored with an API key, whose environment is its own): the
+                 *     environment the call acts in; case-insensitive. Any other value answers a validation
+                 *     error on `X-Environment`.
+                 */
+                "X-Environment"?: components["parameters"]["X-Environment"];
+                /**
+                 * @description Dashboard session only (ignored with an API key): the merchant the call acts for, among
+                 *     the member's merchants; default the first. A merchant the member does not belong to
+                 *     answers `404 not_found`.
+                 */
+                "X-Merchant-Id"?: components["parameters"]["X-Merchant-Id"];
+            };
+            path: {
+                /** @description The object's id. A malformed id answers `404 not_found`, as an unknown one does. */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The batch. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success"] & {
+                        data: components["schemas"]["PayoutBatch"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["MerchantForbidden"];
+            /** @description Unknown or malformed id, or (dashboard session) unknown `X-Merchant-Id`. */
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listPayoutBatchItems: {
+        parameters: {
+            query?: {
+                /**
+                 * @description An opaque, signed position in a cursor list, as found in `next` or `previous` of the
+                 *     previous answer; never built by hand. An altered or malformed cursor answers a
+                 *     validation error on `cursor`. Absent: the first page (the newest rows).
+                 */
+                cursor?: components["parameters"]["cursor"];
+                /** @description Results per page of a cursor list; values above 200 are treated as 200. */
+                page_size?: components["parameters"]["cursor_page_size"];
+            };
+            header?: {
+                /**
+                 * @description Dashboard session only (ignored with an API key, whose environment is its own): the
+                 *     environment the call acts in; case-insensitive. Any other value answers a validation
+                 *     error on `X-Environment`.
+                 */
+                "X-Environment"?: components["parameters"]["X-Environment"];
+                /**
+                 * @description Dashboard session only (ignored with an API key): the merchant the call acts for, among
+                 *     the member's merchants; default the first. A merchant the member does not belong to
+                 *     answers `404 not_found`.
+                 */
+                "X-Merchant-Id"?: components["parameters"]["X-Merchant-Id"];
+            };
+            path: {
+                /** @description The object's id. A malformed id answers `404 not_found`, as an unknown one does. */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of items. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success"] & {
+                        data: components["schemas"]["PayoutBatchItemCursorPage"];
+                    };
+                };
+            };
+            /** @description An altered or malformed `cursor`, a `page_size` that is not a positive integer, or an invalid `X-Environment`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["MerchantForbidden"];
+            /** @description Unknown or malformed id, or (dashboard session) unknown `X-Merchant-Id`. */
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPayoutBatchResults: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Dashboard session only (ignored with an API key, whose environment is its own): the
+                 *     environment the call acts in; case-insensitive. Any other value answers a validation
+                 *     error on `X-Environment`.
+                 */
+                "X-Environment"?: components["parameters"]["X-Environment"];
+                /**
+                 * @description Dashboard session only (ignored with an API key): the merchant the call acts for, among
+                 *     the member's merchants; default the first. A merchant the member does not belong to
+                 *     answers `404 not_found`.
+                 */
+                "X-Merchant-Id"?: components["parameters"]["X-Merchant-Id"];
+            };
+            path: {
+                /** @description The object's id. A malformed id answers `404 not_found`, as an unknown one does. */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The CSV file. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /** @description An attachment named after the batch's reference. */
+                    "Content-Disposition": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["MerchantForbidden"];
+            /** @description Unknown or malformed id, or (dashboard session) unknown `X-Merchant-Id`. */
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    cancelPayoutBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Dashboard session only (ignored with an API key, whose environment is its own): the
+                 *     environment the call acts in; case-insensitive. Any other value answers a validation
+                 *     error on `X-Environment`.
+                 */
+                "X-Environment"?: components["parameters"]["X-Environment"];
+                /**
+                 * @description Dashboard session only (ignored with an API key): the merchant the call acts for, among
+                 *     the member's merchants; default the first. A merchant the member does not belong to
+                 *     answers `404 not_found`.
+                 */
+                "X-Merchant-Id"?: components["parameters"]["X-Merchant-Id"];
+            };
+            path: {
+                /** @description The object's id. A malformed id answers `404 not_found`, as an unknown one does. */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The batch after the cancel. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success"] & {
+                        data: components["schemas"]["PayoutBatch"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["PayoutForbidden"];
+            /** @description Unknown or malformed id, or (dashboard session) unknown `X-Merchant-Id`. */
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["NotPendingConflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
