@@ -49,8 +49,10 @@ type MembershipRole string
 
 // Membership roles.
 const (
-	RoleOwner MembershipRole = "OWNER"
-	RoleAdmin MembershipRole = "ADMIN"
+	RoleOwner     MembershipRole = "OWNER"
+	RoleAdmin     MembershipRole = "ADMIN"
+	RoleDeveloper MembershipRole = "DEVELOPER"
+	RoleViewer    MembershipRole = "VIEWER"
 )
 
 // MerchantMembership is a merchant as seen by one of its members.
@@ -105,7 +107,11 @@ type MerchantSettings struct {
 	Environment         Environment   `json:"environment"`
 	FeeChargeMode       FeeChargeMode `json:"fee_charge_mode"`
 	AllowClientOverride bool          `json:"allow_client_override"`
-	UpdatedAt           time.Time     `json:"updated_at"`
+	// PayoutApprovalThreshold, when set, makes a payout batch whose total (per currency, fees
+	// included) is over it wait for a second member's approval, for ApprovalWindowHours.
+	PayoutApprovalThreshold *Amount   `json:"payout_approval_threshold"`
+	ApprovalWindowHours     int       `json:"approval_window_hours"`
+	UpdatedAt               time.Time `json:"updated_at"`
 }
 
 // EffectiveFeeChargeMode applies the client-override guard: the request's mode counts only

@@ -169,7 +169,7 @@ func (s *Server) memberPrincipal(r *http.Request, memberID uuid.UUID, a access) 
 	for _, mm := range merchants {
 		if want == "" || strings.EqualFold(want, mm.ID.String()) {
 			m := mm.Merchant
-			p.Merchant = &m
+			p.Merchant, p.Role = &m, mm.Role
 			return p, nil
 		}
 	}

@@ -57,6 +57,8 @@ type Principal struct {
 	// Scope is the key's scope; a dashboard session may do everything its member may.
 	Scope    sika.Scope
 	APIKeyID uuid.UUID
+	// Role is a dashboard member's role in Merchant ("" for an API key).
+	Role sika.MembershipRole
 }
 
 func principalFrom(ctx context.Context) *Principal {

@@ -31,6 +31,9 @@ type routeOpts struct {
 	// whitelistedIP routes need, with an API key, a caller address on the merchant's IP
 	// whitelist (payouts, settlements, wallet transfers); dashboard calls are exempt.
 	whitelistedIP bool
+	// perm is what a dashboard member's role must allow (sika.MembershipRole.Can); API keys
+	// are governed by their scope. A VIEWER may only read, whatever the route.
+	perm sika.MerchantPermission
 }
 
 // handle mounts a handler at basePath+path behind the middleware chain: authentication, rate
@@ -65,6 +68,9 @@ func (s *Server) guard(w http.ResponseWriter, r *http.Request, h handlerFunc, o 
 			return err
 		}
 		if err := checkScope(p, o.scope); err != nil {
+			return err
+		}
+		if err := checkRole(p, r.Method, o.perm); err != nil {
 			return err
 		}
 		if o.whitelistedIP && p.Kind == PrincipalAPIKey {
@@ -181,6 +187,21 @@ func (s *Server) checkWhitelistedIP(r *http.Request, p *Principal) error {
 	}
 	if !ok {
 		return sika.Errorf(sika.CodeIPNotWhitelisted, "Calls from %s are not on this merchant's IP whitelist; add it from the dashboard.", ip)
+	}
+	return nil
+}
+
+// checkRole refuses a dashboard member whose role in the merchant does not allow the route
+// (403 role_forbidden): the route's permission, and for a VIEWER any write.
+func checkRole(p *Principal, method string, perm sika.MerchantPermission) error {
+	if p.Kind != PrincipalDashboard || p.Merchant == nil {
+		return nil
+	}
+	if perm != "" && !p.Role.Can(perm) {
+		return sika.ErrMerchantRole(p.Role, perm)
+	}
+	if p.Role == sika.RoleViewer && method != http.MethodGet && method != http.MethodHead {
+		return sika.Errorf(sika.CodeRoleForbidden, "Your role in this merchant (VIEWER) may only read.")
 	}
 	return nil
 }

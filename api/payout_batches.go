@@ -9,8 +9,10 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
 
 	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/store"
@@ -211,6 +213,14 @@ func (s *Server) SubmitPayoutBatch(ctx context.Context, merchant uuid.UUID, env 
 	}
 	b := sika.PayoutBatch{ID: id, Reference: ref, Merchant: merchant, Environment: env, Status: sika.BatchProcessing,
 		Description: strings.TrimSpace(o.Description)}
+	settings, err := s.store.MerchantSettings(ctx, merchant, env)
+	if err != nil {
+		return sika.PayoutBatch{}, err
+	}
+	if needsApproval(settings, items) {
+		expires := s.cfg.Now().UTC().Add(time.Duration(settings.ApprovalWindowHours) * time.Hour)
+		b.Status, b.ApprovalExpiresAt = sika.BatchAwaitingApproval, &expires
+	}
 	if o.By != nil && o.By.Member != nil {
 		b.CreatedByMember = &o.By.Member.ID
 	} else if o.By != nil {
@@ -322,4 +332,22 @@ func (s *Server) payoutBatchResults(w http.ResponseWriter, r *http.Request) erro
 	}
 	out.Flush()
 	return nil
+}
+
+// needsApproval says whether a batch's items wait for a second member: the merchant has a
+// threshold and the batch's total in one currency (fees included) is over it.
+func needsApproval(settings sika.MerchantSettings, items []sika.PayoutBatchItem) bool {
+	if settings.PayoutApprovalThreshold == nil {
+		return false
+	}
+	totals := map[string]decimal.Decimal{}
+	for _, it := range items {
+		totals[it.Currency] = totals[it.Currency].Add(it.DebitedAmount.Decimal)
+	}
+	for _, t := range totals {
+		if t.GreaterThan(settings.PayoutApprovalThreshold.Decimal) {
+			return true
+		}
+	}
+	return false
 }

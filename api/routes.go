@@ -34,6 +34,9 @@ func (s *Server) routes() *mux.Router {
 	member := routeOpts{access: accessMember}
 	merchant := routeOpts{access: accessMerchant}
 	dashboard := routeOpts{access: accessDashboard}
+	keys := routeOpts{access: accessDashboard, perm: sika.PermManageKeys}
+	settings := routeOpts{access: accessDashboard, perm: sika.PermChangeSettings}
+	approve := routeOpts{access: accessDashboard, perm: sika.PermApprovePayouts}
 
 	// Accounts and sessions.
 	s.handle(root, http.MethodPost, "/auth/register/", s.register, routeOpts{throttleByIP: true})
@@ -43,13 +46,15 @@ func (s *Server) routes() *mux.Router {
 
 	// Dashboard-only management of the merchant account.
 	s.handle(root, http.MethodGet, "/api-keys/", s.listAPIKeys, dashboard)
-	s.handle(root, http.MethodPost, "/api-keys/", s.createAPIKey, dashboard)
-	s.handle(root, http.MethodPost, "/api-keys/{id}/revoke/", s.revokeAPIKey, dashboard)
+	s.handle(root, http.MethodPost, "/api-keys/", s.createAPIKey, keys)
+	s.handle(root, http.MethodPost, "/api-keys/{id}/revoke/", s.revokeAPIKey, keys)
 	s.handle(root, http.MethodGet, "/ip-whitelist/", s.listIPWhitelist, dashboard)
-	s.handle(root, http.MethodPost, "/ip-whitelist/", s.addIPWhitelistEntry, dashboard)
-	s.handle(root, http.MethodDelete, "/ip-whitelist/{id}/", s.deleteIPWhitelistEntry, dashboard)
+	s.handle(root, http.MethodPost, "/ip-whitelist/", s.addIPWhitelistEntry, keys)
+	s.handle(root, http.MethodDelete, "/ip-whitelist/{id}/", s.deleteIPWhitelistEntry, keys)
 	s.handle(root, http.MethodGet, "/merchant-settings/", s.getMerchantSettings, dashboard)
-	s.handle(root, http.MethodPatch, "/merchant-settings/", s.patchMerchantSettings, dashboard)
+	s.handle(root, http.MethodGet, "/team-members/", s.listTeamMembers, dashboard)
+	s.handle(root, http.MethodPost, "/team-members/", s.addTeamMember, settings)
+	s.handle(root, http.MethodPatch, "/merchant-settings/", s.patchMerchantSettings, settings)
 
 	// Reference catalogue and pricing.
 	s.handle(root, http.MethodGet, "/countries/", s.listCountries, routeOpts{throttleByIP: true})
@@ -68,7 +73,7 @@ func (s *Server) routes() *mux.Router {
 	s.handle(root, http.MethodGet, "/payments/{id}/verify/", s.verifyPayment, routeOpts{access: accessMerchant, scope: sika.ScopePayin})
 
 	// Payouts.
-	payout := routeOpts{access: accessMerchant, scope: sika.ScopePayout, idempotent: true, movesMoney: true, whitelistedIP: true}
+	payout := routeOpts{access: accessMerchant, scope: sika.ScopePayout, idempotent: true, movesMoney: true, whitelistedIP: true, perm: sika.PermSendPayouts}
 	s.handle(root, http.MethodPost, "/payouts/initialize/", s.initializePayout, payout)
 	s.handle(root, http.MethodGet, "/payouts/{id}/verify/", s.verifyPayout, routeOpts{access: accessMerchant, scope: sika.ScopePayout})
 
@@ -83,25 +88,29 @@ func (s *Server) routes() *mux.Router {
 	s.handle(root, http.MethodGet, "/payout-batches/{id}/", s.getPayoutBatch, merchant)
 	s.handle(root, http.MethodGet, "/payout-batches/{id}/items/", s.listPayoutBatchItems, merchant)
 	s.handle(root, http.MethodGet, "/payout-batches/{id}/results/", s.payoutBatchResults, merchant)
-	s.handle(root, http.MethodPost, "/payout-batches/{id}/cancel/", s.cancelPayoutBatch, routeOpts{access: accessMerchant, scope: sika.ScopePayout})
+	s.handle(root, http.MethodPost, "/payout-batches/{id}/cancel/", s.cancelPayoutBatch, routeOpts{access: accessMerchant, scope: sika.ScopePayout, perm: sika.PermSendPayouts})
+	// A second member's decision on a batch over the merchant's approval threshold (dashboard
+	// only: an API key has no member).
+	s.handle(root, http.MethodPost, "/payout-batches/{id}/approve/", s.approvePayoutBatch, approve)
+	s.handle(root, http.MethodPost, "/payout-batches/{id}/reject/", s.rejectPayoutBatch, approve)
 
 	// Settlements, wallet transfers and the payout methods settlements go to.
 	s.handle(root, http.MethodPost, "/settlements/", s.createSettlement, payout)
 	s.handle(root, http.MethodGet, "/settlements/", s.listSettlements, merchant)
 	s.handle(root, http.MethodPost, "/wallet-transfers/", s.createWalletTransfer, payout)
 	s.handle(root, http.MethodGet, "/wallet-transfers/", s.listWalletTransfers, merchant)
-	s.handle(root, http.MethodPost, "/merchant-payout-methods/", s.createPayoutMethod, dashboard)
+	s.handle(root, http.MethodPost, "/merchant-payout-methods/", s.createPayoutMethod, settings)
 	s.handle(root, http.MethodGet, "/merchant-payout-methods/", s.listPayoutMethods, merchant)
 	s.handle(root, http.MethodGet, "/merchant-payout-methods/{id}/", s.getPayoutMethod, merchant)
 	s.handle(root, http.MethodPatch, "/admin/merchant-payout-methods/{id}/", requireStaff(sika.PermVerifyPayoutMethod, s.reviewPayoutMethod), routeOpts{access: accessStaff})
 
 	// Webhook endpoints and the event log.
 	s.handle(root, http.MethodGet, "/merchant-webhooks/", s.listWebhooks, merchant)
-	s.handle(root, http.MethodPost, "/merchant-webhooks/", s.createWebhook, dashboard)
+	s.handle(root, http.MethodPost, "/merchant-webhooks/", s.createWebhook, keys)
 	s.handle(root, http.MethodGet, "/merchant-webhooks/{id}/", s.getWebhook, merchant)
-	s.handle(root, http.MethodPatch, "/merchant-webhooks/{id}/", s.patchWebhook, dashboard)
-	s.handle(root, http.MethodDelete, "/merchant-webhooks/{id}/", s.deleteWebhook, dashboard)
-	s.handle(root, http.MethodPost, "/merchant-webhooks/{id}/rotate-secret/", s.rotateWebhookSecret, dashboard)
+	s.handle(root, http.MethodPatch, "/merchant-webhooks/{id}/", s.patchWebhook, keys)
+	s.handle(root, http.MethodDelete, "/merchant-webhooks/{id}/", s.deleteWebhook, keys)
+	s.handle(root, http.MethodPost, "/merchant-webhooks/{id}/rotate-secret/", s.rotateWebhookSecret, keys)
 	s.handle(root, http.MethodGet, "/events/", s.listEvents, merchant)
 	// The live streams of `sika listen` and `sika logs tail` (before /events/{id}/, which would
 	// take "stream" for an id).

@@ -137,3 +137,28 @@ func (s *Store) MerchantTeam(ctx context.Context, merchantID uuid.UUID) ([]TeamM
 	}
 	return out, nil
 }
+
+// AddTeamMember gives an existing member (by email) a role in a merchant's team; a member
+// already in it gets the new role. An unknown email is a validation error on email: members
+// register themselves first.
+func (s *Store) AddTeamMember(ctx context.Context, merchantID uuid.UUID, email string, role sika.MembershipRole) (TeamMember, error) {
+	var tm TeamMember
+	m, _, err := s.MemberByEmail(ctx, email)
+	if sika.ErrorCode(err) == sika.CodeNotFound {
+		return tm, sika.FieldError("email", "No member has this email; they must register first.")
+	}
+	if err != nil {
+		return tm, err
+	}
+	err = s.pool.QueryRow(ctx, `INSERT INTO memberships (member_id, merchant_id, role) VALUES ($1, $2, $3)
+		ON CONFLICT (member_id, merchant_id) DO UPDATE SET role = EXCLUDED.role WHERE memberships.role <> 'OWNER'
+		RETURNING created_at`, m.ID, merchantID, role).Scan(&tm.JoinedAt)
+	if isNoRows(err) {
+		return tm, sika.FieldError("email", "This member owns the merchant; the owner's role does not change.")
+	}
+	if err != nil {
+		return tm, fmt.Errorf("add team member: %w", err)
+	}
+	tm.Member, tm.Role = m, role
+	return tm, nil
+}

@@ -605,3 +605,47 @@ func (s *Store) ExpirePayoutBatch(ctx context.Context, id uuid.UUID) (PayoutBatc
 	})
 	return st, err
 }
+
+// DecidePayoutBatch records a second member's decision on a batch that waits for approval,
+// under the batch row's lock: approved, it becomes PROCESSING (its workflow sends it); rejected,
+// it ends REJECTED, every item cancelled and its hold released (payout_batch.completed). The
+// member who created the batch may not decide it (403 self_approval_forbidden); a batch that no
+// longer waits, or whose approval has expired, answers 409 not_awaiting_approval.
+func (s *Store) DecidePayoutBatch(ctx context.Context, merchantID uuid.UUID, env sika.Environment, id, member uuid.UUID, approve bool, note string) (sika.PayoutBatch, error) {
+	var out sika.PayoutBatch
+	err := s.InTx(ctx, func(tx pgx.Tx) error {
+		b, err := lockPayoutBatch(ctx, tx, merchantID, env, id)
+		if err != nil {
+			return err
+		}
+		if b.Status != sika.BatchAwaitingApproval {
+			return sika.Errorf(sika.CodeNotAwaitingApproval, "Payout batch %s is %s; it does not wait for approval.", b.Reference, b.Status)
+		}
+		if b.ApprovalExpiresAt != nil && !time.Now().Before(*b.ApprovalExpiresAt) {
+			return sika.Errorf(sika.CodeNotAwaitingApproval, "The approval of payout batch %s expired at %s.", b.Reference,
+				b.ApprovalExpiresAt.UTC().Format(time.RFC3339))
+		}
+		if b.CreatedByMember != nil && *b.CreatedByMember == member {
+			return sika.Errorf(sika.CodeSelfApprovalForbidden, "Payout batch %s was created by you; another member must approve or reject it.", b.Reference)
+		}
+		status := sika.BatchProcessing
+		if !approve {
+			status = b.Status // endPayoutBatch gives it its final status, with completed_at
+		}
+		if _, err := tx.Exec(ctx, `UPDATE payout_batches SET status = $2, decided_by = $3, decided_at = now(), decision_note = $4,
+			updated_at = now() WHERE id = $1`, id, status, member, note); err != nil {
+			return fmt.Errorf("decide payout batch: %w", err)
+		}
+		if !approve {
+			if err := releaseQueuedItems(ctx, tx, b, "rejected"); err != nil {
+				return err
+			}
+			if err := endPayoutBatch(ctx, tx, b, sika.BatchRejected); err != nil {
+				return err
+			}
+		}
+		out, err = payoutBatch(ctx, tx, merchantID, env, id)
+		return err
+	})
+	return out, err
+}

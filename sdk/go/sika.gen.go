@@ -1026,6 +1026,30 @@ func (e SupportResolutionRequestStatus) Valid() bool {
 	}
 }
 
+// Defines values for TeamMemberRole.
+const (
+	TeamMemberRoleADMIN     TeamMemberRole = "ADMIN"
+	TeamMemberRoleDEVELOPER TeamMemberRole = "DEVELOPER"
+	TeamMemberRoleOWNER     TeamMemberRole = "OWNER"
+	TeamMemberRoleVIEWER    TeamMemberRole = "VIEWER"
+)
+
+// Valid indicates whether the value is a known member of the TeamMemberRole enum.
+func (e TeamMemberRole) Valid() bool {
+	switch e {
+	case TeamMemberRoleADMIN:
+		return true
+	case TeamMemberRoleDEVELOPER:
+		return true
+	case TeamMemberRoleOWNER:
+		return true
+	case TeamMemberRoleVIEWER:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for TransactionRefundStatus.
 const (
 	TransactionRefundStatusNOTREFUNDED       TransactionRefundStatus = "NOT_REFUNDED"
@@ -2703,6 +2727,21 @@ func (e GetPayoutBatch200JSONResponseBodySuccess) Valid() bool {
 	}
 }
 
+// Defines values for ApprovePayoutBatch200JSONResponseBodySuccess.
+const (
+	ApprovePayoutBatch200JSONResponseBodySuccessTrue ApprovePayoutBatch200JSONResponseBodySuccess = true
+)
+
+// Valid indicates whether the value is a known member of the ApprovePayoutBatch200JSONResponseBodySuccess enum.
+func (e ApprovePayoutBatch200JSONResponseBodySuccess) Valid() bool {
+	switch e {
+	case ApprovePayoutBatch200JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CancelPayoutBatch200JSONResponseBodySuccess.
 const (
 	CancelPayoutBatch200JSONResponseBodySuccessTrue CancelPayoutBatch200JSONResponseBodySuccess = true
@@ -2727,6 +2766,21 @@ const (
 func (e ListPayoutBatchItems200JSONResponseBodySuccess) Valid() bool {
 	switch e {
 	case ListPayoutBatchItems200JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RejectPayoutBatch200JSONResponseBodySuccess.
+const (
+	RejectPayoutBatch200JSONResponseBodySuccessTrue RejectPayoutBatch200JSONResponseBodySuccess = true
+)
+
+// Valid indicates whether the value is a known member of the RejectPayoutBatch200JSONResponseBodySuccess enum.
+func (e RejectPayoutBatch200JSONResponseBodySuccess) Valid() bool {
+	switch e {
+	case RejectPayoutBatch200JSONResponseBodySuccessTrue:
 		return true
 	default:
 		return false
@@ -2892,6 +2946,57 @@ const (
 func (e CreateSettlement201JSONResponseBodySuccess) Valid() bool {
 	switch e {
 	case CreateSettlement201JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListTeamMembers200JSONResponseBodySuccess.
+const (
+	ListTeamMembers200JSONResponseBodySuccessTrue ListTeamMembers200JSONResponseBodySuccess = true
+)
+
+// Valid indicates whether the value is a known member of the ListTeamMembers200JSONResponseBodySuccess enum.
+func (e ListTeamMembers200JSONResponseBodySuccess) Valid() bool {
+	switch e {
+	case ListTeamMembers200JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AddTeamMemberJSONBodyRole.
+const (
+	AddTeamMemberJSONBodyRoleADMIN     AddTeamMemberJSONBodyRole = "ADMIN"
+	AddTeamMemberJSONBodyRoleDEVELOPER AddTeamMemberJSONBodyRole = "DEVELOPER"
+	AddTeamMemberJSONBodyRoleVIEWER    AddTeamMemberJSONBodyRole = "VIEWER"
+)
+
+// Valid indicates whether the value is a known member of the AddTeamMemberJSONBodyRole enum.
+func (e AddTeamMemberJSONBodyRole) Valid() bool {
+	switch e {
+	case AddTeamMemberJSONBodyRoleADMIN:
+		return true
+	case AddTeamMemberJSONBodyRoleDEVELOPER:
+		return true
+	case AddTeamMemberJSONBodyRoleVIEWER:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AddTeamMember201JSONResponseBodySuccess.
+const (
+	AddTeamMember201JSONResponseBodySuccessTrue AddTeamMember201JSONResponseBodySuccess = true
+)
+
+// Valid indicates whether the value is a known member of the AddTeamMember201JSONResponseBodySuccess enum.
+func (e AddTeamMember201JSONResponseBodySuccess) Valid() bool {
+	switch e {
+	case AddTeamMember201JSONResponseBodySuccessTrue:
 		return true
 	default:
 		return false
@@ -3934,13 +4039,19 @@ type MerchantSettings struct {
 	// AllowClientOverride Whether a request's own `fee_charge_mode` is honoured (otherwise silently ignored).
 	AllowClientOverride bool `json:"allow_client_override"`
 
+	// ApprovalWindowHours How long a batch waits for approval before it expires and releases its hold (default 24).
+	ApprovalWindowHours int `json:"approval_window_hours"`
+
 	// Environment `TEST` (sandbox) or `LIVE` (real money).
 	Environment Environment `json:"environment"`
 
 	// FeeChargeMode Who bears the fees. `ADD_ON` adds them to what the customer pays (the merchant receives the full amount); `DEDUCTED` takes them out of what the merchant receives.
 	FeeChargeMode FeeChargeMode      `json:"fee_charge_mode"`
 	Merchant      openapi_types.UUID `json:"merchant"`
-	UpdatedAt     time.Time          `json:"updated_at"`
+
+	// PayoutApprovalThreshold When set, a payout batch whose total in one currency (fees included) is over it waits for the approval of a second member (`POST /payout-batches/{id}/approve/`), its money held; null: no approval.
+	PayoutApprovalThreshold *Amount   `json:"payout_approval_threshold"`
+	UpdatedAt               time.Time `json:"updated_at"`
 }
 
 // MoneyDecision A decision on money that takes two staff members, one proposing, another approving or rejecting.
@@ -4811,6 +4922,21 @@ type SupportResolutionRequest struct {
 
 // SupportResolutionRequestStatus `FAILED` releases the hold; `SUCCESS` settles it (the beneficiary was paid).
 type SupportResolutionRequestStatus string
+
+// TeamMember A member of the merchant's team.
+type TeamMember struct {
+	CreatedAt time.Time          `json:"created_at"`
+	Email     string             `json:"email"`
+	FullName  string             `json:"full_name"`
+	Id        openapi_types.UUID `json:"id"`
+	IsStaff   bool               `json:"is_staff"`
+	JoinedAt  time.Time          `json:"joined_at"`
+	Role      TeamMemberRole     `json:"role"`
+	UpdatedAt time.Time          `json:"updated_at"`
+}
+
+// TeamMemberRole defines model for TeamMember.Role.
+type TeamMemberRole string
 
 // Transaction The record of one collection, payout, refund or transfer. Amounts are in `currency`, the
 // country's currency (for a wallet transfer, the source wallet's), and each has one
@@ -6447,9 +6573,15 @@ type GetMerchantSettings200JSONResponseBodySuccess bool
 // UpdateMerchantSettingsJSONBody defines parameters for UpdateMerchantSettings.
 type UpdateMerchantSettingsJSONBody struct {
 	AllowClientOverride *bool `json:"allow_client_override,omitempty"`
+	ApprovalWindowHours *int  `json:"approval_window_hours,omitempty"`
 
 	// FeeChargeMode Who bears the fees. `ADD_ON` adds them to what the customer pays (the merchant receives the full amount); `DEDUCTED` takes them out of what the merchant receives.
 	FeeChargeMode *FeeChargeMode `json:"fee_charge_mode,omitempty"`
+
+	// PayoutApprovalThreshold An amount greater than zero with at most two decimals; null removes the threshold.
+	//
+	// Example: 500000
+	PayoutApprovalThreshold *string `json:"payout_approval_threshold,omitempty"`
 }
 
 // UpdateMerchantSettingsParams defines parameters for UpdateMerchantSettings.
@@ -7083,6 +7215,28 @@ type GetPayoutBatchParams struct {
 // GetPayoutBatch200JSONResponseBodySuccess defines parameters for GetPayoutBatch.
 type GetPayoutBatch200JSONResponseBodySuccess bool
 
+// ApprovePayoutBatchJSONBody defines parameters for ApprovePayoutBatch.
+type ApprovePayoutBatchJSONBody struct {
+	// Note Why; kept as the batch's `decision_note`.
+	Note *string `json:"note,omitempty"`
+}
+
+// ApprovePayoutBatchParams defines parameters for ApprovePayoutBatch.
+type ApprovePayoutBatchParams struct {
+	// XEnvironment Dashboard session only (ignored with an API key, whose environment is its own): the
+	// environment the call acts in; case-insensitive. Any other value answers a validation
+	// error on `X-Environment`.
+	XEnvironment *XEnvironment `json:"X-Environment,omitempty"`
+
+	// XMerchantId Dashboard session only (ignored with an API key): the merchant the call acts for, among
+	// the member's merchants; default the first. A merchant the member does not belong to
+	// answers `404 not_found`.
+	XMerchantId *XMerchantId `json:"X-Merchant-Id,omitempty"`
+}
+
+// ApprovePayoutBatch200JSONResponseBodySuccess defines parameters for ApprovePayoutBatch.
+type ApprovePayoutBatch200JSONResponseBodySuccess bool
+
 // CancelPayoutBatchParams defines parameters for CancelPayoutBatch.
 type CancelPayoutBatchParams struct {
 	// XEnvironment Dashboard session only (ignored with an API key, whose environment is its own): the
@@ -7122,6 +7276,28 @@ type ListPayoutBatchItemsParams struct {
 
 // ListPayoutBatchItems200JSONResponseBodySuccess defines parameters for ListPayoutBatchItems.
 type ListPayoutBatchItems200JSONResponseBodySuccess bool
+
+// RejectPayoutBatchJSONBody defines parameters for RejectPayoutBatch.
+type RejectPayoutBatchJSONBody struct {
+	// Note Why; kept as the batch's `decision_note`.
+	Note *string `json:"note,omitempty"`
+}
+
+// RejectPayoutBatchParams defines parameters for RejectPayoutBatch.
+type RejectPayoutBatchParams struct {
+	// XEnvironment Dashboard session only (ignored with an API key, whose environment is its own): the
+	// environment the call acts in; case-insensitive. Any other value answers a validation
+	// error on `X-Environment`.
+	XEnvironment *XEnvironment `json:"X-Environment,omitempty"`
+
+	// XMerchantId Dashboard session only (ignored with an API key): the merchant the call acts for, among
+	// the member's merchants; default the first. A merchant the member does not belong to
+	// answers `404 not_found`.
+	XMerchantId *XMerchantId `json:"X-Merchant-Id,omitempty"`
+}
+
+// RejectPayoutBatch200JSONResponseBodySuccess defines parameters for RejectPayoutBatch.
+type RejectPayoutBatch200JSONResponseBodySuccess bool
 
 // GetPayoutBatchResultsParams defines parameters for GetPayoutBatchResults.
 type GetPayoutBatchResultsParams struct {
@@ -7420,6 +7596,47 @@ type CreateSettlementParams struct {
 
 // CreateSettlement201JSONResponseBodySuccess defines parameters for CreateSettlement.
 type CreateSettlement201JSONResponseBodySuccess bool
+
+// ListTeamMembersParams defines parameters for ListTeamMembers.
+type ListTeamMembersParams struct {
+	// XEnvironment Dashboard session only (ignored with an API key, whose environment is its own): the
+	// environment the call acts in; case-insensitive. Any other value answers a validation
+	// error on `X-Environment`.
+	XEnvironment *XEnvironment `json:"X-Environment,omitempty"`
+
+	// XMerchantId Dashboard session only (ignored with an API key): the merchant the call acts for, among
+	// the member's merchants; default the first. A merchant the member does not belong to
+	// answers `404 not_found`.
+	XMerchantId *XMerchantId `json:"X-Merchant-Id,omitempty"`
+}
+
+// ListTeamMembers200JSONResponseBodySuccess defines parameters for ListTeamMembers.
+type ListTeamMembers200JSONResponseBodySuccess bool
+
+// AddTeamMemberJSONBody defines parameters for AddTeamMember.
+type AddTeamMemberJSONBody struct {
+	Email openapi_types.Email       `json:"email"`
+	Role  AddTeamMemberJSONBodyRole `json:"role"`
+}
+
+// AddTeamMemberParams defines parameters for AddTeamMember.
+type AddTeamMemberParams struct {
+	// XEnvironment Dashboard session only (ignored with an API key, whose environment is its own): the
+	// environment the call acts in; case-insensitive. Any other value answers a validation
+	// error on `X-Environment`.
+	XEnvironment *XEnvironment `json:"X-Environment,omitempty"`
+
+	// XMerchantId Dashboard session only (ignored with an API key): the merchant the call acts for, among
+	// the member's merchants; default the first. A merchant the member does not belong to
+	// answers `404 not_found`.
+	XMerchantId *XMerchantId `json:"X-Merchant-Id,omitempty"`
+}
+
+// AddTeamMemberJSONBodyRole defines parameters for AddTeamMember.
+type AddTeamMemberJSONBodyRole string
+
+// AddTeamMember201JSONResponseBodySuccess defines parameters for AddTeamMember.
+type AddTeamMember201JSONResponseBodySuccess bool
 
 // ListTransactionAttemptsParams defines parameters for ListTransactionAttempts.
 type ListTransactionAttemptsParams struct {
@@ -7834,6 +8051,12 @@ type RetryPaymentJSONRequestBody RetryPaymentJSONBody
 // CreatePayoutBatchJSONRequestBody defines body for CreatePayoutBatch for application/json ContentType.
 type CreatePayoutBatchJSONRequestBody CreatePayoutBatchJSONBody
 
+// ApprovePayoutBatchJSONRequestBody defines body for ApprovePayoutBatch for application/json ContentType.
+type ApprovePayoutBatchJSONRequestBody ApprovePayoutBatchJSONBody
+
+// RejectPayoutBatchJSONRequestBody defines body for RejectPayoutBatch for application/json ContentType.
+type RejectPayoutBatchJSONRequestBody RejectPayoutBatchJSONBody
+
 // InitializePayoutJSONRequestBody defines body for InitializePayout for application/json ContentType.
 type InitializePayoutJSONRequestBody InitializePayoutJSONBody
 
@@ -7842,6 +8065,9 @@ type CreateRefundJSONRequestBody CreateRefundJSONBody
 
 // CreateSettlementJSONRequestBody defines body for CreateSettlement for application/json ContentType.
 type CreateSettlementJSONRequestBody CreateSettlementJSONBody
+
+// AddTeamMemberJSONRequestBody defines body for AddTeamMember for application/json ContentType.
+type AddTeamMemberJSONRequestBody AddTeamMemberJSONBody
 
 // CreateWalletTransferJSONRequestBody defines body for CreateWalletTransfer for application/json ContentType.
 type CreateWalletTransferJSONRequestBody CreateWalletTransferJSONBody
@@ -8874,7 +9100,10 @@ type ClientInterface interface {
 	//
 	// Changes the fields sent; the others keep their value. `fee_charge_mode` is the default of
 	// every collection and payout; a request's own `fee_charge_mode` is honoured only when
-	// `allow_client_override` is true, and silently ignored otherwise. Dashboard session only.
+	// `allow_client_override` is true, and silently ignored otherwise.
+	// `payout_approval_threshold` makes payout batches over it wait for a second member's
+	// approval for `approval_window_hours`. Needs a role that may change settings (`OWNER`,
+	// `ADMIN`; others get `403 role_forbidden`). Dashboard session only.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -8885,7 +9114,10 @@ type ClientInterface interface {
 	//
 	// Changes the fields sent; the others keep their value. `fee_charge_mode` is the default of
 	// every collection and payout; a request's own `fee_charge_mode` is honoured only when
-	// `allow_client_override` is true, and silently ignored otherwise. Dashboard session only.
+	// `allow_client_override` is true, and silently ignored otherwise.
+	// `payout_approval_threshold` makes payout batches over it wait for a second member's
+	// approval for `approval_window_hours`. Needs a role that may change settings (`OWNER`,
+	// `ADMIN`; others get `403 role_forbidden`). Dashboard session only.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -9496,6 +9728,40 @@ type ClientInterface interface {
 	// Corresponds with GET /payout-batches/{id}/ (the `GetPayoutBatch` operationId).
 	GetPayoutBatch(ctx context.Context, id Id, params *GetPayoutBatchParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ApprovePayoutBatchWithBody Approve a payout batch that waits for a second member
+	//
+	// A batch whose total (per currency, fees included) is over the merchant's
+	// `payout_approval_threshold` is created `AWAITING_APPROVAL`, its total held. Another
+	// member of the merchant whose role allows approvals (`OWNER` or `ADMIN`) approves it:
+	// it becomes `PROCESSING` and its items are sent. The member who created it may not
+	// (`403 self_approval_forbidden`); a batch created by an API key has no member behind it
+	// and any approver may decide it. Dashboard session only (`403 dashboard_only` with an API
+	// key: an API key is no person). A batch that no longer waits, or whose
+	// `approval_expires_at` has passed, answers `409 not_awaiting_approval`; past that time an
+	// undecided batch ends `EXPIRED` and its hold is released.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /payout-batches/{id}/approve/ (the `ApprovePayoutBatch` operationId).
+	ApprovePayoutBatchWithBody(ctx context.Context, id Id, params *ApprovePayoutBatchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ApprovePayoutBatch Approve a payout batch that waits for a second member
+	//
+	// A batch whose total (per currency, fees included) is over the merchant's
+	// `payout_approval_threshold` is created `AWAITING_APPROVAL`, its total held. Another
+	// member of the merchant whose role allows approvals (`OWNER` or `ADMIN`) approves it:
+	// it becomes `PROCESSING` and its items are sent. The member who created it may not
+	// (`403 self_approval_forbidden`); a batch created by an API key has no member behind it
+	// and any approver may decide it. Dashboard session only (`403 dashboard_only` with an API
+	// key: an API key is no person). A batch that no longer waits, or whose
+	// `approval_expires_at` has passed, answers `409 not_awaiting_approval`; past that time an
+	// undecided batch ends `EXPIRED` and its hold is released.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /payout-batches/{id}/approve/ (the `ApprovePayoutBatch` operationId).
+	ApprovePayoutBatch(ctx context.Context, id Id, params *ApprovePayoutBatchParams, body ApprovePayoutBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// CancelPayoutBatch Cancel the items of a batch not sent yet
 	//
 	// Cancels every item not sent yet (`QUEUED` → `CANCELLED`) and releases its share of the
@@ -9515,6 +9781,28 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /payout-batches/{id}/items/ (the `ListPayoutBatchItems` operationId).
 	ListPayoutBatchItems(ctx context.Context, id Id, params *ListPayoutBatchItemsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RejectPayoutBatchWithBody Reject a payout batch that waits for a second member
+	//
+	// Refuses a batch `AWAITING_APPROVAL`: it ends `REJECTED`, every item `CANCELLED`, its hold
+	// released (`payout_batch.completed`). The rules of `approve/` apply (another member whose
+	// role allows approvals, dashboard session only).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /payout-batches/{id}/reject/ (the `RejectPayoutBatch` operationId).
+	RejectPayoutBatchWithBody(ctx context.Context, id Id, params *RejectPayoutBatchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RejectPayoutBatch Reject a payout batch that waits for a second member
+	//
+	// Refuses a batch `AWAITING_APPROVAL`: it ends `REJECTED`, every item `CANCELLED`, its hold
+	// released (`payout_batch.completed`). The rules of `approve/` apply (another member whose
+	// role allows approvals, dashboard session only).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /payout-batches/{id}/reject/ (the `RejectPayoutBatch` operationId).
+	RejectPayoutBatch(ctx context.Context, id Id, params *RejectPayoutBatchParams, body RejectPayoutBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetPayoutBatchResults Download a payout batch's results as CSV
 	//
@@ -9816,6 +10104,43 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /settlements/ (the `CreateSettlement` operationId).
 	CreateSettlement(ctx context.Context, params *CreateSettlementParams, body CreateSettlementJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListTeamMembers List the merchant's team
+	//
+	// The members of the active merchant with their role, oldest first. Dashboard session only.
+	//
+	// Corresponds with GET /team-members/ (the `ListTeamMembers` operationId).
+	ListTeamMembers(ctx context.Context, params *ListTeamMembersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AddTeamMemberWithBody Add a member to the merchant's team
+	//
+	// Gives a registered member (by `email`; they register themselves first) a role in the
+	// active merchant, or changes the role of one already in it (the owner's role does not
+	// change). Roles: `OWNER` and `ADMIN` do everything (keys, settings and team, payouts,
+	// approvals); `DEVELOPER` manages API keys, the IP whitelist and webhooks, and may not send
+	// payouts, change settings or approve; `VIEWER` only reads. A role that does not allow an
+	// operation answers `403 role_forbidden`. Needs a role that may change settings. Dashboard
+	// session only.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /team-members/ (the `AddTeamMember` operationId).
+	AddTeamMemberWithBody(ctx context.Context, params *AddTeamMemberParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AddTeamMember Add a member to the merchant's team
+	//
+	// Gives a registered member (by `email`; they register themselves first) a role in the
+	// active merchant, or changes the role of one already in it (the owner's role does not
+	// change). Roles: `OWNER` and `ADMIN` do everything (keys, settings and team, payouts,
+	// approvals); `DEVELOPER` manages API keys, the IP whitelist and webhooks, and may not send
+	// payouts, change settings or approve; `VIEWER` only reads. A role that does not allow an
+	// operation answers `403 role_forbidden`. Needs a role that may change settings. Dashboard
+	// session only.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /team-members/ (the `AddTeamMember` operationId).
+	AddTeamMember(ctx context.Context, params *AddTeamMemberParams, body AddTeamMemberJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListTransactionAttempts List gateway attempts
 	//
@@ -11774,7 +12099,10 @@ func (c *RawClient) GetMerchantSettings(ctx context.Context, params *GetMerchant
 //
 // Changes the fields sent; the others keep their value. `fee_charge_mode` is the default of
 // every collection and payout; a request's own `fee_charge_mode` is honoured only when
-// `allow_client_override` is true, and silently ignored otherwise. Dashboard session only.
+// `allow_client_override` is true, and silently ignored otherwise.
+// `payout_approval_threshold` makes payout batches over it wait for a second member's
+// approval for `approval_window_hours`. Needs a role that may change settings (`OWNER`,
+// `ADMIN`; others get `403 role_forbidden`). Dashboard session only.
 //
 // Takes any type of body and a specified content type.
 //
@@ -11795,7 +12123,10 @@ func (c *RawClient) UpdateMerchantSettingsWithBody(ctx context.Context, params *
 //
 // Changes the fields sent; the others keep their value. `fee_charge_mode` is the default of
 // every collection and payout; a request's own `fee_charge_mode` is honoured only when
-// `allow_client_override` is true, and silently ignored otherwise. Dashboard session only.
+// `allow_client_override` is true, and silently ignored otherwise.
+// `payout_approval_threshold` makes payout batches over it wait for a second member's
+// approval for `approval_window_hours`. Needs a role that may change settings (`OWNER`,
+// `ADMIN`; others get `403 role_forbidden`). Dashboard session only.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -12776,6 +13107,60 @@ func (c *RawClient) GetPayoutBatch(ctx context.Context, id Id, params *GetPayout
 	return c.Client.Do(req)
 }
 
+// ApprovePayoutBatchWithBody Approve a payout batch that waits for a second member
+//
+// A batch whose total (per currency, fees included) is over the merchant's
+// `payout_approval_threshold` is created `AWAITING_APPROVAL`, its total held. Another
+// member of the merchant whose role allows approvals (`OWNER` or `ADMIN`) approves it:
+// it becomes `PROCESSING` and its items are sent. The member who created it may not
+// (`403 self_approval_forbidden`); a batch created by an API key has no member behind it
+// and any approver may decide it. Dashboard session only (`403 dashboard_only` with an API
+// key: an API key is no person). A batch that no longer waits, or whose
+// `approval_expires_at` has passed, answers `409 not_awaiting_approval`; past that time an
+// undecided batch ends `EXPIRED` and its hold is released.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /payout-batches/{id}/approve/ (the `ApprovePayoutBatch` operationId).
+func (c *RawClient) ApprovePayoutBatchWithBody(ctx context.Context, id Id, params *ApprovePayoutBatchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewApprovePayoutBatchRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ApprovePayoutBatch Approve a payout batch that waits for a second member
+//
+// A batch whose total (per currency, fees included) is over the merchant's
+// `payout_approval_threshold` is created `AWAITING_APPROVAL`, its total held. Another
+// member of the merchant whose role allows approvals (`OWNER` or `ADMIN`) approves it:
+// it becomes `PROCESSING` and its items are sent. The member who created it may not
+// (`403 self_approval_forbidden`); a batch created by an API key has no member behind it
+// and any approver may decide it. Dashboard session only (`403 dashboard_only` with an API
+// key: an API key is no person). A batch that no longer waits, or whose
+// `approval_expires_at` has passed, answers `409 not_awaiting_approval`; past that time an
+// undecided batch ends `EXPIRED` and its hold is released.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /payout-batches/{id}/approve/ (the `ApprovePayoutBatch` operationId).
+func (c *RawClient) ApprovePayoutBatch(ctx context.Context, id Id, params *ApprovePayoutBatchParams, body ApprovePayoutBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewApprovePayoutBatchRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // CancelPayoutBatch Cancel the items of a batch not sent yet
 //
 // Cancels every item not sent yet (`QUEUED` → `CANCELLED`) and releases its share of the
@@ -12806,6 +13191,48 @@ func (c *RawClient) CancelPayoutBatch(ctx context.Context, id Id, params *Cancel
 // Corresponds with GET /payout-batches/{id}/items/ (the `ListPayoutBatchItems` operationId).
 func (c *RawClient) ListPayoutBatchItems(ctx context.Context, id Id, params *ListPayoutBatchItemsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListPayoutBatchItemsRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RejectPayoutBatchWithBody Reject a payout batch that waits for a second member
+//
+// Refuses a batch `AWAITING_APPROVAL`: it ends `REJECTED`, every item `CANCELLED`, its hold
+// released (`payout_batch.completed`). The rules of `approve/` apply (another member whose
+// role allows approvals, dashboard session only).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /payout-batches/{id}/reject/ (the `RejectPayoutBatch` operationId).
+func (c *RawClient) RejectPayoutBatchWithBody(ctx context.Context, id Id, params *RejectPayoutBatchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRejectPayoutBatchRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RejectPayoutBatch Reject a payout batch that waits for a second member
+//
+// Refuses a batch `AWAITING_APPROVAL`: it ends `REJECTED`, every item `CANCELLED`, its hold
+// released (`payout_batch.completed`). The rules of `approve/` apply (another member whose
+// role allows approvals, dashboard session only).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /payout-batches/{id}/reject/ (the `RejectPayoutBatch` operationId).
+func (c *RawClient) RejectPayoutBatch(ctx context.Context, id Id, params *RejectPayoutBatchParams, body RejectPayoutBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRejectPayoutBatchRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -13247,6 +13674,73 @@ func (c *RawClient) CreateSettlementWithBody(ctx context.Context, params *Create
 // Corresponds with POST /settlements/ (the `CreateSettlement` operationId).
 func (c *RawClient) CreateSettlement(ctx context.Context, params *CreateSettlementParams, body CreateSettlementJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCreateSettlementRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListTeamMembers List the merchant's team
+//
+// The members of the active merchant with their role, oldest first. Dashboard session only.
+//
+// Corresponds with GET /team-members/ (the `ListTeamMembers` operationId).
+func (c *RawClient) ListTeamMembers(ctx context.Context, params *ListTeamMembersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListTeamMembersRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AddTeamMemberWithBody Add a member to the merchant's team
+//
+// Gives a registered member (by `email`; they register themselves first) a role in the
+// active merchant, or changes the role of one already in it (the owner's role does not
+// change). Roles: `OWNER` and `ADMIN` do everything (keys, settings and team, payouts,
+// approvals); `DEVELOPER` manages API keys, the IP whitelist and webhooks, and may not send
+// payouts, change settings or approve; `VIEWER` only reads. A role that does not allow an
+// operation answers `403 role_forbidden`. Needs a role that may change settings. Dashboard
+// session only.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /team-members/ (the `AddTeamMember` operationId).
+func (c *RawClient) AddTeamMemberWithBody(ctx context.Context, params *AddTeamMemberParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAddTeamMemberRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AddTeamMember Add a member to the merchant's team
+//
+// Gives a registered member (by `email`; they register themselves first) a role in the
+// active merchant, or changes the role of one already in it (the owner's role does not
+// change). Roles: `OWNER` and `ADMIN` do everything (keys, settings and team, payouts,
+// approvals); `DEVELOPER` manages API keys, the IP whitelist and webhooks, and may not send
+// payouts, change settings or approve; `VIEWER` only reads. A role that does not allow an
+// operation answers `403 role_forbidden`. Needs a role that may change settings. Dashboard
+// session only.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /team-members/ (the `AddTeamMember` operationId).
+func (c *RawClient) AddTeamMember(ctx context.Context, params *AddTeamMemberParams, body AddTeamMemberJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAddTeamMemberRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -19128,6 +19622,79 @@ func NewGetPayoutBatchRequest(server string, id Id, params *GetPayoutBatchParams
 	return req, nil
 }
 
+// NewApprovePayoutBatchRequest calls the generic ApprovePayoutBatch builder with application/json body
+func NewApprovePayoutBatchRequest(server string, id Id, params *ApprovePayoutBatchParams, body ApprovePayoutBatchJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewApprovePayoutBatchRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewApprovePayoutBatchRequestWithBody constructs an http.Request for the ApprovePayoutBatch method, with any body, and a specified content type
+func NewApprovePayoutBatchRequestWithBody(server string, id Id, params *ApprovePayoutBatchParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/payout-batches/%s/approve/", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XEnvironment != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Environment", *params.XEnvironment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Environment", headerParam0)
+		}
+
+		if params.XMerchantId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Merchant-Id", *params.XMerchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Merchant-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewCancelPayoutBatchRequest constructs an http.Request for the CancelPayoutBatch method
 func NewCancelPayoutBatchRequest(server string, id Id, params *CancelPayoutBatchParams) (*http.Request, error) {
 	var err error
@@ -19257,6 +19824,79 @@ func NewListPayoutBatchItemsRequest(server string, id Id, params *ListPayoutBatc
 	if err != nil {
 		return nil, err
 	}
+
+	if params != nil {
+
+		if params.XEnvironment != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Environment", *params.XEnvironment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Environment", headerParam0)
+		}
+
+		if params.XMerchantId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Merchant-Id", *params.XMerchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Merchant-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewRejectPayoutBatchRequest calls the generic RejectPayoutBatch builder with application/json body
+func NewRejectPayoutBatchRequest(server string, id Id, params *RejectPayoutBatchParams, body RejectPayoutBatchJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRejectPayoutBatchRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewRejectPayoutBatchRequestWithBody constructs an http.Request for the RejectPayoutBatch method, with any body, and a specified content type
+func NewRejectPayoutBatchRequestWithBody(server string, id Id, params *RejectPayoutBatchParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/payout-batches/%s/reject/", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	if params != nil {
 
@@ -20127,6 +20767,125 @@ func NewCreateSettlementRequestWithBody(server string, params *CreateSettlementP
 			}
 
 			req.Header.Set("X-Merchant-Id", headerParam2)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewListTeamMembersRequest constructs an http.Request for the ListTeamMembers method
+func NewListTeamMembersRequest(server string, params *ListTeamMembersParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/team-members/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XEnvironment != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Environment", *params.XEnvironment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Environment", headerParam0)
+		}
+
+		if params.XMerchantId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Merchant-Id", *params.XMerchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Merchant-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewAddTeamMemberRequest calls the generic AddTeamMember builder with application/json body
+func NewAddTeamMemberRequest(server string, params *AddTeamMemberParams, body AddTeamMemberJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAddTeamMemberRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewAddTeamMemberRequestWithBody constructs an http.Request for the AddTeamMember method, with any body, and a specified content type
+func NewAddTeamMemberRequestWithBody(server string, params *AddTeamMemberParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/team-members/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XEnvironment != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Environment", *params.XEnvironment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Environment", headerParam0)
+		}
+
+		if params.XMerchantId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Merchant-Id", *params.XMerchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Merchant-Id", headerParam1)
 		}
 
 	}
@@ -22345,7 +23104,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Changes the fields sent; the others keep their value. `fee_charge_mode` is the default of
 	// every collection and payout; a request's own `fee_charge_mode` is honoured only when
-	// `allow_client_override` is true, and silently ignored otherwise. Dashboard session only.
+	// `allow_client_override` is true, and silently ignored otherwise.
+	// `payout_approval_threshold` makes payout batches over it wait for a second member's
+	// approval for `approval_window_hours`. Needs a role that may change settings (`OWNER`,
+	// `ADMIN`; others get `403 role_forbidden`). Dashboard session only.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -22356,7 +23118,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Changes the fields sent; the others keep their value. `fee_charge_mode` is the default of
 	// every collection and payout; a request's own `fee_charge_mode` is honoured only when
-	// `allow_client_override` is true, and silently ignored otherwise. Dashboard session only.
+	// `allow_client_override` is true, and silently ignored otherwise.
+	// `payout_approval_threshold` makes payout batches over it wait for a second member's
+	// approval for `approval_window_hours`. Needs a role that may change settings (`OWNER`,
+	// `ADMIN`; others get `403 role_forbidden`). Dashboard session only.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -22999,6 +23764,40 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /payout-batches/{id}/ (the `GetPayoutBatch` operationId).
 	GetPayoutBatchWithResponse(ctx context.Context, id Id, params *GetPayoutBatchParams, reqEditors ...RequestEditorFn) (*GetPayoutBatchResponse, error)
 
+	// ApprovePayoutBatchWithBodyWithResponse Approve a payout batch that waits for a second member
+	//
+	// A batch whose total (per currency, fees included) is over the merchant's
+	// `payout_approval_threshold` is created `AWAITING_APPROVAL`, its total held. Another
+	// member of the merchant whose role allows approvals (`OWNER` or `ADMIN`) approves it:
+	// it becomes `PROCESSING` and its items are sent. The member who created it may not
+	// (`403 self_approval_forbidden`); a batch created by an API key has no member behind it
+	// and any approver may decide it. Dashboard session only (`403 dashboard_only` with an API
+	// key: an API key is no person). A batch that no longer waits, or whose
+	// `approval_expires_at` has passed, answers `409 not_awaiting_approval`; past that time an
+	// undecided batch ends `EXPIRED` and its hold is released.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /payout-batches/{id}/approve/ (the `ApprovePayoutBatch` operationId).
+	ApprovePayoutBatchWithBodyWithResponse(ctx context.Context, id Id, params *ApprovePayoutBatchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ApprovePayoutBatchResponse, error)
+
+	// ApprovePayoutBatchWithResponse Approve a payout batch that waits for a second member
+	//
+	// A batch whose total (per currency, fees included) is over the merchant's
+	// `payout_approval_threshold` is created `AWAITING_APPROVAL`, its total held. Another
+	// member of the merchant whose role allows approvals (`OWNER` or `ADMIN`) approves it:
+	// it becomes `PROCESSING` and its items are sent. The member who created it may not
+	// (`403 self_approval_forbidden`); a batch created by an API key has no member behind it
+	// and any approver may decide it. Dashboard session only (`403 dashboard_only` with an API
+	// key: an API key is no person). A batch that no longer waits, or whose
+	// `approval_expires_at` has passed, answers `409 not_awaiting_approval`; past that time an
+	// undecided batch ends `EXPIRED` and its hold is released.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /payout-batches/{id}/approve/ (the `ApprovePayoutBatch` operationId).
+	ApprovePayoutBatchWithResponse(ctx context.Context, id Id, params *ApprovePayoutBatchParams, body ApprovePayoutBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*ApprovePayoutBatchResponse, error)
+
 	// CancelPayoutBatchWithResponse Cancel the items of a batch not sent yet
 	//
 	// Cancels every item not sent yet (`QUEUED` → `CANCELLED`) and releases its share of the
@@ -23022,6 +23821,28 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /payout-batches/{id}/items/ (the `ListPayoutBatchItems` operationId).
 	ListPayoutBatchItemsWithResponse(ctx context.Context, id Id, params *ListPayoutBatchItemsParams, reqEditors ...RequestEditorFn) (*ListPayoutBatchItemsResponse, error)
+
+	// RejectPayoutBatchWithBodyWithResponse Reject a payout batch that waits for a second member
+	//
+	// Refuses a batch `AWAITING_APPROVAL`: it ends `REJECTED`, every item `CANCELLED`, its hold
+	// released (`payout_batch.completed`). The rules of `approve/` apply (another member whose
+	// role allows approvals, dashboard session only).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /payout-batches/{id}/reject/ (the `RejectPayoutBatch` operationId).
+	RejectPayoutBatchWithBodyWithResponse(ctx context.Context, id Id, params *RejectPayoutBatchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RejectPayoutBatchResponse, error)
+
+	// RejectPayoutBatchWithResponse Reject a payout batch that waits for a second member
+	//
+	// Refuses a batch `AWAITING_APPROVAL`: it ends `REJECTED`, every item `CANCELLED`, its hold
+	// released (`payout_batch.completed`). The rules of `approve/` apply (another member whose
+	// role allows approvals, dashboard session only).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /payout-batches/{id}/reject/ (the `RejectPayoutBatch` operationId).
+	RejectPayoutBatchWithResponse(ctx context.Context, id Id, params *RejectPayoutBatchParams, body RejectPayoutBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*RejectPayoutBatchResponse, error)
 
 	// GetPayoutBatchResultsWithResponse Download a payout batch's results as CSV
 	//
@@ -23339,6 +24160,45 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /settlements/ (the `CreateSettlement` operationId).
 	CreateSettlementWithResponse(ctx context.Context, params *CreateSettlementParams, body CreateSettlementJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateSettlementResponse, error)
+
+	// ListTeamMembersWithResponse List the merchant's team
+	//
+	// The members of the active merchant with their role, oldest first. Dashboard session only.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /team-members/ (the `ListTeamMembers` operationId).
+	ListTeamMembersWithResponse(ctx context.Context, params *ListTeamMembersParams, reqEditors ...RequestEditorFn) (*ListTeamMembersResponse, error)
+
+	// AddTeamMemberWithBodyWithResponse Add a member to the merchant's team
+	//
+	// Gives a registered member (by `email`; they register themselves first) a role in the
+	// active merchant, or changes the role of one already in it (the owner's role does not
+	// change). Roles: `OWNER` and `ADMIN` do everything (keys, settings and team, payouts,
+	// approvals); `DEVELOPER` manages API keys, the IP whitelist and webhooks, and may not send
+	// payouts, change settings or approve; `VIEWER` only reads. A role that does not allow an
+	// operation answers `403 role_forbidden`. Needs a role that may change settings. Dashboard
+	// session only.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /team-members/ (the `AddTeamMember` operationId).
+	AddTeamMemberWithBodyWithResponse(ctx context.Context, params *AddTeamMemberParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AddTeamMemberResponse, error)
+
+	// AddTeamMemberWithResponse Add a member to the merchant's team
+	//
+	// Gives a registered member (by `email`; they register themselves first) a role in the
+	// active merchant, or changes the role of one already in it (the owner's role does not
+	// change). Roles: `OWNER` and `ADMIN` do everything (keys, settings and team, payouts,
+	// approvals); `DEVELOPER` manages API keys, the IP whitelist and webhooks, and may not send
+	// payouts, change settings or approve; `VIEWER` only reads. A role that does not allow an
+	// operation answers `403 role_forbidden`. Needs a role that may change settings. Dashboard
+	// session only.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /team-members/ (the `AddTeamMember` operationId).
+	AddTeamMemberWithResponse(ctx context.Context, params *AddTeamMemberParams, body AddTeamMemberJSONRequestBody, reqEditors ...RequestEditorFn) (*AddTeamMemberResponse, error)
 
 	// ListTransactionAttemptsWithResponse List gateway attempts
 	//
@@ -28727,6 +29587,63 @@ func (r GetPayoutBatchResponse) ContentType() string {
 	return ""
 }
 
+// ApprovePayoutBatchResponse200Headers the declared response headers of an HTTP 200 response for ApprovePayoutBatch
+type ApprovePayoutBatchResponse200Headers struct {
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+type ApprovePayoutBatchResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data    PayoutBatch                                  `json:"data"`
+		Success ApprovePayoutBatch200JSONResponseBodySuccess `json:"success"`
+	}
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ApprovePayoutBatchResponse200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ApprovePayoutBatchResponse) GetJSON200() *struct {
+	Data    PayoutBatch                                  `json:"data"`
+	Success ApprovePayoutBatch200JSONResponseBodySuccess `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetBody returns the raw response body bytes
+func (r ApprovePayoutBatchResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ApprovePayoutBatchResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ApprovePayoutBatchResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ApprovePayoutBatchResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // CancelPayoutBatchResponse200Headers the declared response headers of an HTTP 200 response for CancelPayoutBatch
 type CancelPayoutBatchResponse200Headers struct {
 	RateLimitLimit     int
@@ -28837,6 +29754,63 @@ func (r ListPayoutBatchItemsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListPayoutBatchItemsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RejectPayoutBatchResponse200Headers the declared response headers of an HTTP 200 response for RejectPayoutBatch
+type RejectPayoutBatchResponse200Headers struct {
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+type RejectPayoutBatchResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data    PayoutBatch                                 `json:"data"`
+		Success RejectPayoutBatch200JSONResponseBodySuccess `json:"success"`
+	}
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RejectPayoutBatchResponse200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RejectPayoutBatchResponse) GetJSON200() *struct {
+	Data    PayoutBatch                                 `json:"data"`
+	Success RejectPayoutBatch200JSONResponseBodySuccess `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetBody returns the raw response body bytes
+func (r RejectPayoutBatchResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RejectPayoutBatchResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RejectPayoutBatchResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RejectPayoutBatchResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -29541,6 +30515,122 @@ func (r CreateSettlementResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r CreateSettlementResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListTeamMembersResponse200Headers the declared response headers of an HTTP 200 response for ListTeamMembers
+type ListTeamMembersResponse200Headers struct {
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+type ListTeamMembersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data    []TeamMember                              `json:"data"`
+		Success ListTeamMembers200JSONResponseBodySuccess `json:"success"`
+	}
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListTeamMembersResponse200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListTeamMembersResponse) GetJSON200() *struct {
+	Data    []TeamMember                              `json:"data"`
+	Success ListTeamMembers200JSONResponseBodySuccess `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetBody returns the raw response body bytes
+func (r ListTeamMembersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListTeamMembersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListTeamMembersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListTeamMembersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// AddTeamMemberResponse201Headers the declared response headers of an HTTP 201 response for AddTeamMember
+type AddTeamMemberResponse201Headers struct {
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+type AddTeamMemberResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *struct {
+		// Data A member of the merchant's team.
+		Data    TeamMember                              `json:"data"`
+		Success AddTeamMember201JSONResponseBodySuccess `json:"success"`
+	}
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *AddTeamMemberResponse201Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r AddTeamMemberResponse) GetJSON201() *struct {
+	// Data A member of the merchant's team.
+	Data    TeamMember                              `json:"data"`
+	Success AddTeamMember201JSONResponseBodySuccess `json:"success"`
+} {
+	return r.JSON201
+}
+
+// GetBody returns the raw response body bytes
+func (r AddTeamMemberResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AddTeamMemberResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AddTeamMemberResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AddTeamMemberResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -31655,7 +32745,10 @@ func (c *ClientWithResponses) GetMerchantSettingsWithResponse(ctx context.Contex
 //
 // Changes the fields sent; the others keep their value. `fee_charge_mode` is the default of
 // every collection and payout; a request's own `fee_charge_mode` is honoured only when
-// `allow_client_override` is true, and silently ignored otherwise. Dashboard session only.
+// `allow_client_override` is true, and silently ignored otherwise.
+// `payout_approval_threshold` makes payout batches over it wait for a second member's
+// approval for `approval_window_hours`. Needs a role that may change settings (`OWNER`,
+// `ADMIN`; others get `403 role_forbidden`). Dashboard session only.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -31672,7 +32765,10 @@ func (c *ClientWithResponses) UpdateMerchantSettingsWithBodyWithResponse(ctx con
 //
 // Changes the fields sent; the others keep their value. `fee_charge_mode` is the default of
 // every collection and payout; a request's own `fee_charge_mode` is honoured only when
-// `allow_client_override` is true, and silently ignored otherwise. Dashboard session only.
+// `allow_client_override` is true, and silently ignored otherwise.
+// `payout_approval_threshold` makes payout batches over it wait for a second member's
+// approval for `approval_window_hours`. Needs a role that may change settings (`OWNER`,
+// `ADMIN`; others get `403 role_forbidden`). Dashboard session only.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -32537,6 +33633,52 @@ func (c *ClientWithResponses) GetPayoutBatchWithResponse(ctx context.Context, id
 	return ParseGetPayoutBatchResponse(rsp)
 }
 
+// ApprovePayoutBatchWithBodyWithResponse Approve a payout batch that waits for a second member
+//
+// A batch whose total (per currency, fees included) is over the merchant's
+// `payout_approval_threshold` is created `AWAITING_APPROVAL`, its total held. Another
+// member of the merchant whose role allows approvals (`OWNER` or `ADMIN`) approves it:
+// it becomes `PROCESSING` and its items are sent. The member who created it may not
+// (`403 self_approval_forbidden`); a batch created by an API key has no member behind it
+// and any approver may decide it. Dashboard session only (`403 dashboard_only` with an API
+// key: an API key is no person). A batch that no longer waits, or whose
+// `approval_expires_at` has passed, answers `409 not_awaiting_approval`; past that time an
+// undecided batch ends `EXPIRED` and its hold is released.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /payout-batches/{id}/approve/ (the `ApprovePayoutBatch` operationId).
+func (c *ClientWithResponses) ApprovePayoutBatchWithBodyWithResponse(ctx context.Context, id Id, params *ApprovePayoutBatchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ApprovePayoutBatchResponse, error) {
+	rsp, err := c.ApprovePayoutBatchWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseApprovePayoutBatchResponse(rsp)
+}
+
+// ApprovePayoutBatchWithResponse Approve a payout batch that waits for a second member
+//
+// A batch whose total (per currency, fees included) is over the merchant's
+// `payout_approval_threshold` is created `AWAITING_APPROVAL`, its total held. Another
+// member of the merchant whose role allows approvals (`OWNER` or `ADMIN`) approves it:
+// it becomes `PROCESSING` and its items are sent. The member who created it may not
+// (`403 self_approval_forbidden`); a batch created by an API key has no member behind it
+// and any approver may decide it. Dashboard session only (`403 dashboard_only` with an API
+// key: an API key is no person). A batch that no longer waits, or whose
+// `approval_expires_at` has passed, answers `409 not_awaiting_approval`; past that time an
+// undecided batch ends `EXPIRED` and its hold is released.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /payout-batches/{id}/approve/ (the `ApprovePayoutBatch` operationId).
+func (c *ClientWithResponses) ApprovePayoutBatchWithResponse(ctx context.Context, id Id, params *ApprovePayoutBatchParams, body ApprovePayoutBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*ApprovePayoutBatchResponse, error) {
+	rsp, err := c.ApprovePayoutBatch(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseApprovePayoutBatchResponse(rsp)
+}
+
 // CancelPayoutBatchWithResponse Cancel the items of a batch not sent yet
 //
 // Cancels every item not sent yet (`QUEUED` → `CANCELLED`) and releases its share of the
@@ -32571,6 +33713,40 @@ func (c *ClientWithResponses) ListPayoutBatchItemsWithResponse(ctx context.Conte
 		return nil, err
 	}
 	return ParseListPayoutBatchItemsResponse(rsp)
+}
+
+// RejectPayoutBatchWithBodyWithResponse Reject a payout batch that waits for a second member
+//
+// Refuses a batch `AWAITING_APPROVAL`: it ends `REJECTED`, every item `CANCELLED`, its hold
+// released (`payout_batch.completed`). The rules of `approve/` apply (another member whose
+// role allows approvals, dashboard session only).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /payout-batches/{id}/reject/ (the `RejectPayoutBatch` operationId).
+func (c *ClientWithResponses) RejectPayoutBatchWithBodyWithResponse(ctx context.Context, id Id, params *RejectPayoutBatchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RejectPayoutBatchResponse, error) {
+	rsp, err := c.RejectPayoutBatchWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRejectPayoutBatchResponse(rsp)
+}
+
+// RejectPayoutBatchWithResponse Reject a payout batch that waits for a second member
+//
+// Refuses a batch `AWAITING_APPROVAL`: it ends `REJECTED`, every item `CANCELLED`, its hold
+// released (`payout_batch.completed`). The rules of `approve/` apply (another member whose
+// role allows approvals, dashboard session only).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /payout-batches/{id}/reject/ (the `RejectPayoutBatch` operationId).
+func (c *ClientWithResponses) RejectPayoutBatchWithResponse(ctx context.Context, id Id, params *RejectPayoutBatchParams, body RejectPayoutBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*RejectPayoutBatchResponse, error) {
+	rsp, err := c.RejectPayoutBatch(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRejectPayoutBatchResponse(rsp)
 }
 
 // GetPayoutBatchResultsWithResponse Download a payout batch's results as CSV
@@ -32972,6 +34148,63 @@ func (c *ClientWithResponses) CreateSettlementWithResponse(ctx context.Context, 
 		return nil, err
 	}
 	return ParseCreateSettlementResponse(rsp)
+}
+
+// ListTeamMembersWithResponse List the merchant's team
+//
+// The members of the active merchant with their role, oldest first. Dashboard session only.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /team-members/ (the `ListTeamMembers` operationId).
+func (c *ClientWithResponses) ListTeamMembersWithResponse(ctx context.Context, params *ListTeamMembersParams, reqEditors ...RequestEditorFn) (*ListTeamMembersResponse, error) {
+	rsp, err := c.ListTeamMembers(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListTeamMembersResponse(rsp)
+}
+
+// AddTeamMemberWithBodyWithResponse Add a member to the merchant's team
+//
+// Gives a registered member (by `email`; they register themselves first) a role in the
+// active merchant, or changes the role of one already in it (the owner's role does not
+// change). Roles: `OWNER` and `ADMIN` do everything (keys, settings and team, payouts,
+// approvals); `DEVELOPER` manages API keys, the IP whitelist and webhooks, and may not send
+// payouts, change settings or approve; `VIEWER` only reads. A role that does not allow an
+// operation answers `403 role_forbidden`. Needs a role that may change settings. Dashboard
+// session only.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /team-members/ (the `AddTeamMember` operationId).
+func (c *ClientWithResponses) AddTeamMemberWithBodyWithResponse(ctx context.Context, params *AddTeamMemberParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AddTeamMemberResponse, error) {
+	rsp, err := c.AddTeamMemberWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAddTeamMemberResponse(rsp)
+}
+
+// AddTeamMemberWithResponse Add a member to the merchant's team
+//
+// Gives a registered member (by `email`; they register themselves first) a role in the
+// active merchant, or changes the role of one already in it (the owner's role does not
+// change). Roles: `OWNER` and `ADMIN` do everything (keys, settings and team, payouts,
+// approvals); `DEVELOPER` manages API keys, the IP whitelist and webhooks, and may not send
+// payouts, change settings or approve; `VIEWER` only reads. A role that does not allow an
+// operation answers `403 role_forbidden`. Needs a role that may change settings. Dashboard
+// session only.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /team-members/ (the `AddTeamMember` operationId).
+func (c *ClientWithResponses) AddTeamMemberWithResponse(ctx context.Context, params *AddTeamMemberParams, body AddTeamMemberJSONRequestBody, reqEditors ...RequestEditorFn) (*AddTeamMemberResponse, error) {
+	rsp, err := c.AddTeamMember(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAddTeamMemberResponse(rsp)
 }
 
 // ListTransactionAttemptsWithResponse List gateway attempts
@@ -38755,6 +39988,69 @@ func ParseGetPayoutBatchResponse(rsp *http.Response) (*GetPayoutBatchResponse, e
 	return response, nil
 }
 
+// ParseApprovePayoutBatchResponse parses an HTTP response from a ApprovePayoutBatchWithResponse call
+func ParseApprovePayoutBatchResponse(rsp *http.Response) (*ApprovePayoutBatchResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ApprovePayoutBatchResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data    PayoutBatch                                  `json:"data"`
+			Success ApprovePayoutBatch200JSONResponseBodySuccess `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ApprovePayoutBatchResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseCancelPayoutBatchResponse parses an HTTP response from a CancelPayoutBatchWithResponse call
 func ParseCancelPayoutBatchResponse(rsp *http.Response) (*CancelPayoutBatchResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -38848,6 +40144,69 @@ func ParseListPayoutBatchItemsResponse(rsp *http.Response) (*ListPayoutBatchItem
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListPayoutBatchItemsResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRejectPayoutBatchResponse parses an HTTP response from a RejectPayoutBatchWithResponse call
+func ParseRejectPayoutBatchResponse(rsp *http.Response) (*RejectPayoutBatchResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RejectPayoutBatchResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data    PayoutBatch                                 `json:"data"`
+			Success RejectPayoutBatch200JSONResponseBodySuccess `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RejectPayoutBatchResponse200Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -39573,6 +40932,133 @@ func ParseCreateSettlementResponse(rsp *http.Response) (*CreateSettlementRespons
 			}
 			headers.IdempotentReplayed = &value
 		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers201 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListTeamMembersResponse parses an HTTP response from a ListTeamMembersWithResponse call
+func ParseListTeamMembersResponse(rsp *http.Response) (*ListTeamMembersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListTeamMembersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data    []TeamMember                              `json:"data"`
+			Success ListTeamMembers200JSONResponseBodySuccess `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListTeamMembersResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAddTeamMemberResponse parses an HTTP response from a AddTeamMemberWithResponse call
+func ParseAddTeamMemberResponse(rsp *http.Response) (*AddTeamMemberResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AddTeamMemberResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest struct {
+			// Data A member of the merchant's team.
+			Data    TeamMember                              `json:"data"`
+			Success AddTeamMember201JSONResponseBodySuccess `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers AddTeamMemberResponse201Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {

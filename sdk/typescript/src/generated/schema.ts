@@ -196,9 +196,42 @@ export interface paths {
          * Update merchant settings
          * @description Changes the fields sent; the others keep their value. `fee_charge_mode` is the default of
          *     every collection and payout; a request's own `fee_charge_mode` is honoured only when
-         *     `allow_client_override` is true, and silently ignored otherwise. Dashboard session only.
+         *     `allow_client_override` is true, and silently ignored otherwise.
+         *     `payout_approval_threshold` makes payout batches over it wait for a second member's
+         *     approval for `approval_window_hours`. Needs a role that may change settings (`OWNER`,
+         *     `ADMIN`; others get `403 role_forbidden`). Dashboard session only.
          */
         patch: operations["updateMerchantSettings"];
+        trace?: never;
+    };
+    "/team-members/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the merchant's team
+         * @description The members of the active merchant with their role, oldest first. Dashboard session only.
+         */
+        get: operations["listTeamMembers"];
+        put?: never;
+        /**
+         * Add a member to the merchant's team
+         * @description Gives a registered member (by `email`; they register themselves first) a role in the
+         *     active merchant, or changes the role of one already in it (the owner's role does not
+         *     change). Roles: `OWNER` and `ADMIN` do everything (keys, settings and team, payouts,
+         *     approvals); `DEVELOPER` manages API keys, the IP whitelist and webhooks, and may not send
+         *     payouts, change settings or approve; `VIEWER` only reads. A role that does not allow an
+         *     operation answers `403 role_forbidden`. Needs a role that may change settings. Dashboard
+         *     session only.
+         */
+        post: operations["addTeamMember"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/countries/": {
@@ -1110,6 +1143,56 @@ export interface paths {
         get: operations["getPayoutBatchResults"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/payout-batches/{id}/approve/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve a payout batch that waits for a second member
+         * @description A batch whose total (per currency, fees included) is over the merchant's
+         *     `payout_approval_threshold` is created `AWAITING_APPROVAL`, its total held. Another
+         *     member of the merchant whose role allows approvals (`OWNER` or `ADMIN`) approves it:
+         *     it becomes `PROCESSING` and its items are sent. The member who created it may not
+         *     (`403 self_approval_forbidden`); a batch created by an API key has no member behind it
+         *     and any approver may decide it. Dashboard session only (`403 dashboard_only` with an API
+         *     key: an API key is no person). A batch that no longer waits, or whose
+         *     `approval_expires_at` has passed, answers `409 not_awaiting_approval`; past that time an
+         *     undecided batch ends `EXPIRED` and its hold is released.
+         */
+        post: operations["approvePayoutBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/payout-batches/{id}/reject/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reject a payout batch that waits for a second member
+         * @description Refuses a batch `AWAITING_APPROVAL`: it ends `REJECTED`, every item `CANCELLED`, its hold
+         *     released (`payout_batch.completed`). The rules of `approve/` apply (another member whose
+         *     role allows approvals, dashboard session only).
+         */
+        post: operations["rejectPayoutBatch"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3341,8 +3424,28 @@ export interface components {
             fee_charge_mode: components["schemas"]["FeeChargeMode"];
             /** @description Whether a request's own `fee_charge_mode` is honoured (otherwise silently ignored). */
             allow_client_override: boolean;
+            /** @description When set, a payout batch whose total in one currency (fees included) is over it waits for the approval of a second member (`POST /payout-batches/{id}/approve/`), its money held; null: no approval. */
+            payout_approval_threshold: components["schemas"]["Amount"] | null;
+            /** @description How long a batch waits for approval before it expires and releases its hold (default 24). */
+            approval_window_hours: number;
             /** Format: date-time */
             updated_at: string;
+        };
+        /** @description A member of the merchant's team. */
+        TeamMember: {
+            /** Format: uuid */
+            id: string;
+            email: string;
+            full_name: string;
+            is_staff: boolean;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** @enum {string} */
+            role: "OWNER" | "ADMIN" | "DEVELOPER" | "VIEWER";
+            /** Format: date-time */
+            joined_at: string;
         };
         /** @description The answer to a deletion. */
         Deleted: {
@@ -4531,7 +4634,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"] & {
                     error: {
                         /** @enum {unknown} */
-                        code?: "api_key_scope_forbidden" | "ip_not_whitelisted" | "merchant_inactive" | "merchant_suspended";
+                        code?: "api_key_scope_forbidden" | "ip_not_whitelisted" | "merchant_inactive" | "merchant_suspended" | "role_forbidden";
                     };
                 };
             };
@@ -4608,7 +4711,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"] & {
                     error: {
                         /** @enum {unknown} */
-                        code?: "api_key_scope_forbidden" | "merchant_inactive" | "merchant_suspended";
+                        code?: "api_key_scope_forbidden" | "merchant_inactive" | "merchant_suspended" | "role_forbidden";
                     };
                 };
             };
@@ -4660,6 +4763,48 @@ export interface components {
                     error: {
                         /** @enum {unknown} */
                         code?: "refund_exceeds_payment" | "refund_unavailable" | "insufficient_balance" | "wallet_frozen" | "amount_out_of_range";
+                    };
+                };
+            };
+        };
+        /** @description `dashboard_only` (an API key), `role_forbidden` (a role that may not approve: `DEVELOPER`, `VIEWER`), `self_approval_forbidden` (the batch's creator), `merchant_suspended`. */
+        BatchDecisionForbidden: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                /** @description Sent once the request has been counted by the rate limiter (authenticated routes, login and registration). */
+                "RateLimit-Limit"?: number;
+                /** @description As `RateLimit-Limit`. */
+                "RateLimit-Remaining"?: number;
+                /** @description As `RateLimit-Limit`. */
+                "RateLimit-Reset"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"] & {
+                    error: {
+                        /** @enum {unknown} */
+                        code?: "dashboard_only" | "role_forbidden" | "self_approval_forbidden" | "merchant_suspended" | "merchant_inactive";
+                    };
+                };
+            };
+        };
+        /** @description `not_awaiting_approval`: the batch does not wait for approval (any more), or its approval expired. */
+        BatchDecisionConflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                /** @description Sent once the request has been counted by the rate limiter (authenticated routes, login and registration). */
+                "RateLimit-Limit"?: number;
+                /** @description As `RateLimit-Limit`. */
+                "RateLimit-Remaining"?: number;
+                /** @description As `RateLimit-Limit`. */
+                "RateLimit-Reset"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"] & {
+                    error: {
+                        /** @enum {unknown} */
+                        code?: "not_awaiting_approval";
                     };
                 };
             };
@@ -5460,6 +5605,12 @@ export interface operations {
                     /** @description Case-insensitive. */
                     fee_charge_mode?: components["schemas"]["FeeChargeMode"];
                     allow_client_override?: boolean;
+                    /**
+                     * @description An amount greater than zero with at most two decimals; null removes the threshold.
+                     * @example 500000
+                     */
+                    payout_approval_threshold?: string | null;
+                    approval_window_hours?: number;
                 };
             };
         };
@@ -5479,6 +5630,109 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["DashboardOnly"];
+            404: components["responses"]["MerchantNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listTeamMembers: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Dashboard session only (ignored with an API key, whose environment is its own): the
+                 *     environment the call acts in; case-insensitive. Any other value answers a validation
+                 *     error on `X-Environment`.
+                 */
+                "X-Environment"?: components["parameters"]["X-Environment"];
+                /**
+                 * @description Dashboard session only (ignored with an API key): the merchant the call acts for, among
+                 *     the member's merchants; default the first. A merchant the member does not belong to
+                 *     answers `404 not_found`.
+                 */
+                "X-Merchant-Id"?: components["parameters"]["X-Merchant-Id"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The team. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success"] & {
+                        data: components["schemas"]["TeamMember"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["DashboardOnly"];
+            404: components["responses"]["MerchantNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    addTeamMember: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Dashboard session only (ignored with an API key, whose environment is its own): the
+                 *     environment the call acts in; case-insensitive. Any other value answers a validation
+                 *     error on `X-Environment`.
+                 */
+                "X-Environment"?: components["parameters"]["X-Environment"];
+                /**
+                 * @description Dashboard session only (ignored with an API key): the merchant the call acts for, among
+                 *     the member's merchants; default the first. A merchant the member does not belong to
+                 *     answers `404 not_found`.
+                 */
+                "X-Merchant-Id"?: components["parameters"]["X-Merchant-Id"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: email */
+                    email: string;
+                    /** @enum {string} */
+                    role: "ADMIN" | "DEVELOPER" | "VIEWER";
+                };
+            };
+        };
+        responses: {
+            /** @description The member with its role. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success"] & {
+                        data: components["schemas"]["TeamMember"];
+                    };
+                };
+            };
+            /** @description `email` missing, malformed or of no member (or of the owner), `role` not one of `ADMIN`, `DEVELOPER`, `VIEWER`, or an unknown field. */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["DashboardOnly"];
@@ -7624,6 +7878,124 @@ export interface operations {
             403: components["responses"]["MerchantForbidden"];
             /** @description Unknown or malformed id, or (dashboard session) unknown `X-Merchant-Id`. */
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    approvePayoutBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Dashboard session only (ignored with an API key, whose environment is its own): the
+                 *     environment the call acts in; case-insensitive. Any other value answers a validation
+                 *     error on `X-Environment`.
+                 */
+                "X-Environment"?: components["parameters"]["X-Environment"];
+                /**
+                 * @description Dashboard session only (ignored with an API key): the merchant the call acts for, among
+                 *     the member's merchants; default the first. A merchant the member does not belong to
+                 *     answers `404 not_found`.
+                 */
+                "X-Merchant-Id"?: components["parameters"]["X-Merchant-Id"];
+            };
+            path: {
+                /** @description The object's id. A malformed id answers `404 not_found`, as an unknown one does. */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description Why; kept as the batch's `decision_note`. */
+                    note?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The batch after the decision. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success"] & {
+                        data: components["schemas"]["PayoutBatch"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["BatchDecisionForbidden"];
+            /** @description Unknown or malformed id, or (dashboard session) unknown `X-Merchant-Id`. */
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["BatchDecisionConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    rejectPayoutBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Dashboard session only (ignored with an API key, whose environment is its own): the
+                 *     environment the call acts in; case-insensitive. Any other value answers a validation
+                 *     error on `X-Environment`.
+                 */
+                "X-Environment"?: components["parameters"]["X-Environment"];
+                /**
+                 * @description Dashboard session only (ignored with an API key): the merchant the call acts for, among
+                 *     the member's merchants; default the first. A merchant the member does not belong to
+                 *     answers `404 not_found`.
+                 */
+                "X-Merchant-Id"?: components["parameters"]["X-Merchant-Id"];
+            };
+            path: {
+                /** @description The object's id. A malformed id answers `404 not_found`, as an unknown one does. */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description Why; kept as the batch's `decision_note`. */
+                    note?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The batch after the decision. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success"] & {
+                        data: components["schemas"]["PayoutBatch"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["BatchDecisionForbidden"];
+            /** @description Unknown or malformed id, or (dashboard session) unknown `X-Merchant-Id`. */
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["BatchDecisionConflict"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -1,0 +1,154 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sikahq/sika"
+)
+
+// teammate registers another member and adds it to acct's merchant with role, through
+// POST /team-members/ by acct's owner; it answers the teammate's dashboard headers (TEST) for
+// acct's merchant.
+func (ts *testServer) teammate(t *testing.T, acct *account, role sika.MembershipRole) (sika.Member, []string) {
+	t.Helper()
+	hash, err := sika.HashPassword("correct horse battery")
+	require.NoError(t, err)
+	email := "tm-" + uuid.NewString()[:8] + "@example.com"
+	member, _, err := testStore.RegisterMember(context.Background(), email, hash, "Team Mate", "", nil)
+	require.NoError(t, err)
+	r := ts.call(t, "POST", "/api/v1/team-members/", map[string]string{"email": email, "role": string(role)}, acct.dashboard(sika.EnvironmentTest)...)
+	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+	tok, _, err := ts.issueToken(member)
+	require.NoError(t, err)
+	return member, append(bearer(tok), "X-Environment", "TEST", "X-Merchant-Id", acct.Merchant.ID.String())
+}
+
+func TestMerchantRolesAreEnforced(t *testing.T) {
+	ts := newTestServer(t)
+	acct := ts.newAccount(t, true)
+	_, viewer := ts.teammate(t, acct, sika.RoleViewer)
+	_, developer := ts.teammate(t, acct, sika.RoleDeveloper)
+	_, admin := ts.teammate(t, acct, sika.RoleAdmin)
+	key := map[string]string{"name": "ci", "environment": "TEST", "scope": "BOTH"}
+	payout := payoutBody("97000123")
+	settings := map[string]any{"allow_client_override": true}
+	cases := []struct {
+		who     string
+		headers []string
+		method  string
+		path    string
+		body    any
+		want    int
+	}{
+		{"viewer reads keys", viewer, "GET", "/api/v1/api-keys/", nil, 200},
+		{"viewer creates a key", viewer, "POST", "/api/v1/api-keys/", key, 403},
+		{"viewer sends a payout", viewer, "POST", "/api/v1/payouts/initialize/", payout, 403},
+		{"viewer changes settings", viewer, "PATCH", "/api/v1/merchant-settings/", settings, 403},
+		{"viewer creates a link", viewer, "POST", "/api/v1/payment-links/", map[string]any{"name": "x", "amount": "500", "currency": "XOF"}, 403},
+		{"developer creates a key", developer, "POST", "/api/v1/api-keys/", key, 201},
+		{"developer sends a payout", developer, "POST", "/api/v1/payouts/initialize/", payout, 403},
+		{"developer sends a batch", developer, "POST", "/api/v1/payout-batches/", map[string]any{"items": []any{batchItem("a", "1000", "97000123")}}, 403},
+		{"developer changes settings", developer, "PATCH", "/api/v1/merchant-settings/", settings, 403},
+		{"developer adds a teammate", developer, "POST", "/api/v1/team-members/", map[string]string{"email": "x@example.com", "role": "ADMIN"}, 403},
+		{"admin changes settings", admin, "PATCH", "/api/v1/merchant-settings/", settings, 200},
+		{"admin creates a key", admin, "POST", "/api/v1/api-keys/", key, 201},
+	}
+	for _, c := range cases {
+		t.Run(c.who, func(t *testing.T) {
+			r := ts.call(t, c.method, c.path, c.body, c.headers...)
+			require.Equal(t, c.want, r.Status, "%s", r.Body)
+			if c.want == 403 {
+				assert.Equal(t, "role_forbidden", r.code())
+			}
+		})
+	}
+	r := ts.call(t, "GET", "/api/v1/team-members/", nil, acct.dashboard(sika.EnvironmentTest)...)
+	require.Equal(t, 200, r.Status, "%s", r.Body)
+	var team []struct {
+		Role sika.MembershipRole `json:"role"`
+	}
+	r.data(t, &team)
+	assert.Len(t, team, 4)
+}
+
+// TestPayoutBatchApprovalBySecondMember: over the merchant's threshold a batch waits, its total
+// held; its creator may not approve it, an API key may not, a second member may; a rejected
+// batch releases its hold.
+func TestPayoutBatchApprovalBySecondMember(t *testing.T) {
+	ps := payments(t)
+	acct := ps.newAccount(t, true)
+	whitelistLoopback(t, acct, sika.EnvironmentTest)
+	fund(t, acct, "BJ", "MTN_BJ", "20000")
+	_, admin := ps.teammate(t, acct, sika.RoleAdmin)
+	_, viewer := ps.teammate(t, acct, sika.RoleViewer)
+	r := ps.call(t, "PATCH", "/api/v1/merchant-settings/", map[string]any{"payout_approval_threshold": "5000", "approval_window_hours": 2},
+		acct.dashboard(sika.EnvironmentTest)...)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+
+	small := ps.createBatch(t, acct, batchOf(2, "1000", "123"))
+	require.Equal(t, http.StatusCreated, small.Status, "%s", small.Body)
+	var sb sika.PayoutBatch
+	small.data(t, &sb)
+	assert.Equal(t, sika.BatchProcessing, sb.Status, "under the threshold: no approval")
+
+	// Created by the owner's dashboard session: 6,000 > 5,000.
+	r = ps.call(t, "POST", "/api/v1/payout-batches/", batchOf(3, "2000", "123"), acct.dashboard(sika.EnvironmentTest)...)
+	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+	var b sika.PayoutBatch
+	r.data(t, &b)
+	require.Equal(t, sika.BatchAwaitingApproval, b.Status)
+	require.NotNil(t, b.ApprovalExpiresAt)
+	assert.WithinDuration(t, time.Now().Add(2*time.Hour), *b.ApprovalExpiresAt, time.Minute)
+	require.Eventually(t, func() bool { return ps.batch(t, acct, sb.ID).Status.Final() }, 60*time.Second, 200*time.Millisecond)
+	available, pending := walletFigures(ps.wallet(t, acct))
+	assert.Equal(t, "12000.00", available, "what waits holds its money (20,000 − 2,000 paid − 6,000 waiting)")
+	assert.Equal(t, "6000.00", pending)
+
+	path := "/api/v1/payout-batches/" + b.ID.String()
+	r = ps.call(t, "POST", path+"/approve/", nil, acct.dashboard(sika.EnvironmentTest)...)
+	require.Equal(t, http.StatusForbidden, r.Status, "%s", r.Body)
+	assert.Equal(t, "self_approval_forbidden", r.code())
+	r = ps.call(t, "POST", path+"/approve/", nil, acct.key(sika.EnvironmentTest, sika.ScopeBoth)...)
+	require.Equal(t, http.StatusForbidden, r.Status, "%s", r.Body)
+	assert.Equal(t, "dashboard_only", r.code())
+	r = ps.call(t, "POST", path+"/approve/", nil, viewer...)
+	require.Equal(t, http.StatusForbidden, r.Status, "%s", r.Body)
+	assert.Equal(t, "role_forbidden", r.code())
+	r = ps.call(t, "POST", path+"/approve/", map[string]string{"note": "checked the list"}, admin...)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	var approved sika.PayoutBatch
+	r.data(t, &approved)
+	assert.Equal(t, sika.BatchProcessing, approved.Status)
+	require.NotNil(t, approved.DecidedBy)
+	r = ps.call(t, "POST", path+"/reject/", nil, admin...)
+	assert.Equal(t, http.StatusConflict, r.Status, "%s", r.Body)
+	assert.Equal(t, "not_awaiting_approval", r.code())
+	ended := ps.endedBatch(t, acct, b.ID, 90*time.Second)
+	assert.Equal(t, sika.BatchCompleted, ended.Status)
+
+	// A batch by API key has no member behind it: any approver may decide it; rejected, it
+	// releases its hold.
+	r = ps.createBatch(t, acct, batchOf(3, "2000", "123"))
+	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+	var byKey sika.PayoutBatch
+	r.data(t, &byKey)
+	require.Equal(t, sika.BatchAwaitingApproval, byKey.Status)
+	r = ps.call(t, "POST", "/api/v1/payout-batches/"+byKey.ID.String()+"/reject/", map[string]string{"note": "wrong list"}, acct.dashboard(sika.EnvironmentTest)...)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	var rejected sika.PayoutBatch
+	r.data(t, &rejected)
+	assert.Equal(t, sika.BatchRejected, rejected.Status)
+	n, sum := progressOf(rejected, sika.ItemCancelled)
+	assert.Equal(t, 3, n)
+	assert.Equal(t, "6000.00", sum)
+	available, pending = walletFigures(ps.wallet(t, acct))
+	assert.Equal(t, "12000.00", available, "20,000 − 2,000 − 6,000 paid; the rejected 6,000 released")
+	assert.Equal(t, "0.00", pending)
+}
