@@ -40,6 +40,11 @@ var requestBodies = map[string]any{
 	"POST /payments/{id}/retry/":                  retryRequest{},
 	"POST /payouts/initialize/":                   payoutRequest{},
 	"POST /refunds/":                              refundRequest{},
+	"POST /payout-batches/":                       payoutBatchRequest{},
+	"POST /payout-batches/{id}/cancel/":           struct{}{},
+	"POST /payout-batches/{id}/approve/":          batchDecisionRequest{},
+	"POST /payout-batches/{id}/reject/":           batchDecisionRequest{},
+	"POST /team-members/":                         teamMemberRequest{},
 	"POST /settlements/":                          settlementRequest{},
 	"POST /wallet-transfers/":                     walletTransferRequest{},
 	"POST /merchant-payout-methods/":              payoutMethodRequest{},
@@ -295,6 +300,7 @@ func newStrictFixture(t *testing.T, ts *testServer) *strictFixture {
 	f.ids["/payments/"] = uuid.NewString()
 	f.ids["/admin/transactions/"] = uuid.NewString()
 	f.ids["/admin/money-decisions/"] = uuid.NewString()
+	f.ids["/payout-batches/"] = uuid.NewString()
 	f.ids["/events/"] = "evt_" + strings.ReplaceAll(uuid.NewString(), "-", "")
 	return f
 }
@@ -327,18 +333,24 @@ func strictValidBodies(f *strictFixture) map[string]map[string]any {
 	return map[string]map[string]any{
 		"POST /auth/register/": {"email": "strict-" + uuid.NewString()[:8] + "@example.com", "password": "long enough password",
 			"full_name": "Ama", "business_name": "Shop", "country": "BJ"},
-		"POST /auth/login/":                           {"email": "nobody@example.com", "password": "long enough password"},
-		"POST /auth/merchants/":                       {"business_name": "Second shop", "country": "BJ"},
-		"POST /api-keys/":                             {"scope": "BOTH", "name": "CI", "environment": "TEST"},
-		"POST /api-keys/{id}/revoke/":                 {},
-		"POST /ip-whitelist/":                         {"ip_address": "203.0.113.9", "description": "office"},
-		"PATCH /merchant-settings/":                   {"fee_charge_mode": "ADD_ON", "allow_client_override": true},
-		"POST /payments/softpay/":                     softpay,
-		"POST /payments/softpay/initialize/":          softpay,
-		"POST /payments/{id}/confirm-otp/":            {"otp": "123456"},
-		"POST /payments/{id}/retry/":                  {"network": "MTN_BJ", "customer_phone": "97000123"},
-		"POST /payouts/initialize/":                   {"amount": "1000", "currency": "XOF", "country": "BJ", "method": "MTN_BJ", "recipient": "97000123", "recipient_name": "Ama", "metadata": map[string]any{"a": map[string]any{"b": 1}}},
-		"POST /refunds/":                              {"transaction": uuid.NewString(), "amount": "100", "reason": "Damaged"},
+		"POST /auth/login/":                  {"email": "nobody@example.com", "password": "long enough password"},
+		"POST /auth/merchants/":              {"business_name": "Second shop", "country": "BJ"},
+		"POST /api-keys/":                    {"scope": "BOTH", "name": "CI", "environment": "TEST"},
+		"POST /api-keys/{id}/revoke/":        {},
+		"POST /ip-whitelist/":                {"ip_address": "203.0.113.9", "description": "office"},
+		"PATCH /merchant-settings/":          {"fee_charge_mode": "ADD_ON", "allow_client_override": true},
+		"POST /payments/softpay/":            softpay,
+		"POST /payments/softpay/initialize/": softpay,
+		"POST /payments/{id}/confirm-otp/":   {"otp": "123456"},
+		"POST /payments/{id}/retry/":         {"network": "MTN_BJ", "customer_phone": "97000123"},
+		"POST /payouts/initialize/":          {"amount": "1000", "currency": "XOF", "country": "BJ", "method": "MTN_BJ", "recipient": "97000123", "recipient_name": "Ama", "metadata": map[string]any{"a": map[string]any{"b": 1}}},
+		"POST /refunds/":                     {"transaction": uuid.NewString(), "amount": "100", "reason": "Damaged"},
+		"POST /payout-batches/": {"description": "Salaries", "items": []any{map[string]any{"amount": "1000", "currency": "XOF",
+			"country": "BJ", "phone": "97000123", "network": "MTN_BJ", "reference": "r1", "description": "Ama"}}},
+		"POST /payout-batches/{id}/cancel/":           {},
+		"POST /payout-batches/{id}/approve/":          {"note": "checked"},
+		"POST /payout-batches/{id}/reject/":           {"note": "wrong list"},
+		"POST /team-members/":                         {"email": "nobody@example.com", "role": "VIEWER"},
 		"POST /settlements/":                          {"amount": "1000", "currency": "XOF", "country": "BJ", "payout_method": f.ids["/admin/merchant-payout-methods/"]},
 		"POST /wallet-transfers/":                     {"amount": "1000", "from_country": "BJ", "to_country": "TG"},
 		"POST /merchant-payout-methods/":              {"type": "MOBILE_MONEY", "label": "Owner", "network": "MTN_BJ", "phone_number": "97000124"},

@@ -9769,8 +9769,9 @@ type ClientInterface interface {
 	// is either sent or cancelled, never both, and a second cancel finds nothing left to
 	// release. Items already sent go on to their end; the batch then ends `CANCELLED`
 	// (`payout_batch.completed`). A batch awaiting approval ends `CANCELLED` at once. Answers
-	// `200` with the batch; a batch that has ended answers `409 not_pending`. Needs scope
-	// `PAYOUT` or `BOTH`.
+	// `200` with the batch; a batch that has ended answers `409 not_pending`. The body is
+	// empty (any member in it is refused as an unknown field, `400`). Needs scope `PAYOUT` or
+	// `BOTH`.
 	//
 	// Corresponds with POST /payout-batches/{id}/cancel/ (the `CancelPayoutBatch` operationId).
 	CancelPayoutBatch(ctx context.Context, id Id, params *CancelPayoutBatchParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -13168,8 +13169,9 @@ func (c *RawClient) ApprovePayoutBatch(ctx context.Context, id Id, params *Appro
 // is either sent or cancelled, never both, and a second cancel finds nothing left to
 // release. Items already sent go on to their end; the batch then ends `CANCELLED`
 // (`payout_batch.completed`). A batch awaiting approval ends `CANCELLED` at once. Answers
-// `200` with the batch; a batch that has ended answers `409 not_pending`. Needs scope
-// `PAYOUT` or `BOTH`.
+// `200` with the batch; a batch that has ended answers `409 not_pending`. The body is
+// empty (any member in it is refused as an unknown field, `400`). Needs scope `PAYOUT` or
+// `BOTH`.
 //
 // Corresponds with POST /payout-batches/{id}/cancel/ (the `CancelPayoutBatch` operationId).
 func (c *RawClient) CancelPayoutBatch(ctx context.Context, id Id, params *CancelPayoutBatchParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -23805,8 +23807,9 @@ type ClientWithResponsesInterface interface {
 	// is either sent or cancelled, never both, and a second cancel finds nothing left to
 	// release. Items already sent go on to their end; the batch then ends `CANCELLED`
 	// (`payout_batch.completed`). A batch awaiting approval ends `CANCELLED` at once. Answers
-	// `200` with the batch; a batch that has ended answers `409 not_pending`. Needs scope
-	// `PAYOUT` or `BOTH`.
+	// `200` with the batch; a batch that has ended answers `409 not_pending`. The body is
+	// empty (any member in it is refused as an unknown field, `400`). Needs scope `PAYOUT` or
+	// `BOTH`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -33686,8 +33689,9 @@ func (c *ClientWithResponses) ApprovePayoutBatchWithResponse(ctx context.Context
 // is either sent or cancelled, never both, and a second cancel finds nothing left to
 // release. Items already sent go on to their end; the batch then ends `CANCELLED`
 // (`payout_batch.completed`). A batch awaiting approval ends `CANCELLED` at once. Answers
-// `200` with the batch; a batch that has ended answers `409 not_pending`. Needs scope
-// `PAYOUT` or `BOTH`.
+// `200` with the batch; a batch that has ended answers `409 not_pending`. The body is
+// empty (any member in it is refused as an unknown field, `400`). Needs scope `PAYOUT` or
+// `BOTH`.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -1215,8 +1215,9 @@ export interface paths {
          *     is either sent or cancelled, never both, and a second cancel finds nothing left to
          *     release. Items already sent go on to their end; the batch then ends `CANCELLED`
          *     (`payout_batch.completed`). A batch awaiting approval ends `CANCELLED` at once. Answers
-         *     `200` with the batch; a batch that has ended answers `409 not_pending`. Needs scope
-         *     `PAYOUT` or `BOTH`.
+         *     `200` with the batch; a batch that has ended answers `409 not_pending`. The body is
+         *     empty (any member in it is refused as an unknown field, `400`). Needs scope `PAYOUT` or
+         *     `BOTH`.
          */
         post: operations["cancelPayoutBatch"];
         delete?: never;
@@ -8047,6 +8048,7 @@ export interface operations {
             /** @description Unknown or malformed id, or (dashboard session) unknown `X-Merchant-Id`. */
             404: components["responses"]["NotFound"];
             409: components["responses"]["NotPendingConflict"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
