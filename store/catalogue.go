@@ -46,14 +46,7 @@ func (s *Store) CountryByISO(ctx context.Context, iso string) (sika.Country, err
 
 func (s *Store) country(ctx context.Context, where string, arg any) (sika.Country, error) {
 	return cachedRead(s, fmt.Sprint("country ", where, arg), func() (sika.Country, error) {
-		c, err := scanCountry(s.pool.QueryRow(ctx, `SELECT `+countryColumns+` FROM countries WHERE `+where, arg))
-		if isNoRows(err) {
-			return c, sika.NotFound("Country")
-		}
-		if err != nil {
-			return c, fmt.Errorf("select country: %w", err)
-		}
-		return c, nil
+		return one(s.pool.QueryRow(ctx, `SELECT `+countryColumns+` FROM countries WHERE `+where, arg), scanCountry, "Country", "select country")
 	}, func(c sika.Country) sika.Country {
 		c.NationalNumberLengths = slices.Clone(c.NationalNumberLengths)
 		return c
@@ -70,11 +63,7 @@ func scanNetwork(row pgx.Row) (sika.Network, error) {
 
 // ListNetworks returns a page of networks ordered by code.
 func (s *Store) ListNetworks(ctx context.Context, page PageRequest) ([]sika.Network, int, error) {
-	items, n, err := queryPage(ctx, s, networkColumns, `FROM networks`, `code, id`, nil, page, scanNetwork)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list networks: %w", err)
-	}
-	return items, n, nil
+	return listPage(ctx, s, "list networks", networkColumns, `FROM networks`, `code, id`, nil, page, scanNetwork)
 }
 
 // NetworkByID returns a network, or not_found.
@@ -89,14 +78,7 @@ func (s *Store) NetworkByCode(ctx context.Context, code string) (sika.Network, e
 
 func (s *Store) network(ctx context.Context, where string, arg any) (sika.Network, error) {
 	return cachedRead(s, fmt.Sprint("network ", where, arg), func() (sika.Network, error) {
-		n, err := scanNetwork(s.pool.QueryRow(ctx, `SELECT `+networkColumns+` FROM networks WHERE `+where, arg))
-		if isNoRows(err) {
-			return n, sika.NotFound("Network")
-		}
-		if err != nil {
-			return n, fmt.Errorf("select network: %w", err)
-		}
-		return n, nil
+		return one(s.pool.QueryRow(ctx, `SELECT `+networkColumns+` FROM networks WHERE `+where, arg), scanNetwork, "Network", "select network")
 	}, same)
 }
 
@@ -110,11 +92,7 @@ func scanExchangeRate(row pgx.Row) (sika.ExchangeRate, error) {
 
 // ListExchangeRates returns a page of rates ordered by currency pair.
 func (s *Store) ListExchangeRates(ctx context.Context, page PageRequest) ([]sika.ExchangeRate, int, error) {
-	items, n, err := queryPage(ctx, s, exchangeRateColumns, `FROM exchange_rates`, `from_currency, to_currency`, nil, page, scanExchangeRate)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list exchange rates: %w", err)
-	}
-	return items, n, nil
+	return listPage(ctx, s, "list exchange rates", exchangeRateColumns, `FROM exchange_rates`, `from_currency, to_currency`, nil, page, scanExchangeRate)
 }
 
 // ExchangeRate returns the current rate from one currency to another (1 for the same

@@ -75,14 +75,7 @@ func (s *Store) CheckoutSessionBySlug(ctx context.Context, slug string) (sika.Ch
 }
 
 func (s *Store) checkoutSession(ctx context.Context, where string, args ...any) (sika.CheckoutSession, error) {
-	c, err := scanCheckoutSession(s.pool.QueryRow(ctx, `SELECT `+checkoutColumns+` FROM checkout_sessions c WHERE `+where, args...))
-	if isNoRows(err) {
-		return c, sika.NotFound("Checkout session")
-	}
-	if err != nil {
-		return c, fmt.Errorf("select checkout session: %w", err)
-	}
-	return c, nil
+	return one(s.pool.QueryRow(ctx, `SELECT `+checkoutColumns+` FROM checkout_sessions c WHERE `+where, args...), scanCheckoutSession, "Checkout session", "select checkout session")
 }
 
 // CheckoutSessionFilter narrows the list of sessions; empty fields do not filter.
@@ -93,13 +86,9 @@ type CheckoutSessionFilter struct {
 
 // ListCheckoutSessions returns a page of the merchant's sessions, newest first.
 func (s *Store) ListCheckoutSessions(ctx context.Context, merchantID uuid.UUID, env sika.Environment, f CheckoutSessionFilter, page PageRequest) ([]sika.CheckoutSession, int, error) {
-	items, n, err := queryPage(ctx, s, checkoutColumns, `FROM checkout_sessions c WHERE c.merchant_id = $1 AND c.environment = $2
+	return listPage(ctx, s, "list checkout sessions", checkoutColumns, `FROM checkout_sessions c WHERE c.merchant_id = $1 AND c.environment = $2
 		AND ($3 = '' OR c.status = $3) AND ($4 = '' OR c.currency = $4)`, `c.created_at DESC, c.id DESC`,
 		[]any{merchantID, env, string(f.Status), f.Currency}, page, scanCheckoutSession)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list checkout sessions: %w", err)
-	}
-	return items, n, nil
 }
 
 // CancelCheckoutSession moves a PENDING session to CANCELLED and records
@@ -241,15 +230,8 @@ func sessionNotPayable(c sika.CheckoutSession) error {
 
 // LatestCheckoutTransaction returns the newest payment made through a session, or not_found.
 func (s *Store) LatestCheckoutTransaction(ctx context.Context, sessionID uuid.UUID) (sika.Transaction, error) {
-	t, err := scanTransaction(s.pool.QueryRow(ctx, `SELECT `+transactionColumns+` FROM transactions t
-		WHERE t.checkout_session_id = $1 ORDER BY t.created_at DESC, t.id DESC LIMIT 1`, sessionID))
-	if isNoRows(err) {
-		return t, sika.NotFound("Transaction")
-	}
-	if err != nil {
-		return t, fmt.Errorf("select checkout transaction: %w", err)
-	}
-	return t, nil
+	return one(s.pool.QueryRow(ctx, `SELECT `+transactionColumns+` FROM transactions t
+		WHERE t.checkout_session_id = $1 ORDER BY t.created_at DESC, t.id DESC LIMIT 1`, sessionID), scanTransaction, "Transaction", "select checkout transaction")
 }
 
 // HostedNetworks returns the networks a hosted page may offer in an environment (active, with

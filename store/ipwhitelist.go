@@ -43,12 +43,8 @@ func (s *Store) AddIPWhitelistEntry(ctx context.Context, merchantID uuid.UUID, e
 
 // ListIPWhitelist returns a merchant's whitelist in one environment, newest first.
 func (s *Store) ListIPWhitelist(ctx context.Context, merchantID uuid.UUID, env sika.Environment, page PageRequest) ([]sika.IPWhitelistEntry, int, error) {
-	items, n, err := queryPage(ctx, s, ipWhitelistColumns, `FROM ip_whitelist WHERE merchant_id = $1 AND environment = $2`,
+	return listPage(ctx, s, "list ip whitelist", ipWhitelistColumns, `FROM ip_whitelist WHERE merchant_id = $1 AND environment = $2`,
 		`created_at DESC, id DESC`, []any{merchantID, env}, page, scanIPWhitelistEntry)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list ip whitelist: %w", err)
-	}
-	return items, n, nil
 }
 
 // DeleteIPWhitelistEntry removes an entry of the merchant and environment, or not_found.

@@ -98,14 +98,7 @@ func (s *Store) ProposeMoneyDecision(ctx context.Context, kind DecisionKind, tra
 
 // MoneyDecision returns a decision, or not_found.
 func (s *Store) MoneyDecision(ctx context.Context, id uuid.UUID) (MoneyDecision, error) {
-	d, err := scanDecision(s.pool.QueryRow(ctx, `SELECT `+decisionColumns+decisionFrom+` WHERE d.id = $1`, id))
-	if isNoRows(err) {
-		return d, sika.NotFound("Money decision")
-	}
-	if err != nil {
-		return d, fmt.Errorf("select money decision: %w", err)
-	}
-	return d, nil
+	return one(s.pool.QueryRow(ctx, `SELECT `+decisionColumns+decisionFrom+` WHERE d.id = $1`, id), scanDecision, "Money decision", "select money decision")
 }
 
 // MoneyDecisions lists the decisions of a status ("" for every status), newest first; with a

@@ -77,43 +77,25 @@ func (s *Store) PaymentLinkBySlug(ctx context.Context, slug string) (sika.Paymen
 }
 
 func (s *Store) paymentLink(ctx context.Context, where string, args ...any) (sika.PaymentLink, error) {
-	l, err := scanPaymentLink(s.pool.QueryRow(ctx, `SELECT `+paymentLinkColumns+` FROM payment_links l
-		WHERE l.deleted_at IS NULL AND `+where, args...))
-	if isNoRows(err) {
-		return l, sika.NotFound("Payment link")
-	}
-	if err != nil {
-		return l, fmt.Errorf("select payment link: %w", err)
-	}
-	return l, nil
+	return one(s.pool.QueryRow(ctx, `SELECT `+paymentLinkColumns+` FROM payment_links l
+		WHERE l.deleted_at IS NULL AND `+where, args...), scanPaymentLink, "Payment link", "select payment link")
 }
 
 // ListPaymentLinks returns a page of the merchant's links, newest first.
 func (s *Store) ListPaymentLinks(ctx context.Context, merchantID uuid.UUID, env sika.Environment, page PageRequest) ([]sika.PaymentLink, int, error) {
-	items, n, err := queryPage(ctx, s, paymentLinkColumns, `FROM payment_links l WHERE l.merchant_id = $1 AND l.environment = $2
+	return listPage(ctx, s, "list payment links", paymentLinkColumns, `FROM payment_links l WHERE l.merchant_id = $1 AND l.environment = $2
 		AND l.deleted_at IS NULL`, `l.created_at DESC, l.id DESC`, []any{merchantID, env}, page, scanPaymentLink)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list payment links: %w", err)
-	}
-	return items, n, nil
 }
 
 // UpdatePaymentLink writes the editable fields of a link; merchant, environment, slug and url
 // never change.
 func (s *Store) UpdatePaymentLink(ctx context.Context, l sika.PaymentLink) (sika.PaymentLink, error) {
-	updated, err := scanPaymentLink(s.pool.QueryRow(ctx, `UPDATE payment_links l SET name = $4, description = $5,
+	return one(s.pool.QueryRow(ctx, `UPDATE payment_links l SET name = $4, description = $5,
 			amount_type = $6, amount = $7, min_amount = $8, currency = $9, country = $10, usage_limit = $11, is_active = $12,
 			metadata = $13, updated_at = now()
 		WHERE l.id = $1 AND l.merchant_id = $2 AND l.environment = $3 AND l.deleted_at IS NULL RETURNING `+paymentLinkColumns,
 		l.ID, l.Merchant, l.Environment, l.Name, l.Description, l.AmountType, amountArg(l.Amount), amountArg(l.MinAmount),
-		l.Currency, l.Country, l.UsageLimit, l.IsActive, metadataArg(l.Metadata)))
-	if isNoRows(err) {
-		return updated, sika.NotFound("Payment link")
-	}
-	if err != nil {
-		return updated, fmt.Errorf("update payment link: %w", err)
-	}
-	return updated, nil
+		l.Currency, l.Country, l.UsageLimit, l.IsActive, metadataArg(l.Metadata)), scanPaymentLink, "Payment link", "update payment link")
 }
 
 // DeletePaymentLink removes a link: its page answers 404 from then on; the transactions it
@@ -132,12 +114,8 @@ func (s *Store) DeletePaymentLink(ctx context.Context, merchantID uuid.UUID, env
 
 // ListLinkTransactions returns a page of the transactions a link generated, newest first.
 func (s *Store) ListLinkTransactions(ctx context.Context, linkID uuid.UUID, page PageRequest) ([]sika.Transaction, int, error) {
-	items, n, err := queryPage(ctx, s, transactionColumns, `FROM transactions t WHERE t.payment_link_id = $1`,
+	return listPage(ctx, s, "list link transactions", transactionColumns, `FROM transactions t WHERE t.payment_link_id = $1`,
 		`t.created_at DESC, t.id DESC`, []any{linkID}, page, scanTransaction)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list link transactions: %w", err)
-	}
-	return items, n, nil
 }
 
 // CreateLinkPayment creates a payment of a link (as CreateTransaction). In the same Postgres

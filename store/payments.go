@@ -71,28 +71,14 @@ func (s *Store) EnsureAttempt(ctx context.Context, t sika.Transaction, a sika.Tr
 
 // Attempt returns an attempt by id, or not_found.
 func (s *Store) Attempt(ctx context.Context, id uuid.UUID) (sika.TransactionAttempt, error) {
-	a, err := scanAttempt(s.pool.QueryRow(ctx, `SELECT `+attemptColumns+` FROM transaction_attempts a WHERE a.id = $1`, id))
-	if isNoRows(err) {
-		return a, sika.NotFound("Transaction attempt")
-	}
-	if err != nil {
-		return a, fmt.Errorf("select attempt: %w", err)
-	}
-	return a, nil
+	return one(s.pool.QueryRow(ctx, `SELECT `+attemptColumns+` FROM transaction_attempts a WHERE a.id = $1`, id), scanAttempt, "Transaction attempt", "select attempt")
 }
 
 // LatestAttempt returns the newest attempt of a transaction's current run, or not_found.
 func (s *Store) LatestAttempt(ctx context.Context, txID uuid.UUID) (sika.TransactionAttempt, error) {
-	a, err := scanAttempt(s.pool.QueryRow(ctx, `SELECT `+attemptColumns+` FROM transaction_attempts a
+	return one(s.pool.QueryRow(ctx, `SELECT `+attemptColumns+` FROM transaction_attempts a
 		JOIN transactions t ON t.id = a.transaction_id AND t.run = a.run
-		WHERE a.transaction_id = $1 ORDER BY a.sequence DESC LIMIT 1`, txID))
-	if isNoRows(err) {
-		return a, sika.NotFound("Transaction attempt")
-	}
-	if err != nil {
-		return a, fmt.Errorf("select latest attempt: %w", err)
-	}
-	return a, nil
+		WHERE a.transaction_id = $1 ORDER BY a.sequence DESC LIMIT 1`, txID), scanAttempt, "Transaction attempt", "select latest attempt")
 }
 
 // ClearOTP forgets a pre-payment OTP once a gateway has received it.

@@ -143,15 +143,8 @@ func (s *Store) RefundRouteOf(ctx context.Context, refundID uuid.UUID) (RefundRo
 // PaidAttempt returns the attempt of a collection that the operator reported paid (the first,
 // should a customer have paid twice), or not_found.
 func (s *Store) PaidAttempt(ctx context.Context, txID uuid.UUID) (sika.TransactionAttempt, error) {
-	a, err := scanAttempt(s.pool.QueryRow(ctx, `SELECT `+attemptColumns+` FROM transaction_attempts a
-		WHERE a.transaction_id = $1 AND a.status = 'SUCCESS' ORDER BY a.completed_at, a.id LIMIT 1`, txID))
-	if isNoRows(err) {
-		return a, sika.NotFound("Paid attempt")
-	}
-	if err != nil {
-		return a, fmt.Errorf("select paid attempt: %w", err)
-	}
-	return a, nil
+	return one(s.pool.QueryRow(ctx, `SELECT `+attemptColumns+` FROM transaction_attempts a
+		WHERE a.transaction_id = $1 AND a.status = 'SUCCESS' ORDER BY a.completed_at, a.id LIMIT 1`, txID), scanAttempt, "Paid attempt", "select paid attempt")
 }
 
 // RefundByID returns a refund of the merchant and environment with its attempts and status

@@ -38,25 +38,14 @@ func (s *Store) CreatePayoutMethod(ctx context.Context, m sika.PayoutMethod) (si
 
 // ListPayoutMethods returns a page of the merchant's payout methods, newest first.
 func (s *Store) ListPayoutMethods(ctx context.Context, merchantID uuid.UUID, env sika.Environment, page PageRequest) ([]sika.PayoutMethod, int, error) {
-	items, n, err := queryPage(ctx, s, payoutMethodColumns, `FROM merchant_payout_methods WHERE merchant_id = $1 AND environment = $2`,
+	return listPage(ctx, s, "list payout methods", payoutMethodColumns, `FROM merchant_payout_methods WHERE merchant_id = $1 AND environment = $2`,
 		`created_at DESC, id DESC`, []any{merchantID, env}, page, scanPayoutMethod)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list payout methods: %w", err)
-	}
-	return items, n, nil
 }
 
 // PayoutMethodByID returns a payout method of the merchant and environment, or not_found.
 func (s *Store) PayoutMethodByID(ctx context.Context, merchantID uuid.UUID, env sika.Environment, id uuid.UUID) (sika.PayoutMethod, error) {
-	m, err := scanPayoutMethod(s.pool.QueryRow(ctx, `SELECT `+payoutMethodColumns+` FROM merchant_payout_methods
-		WHERE id = $1 AND merchant_id = $2 AND environment = $3`, id, merchantID, env))
-	if isNoRows(err) {
-		return m, sika.NotFound("Payout method")
-	}
-	if err != nil {
-		return m, fmt.Errorf("select payout method: %w", err)
-	}
-	return m, nil
+	return one(s.pool.QueryRow(ctx, `SELECT `+payoutMethodColumns+` FROM merchant_payout_methods
+		WHERE id = $1 AND merchant_id = $2 AND environment = $3`, id, merchantID, env), scanPayoutMethod, "Payout method", "select payout method")
 }
 
 // ReviewPayoutMethod lets a staff member verify (or un-verify) and (de)activate any merchant's
@@ -118,25 +107,14 @@ func scanSettlement(row pgx.Row) (sika.Settlement, error) {
 }
 
 func (s *Store) settlement(ctx context.Context, where string, args ...any) (sika.Settlement, error) {
-	st, err := scanSettlement(s.pool.QueryRow(ctx, `SELECT `+settlementColumns+` FROM settlements s
-		JOIN transactions t ON t.id = s.transaction_id WHERE `+where, args...))
-	if isNoRows(err) {
-		return st, sika.NotFound("Settlement")
-	}
-	if err != nil {
-		return st, fmt.Errorf("select settlement: %w", err)
-	}
-	return st, nil
+	return one(s.pool.QueryRow(ctx, `SELECT `+settlementColumns+` FROM settlements s
+		JOIN transactions t ON t.id = s.transaction_id WHERE `+where, args...), scanSettlement, "Settlement", "select settlement")
 }
 
 // ListSettlements returns a page of the merchant's settlements, newest first.
 func (s *Store) ListSettlements(ctx context.Context, merchantID uuid.UUID, env sika.Environment, page PageRequest) ([]sika.Settlement, int, error) {
-	items, n, err := queryPage(ctx, s, settlementColumns, `FROM settlements s JOIN transactions t ON t.id = s.transaction_id
+	return listPage(ctx, s, "list settlements", settlementColumns, `FROM settlements s JOIN transactions t ON t.id = s.transaction_id
 		WHERE s.merchant_id = $1 AND s.environment = $2`, `s.created_at DESC, s.id DESC`, []any{merchantID, env}, page, scanSettlement)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list settlements: %w", err)
-	}
-	return items, n, nil
 }
 
 // NewWalletTransfer is a transfer to make: the TRANSFERT transaction (debit side, in the
@@ -253,23 +231,12 @@ func scanWalletTransfer(row pgx.Row) (sika.WalletTransfer, error) {
 }
 
 func (s *Store) walletTransfer(ctx context.Context, where string, args ...any) (sika.WalletTransfer, error) {
-	w, err := scanWalletTransfer(s.pool.QueryRow(ctx, `SELECT `+walletTransferColumns+` FROM wallet_transfers w
-		JOIN transactions t ON t.id = w.transaction_id WHERE `+where, args...))
-	if isNoRows(err) {
-		return w, sika.NotFound("Wallet transfer")
-	}
-	if err != nil {
-		return w, fmt.Errorf("select wallet transfer: %w", err)
-	}
-	return w, nil
+	return one(s.pool.QueryRow(ctx, `SELECT `+walletTransferColumns+` FROM wallet_transfers w
+		JOIN transactions t ON t.id = w.transaction_id WHERE `+where, args...), scanWalletTransfer, "Wallet transfer", "select wallet transfer")
 }
 
 // ListWalletTransfers returns a page of the merchant's wallet transfers, newest first.
 func (s *Store) ListWalletTransfers(ctx context.Context, merchantID uuid.UUID, env sika.Environment, page PageRequest) ([]sika.WalletTransfer, int, error) {
-	items, n, err := queryPage(ctx, s, walletTransferColumns, `FROM wallet_transfers w JOIN transactions t ON t.id = w.transaction_id
+	return listPage(ctx, s, "list wallet transfers", walletTransferColumns, `FROM wallet_transfers w JOIN transactions t ON t.id = w.transaction_id
 		WHERE w.merchant_id = $1 AND w.environment = $2`, `w.created_at DESC, w.id DESC`, []any{merchantID, env}, page, scanWalletTransfer)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list wallet transfers: %w", err)
-	}
-	return items, n, nil
 }

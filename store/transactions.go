@@ -396,15 +396,8 @@ func (s *Store) DeferOutbox(ctx context.Context, id int64, cause string, delaySe
 
 // TransactionByID returns a transaction of the merchant and environment, or not_found.
 func (s *Store) TransactionByID(ctx context.Context, merchantID uuid.UUID, env sika.Environment, id uuid.UUID) (sika.Transaction, error) {
-	t, err := scanTransaction(s.pool.QueryRow(ctx, `SELECT `+transactionColumns+` FROM transactions t
-		WHERE t.id = $1 AND t.merchant_id = $2 AND t.environment = $3`, id, merchantID, env))
-	if isNoRows(err) {
-		return t, sika.NotFound("Transaction")
-	}
-	if err != nil {
-		return t, fmt.Errorf("select transaction: %w", err)
-	}
-	return t, nil
+	return one(s.pool.QueryRow(ctx, `SELECT `+transactionColumns+` FROM transactions t
+		WHERE t.id = $1 AND t.merchant_id = $2 AND t.environment = $3`, id, merchantID, env), scanTransaction, "Transaction", "select transaction")
 }
 
 // TransactionWithOTP returns a transaction and the pre-payment OTP still kept for it ("" when
@@ -426,14 +419,7 @@ func (s *Store) TransactionWithOTP(ctx context.Context, id uuid.UUID) (sika.Tran
 
 // Transaction returns a transaction by id alone, for workflows (which carry no tenancy).
 func (s *Store) Transaction(ctx context.Context, id uuid.UUID) (sika.Transaction, error) {
-	t, err := scanTransaction(s.pool.QueryRow(ctx, `SELECT `+transactionColumns+` FROM transactions t WHERE t.id = $1`, id))
-	if isNoRows(err) {
-		return t, sika.NotFound("Transaction")
-	}
-	if err != nil {
-		return t, fmt.Errorf("select transaction: %w", err)
-	}
-	return t, nil
+	return one(s.pool.QueryRow(ctx, `SELECT `+transactionColumns+` FROM transactions t WHERE t.id = $1`, id), scanTransaction, "Transaction", "select transaction")
 }
 
 // TransactionDetail returns a transaction with its attempts and status logs.

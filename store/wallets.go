@@ -97,25 +97,14 @@ func scanWallet(row pgx.Row) (sika.Wallet, error) {
 
 // ListWallets returns a merchant's wallets in one environment, by country.
 func (s *Store) ListWallets(ctx context.Context, merchantID uuid.UUID, env sika.Environment, page PageRequest) ([]sika.Wallet, int, error) {
-	items, n, err := queryPage(ctx, s, walletColumns, `FROM wallets WHERE merchant_id = $1 AND environment = $2`,
+	return listPage(ctx, s, "list wallets", walletColumns, `FROM wallets WHERE merchant_id = $1 AND environment = $2`,
 		`country, id`, []any{merchantID, env}, page, scanWallet)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list wallets: %w", err)
-	}
-	return items, n, nil
 }
 
 // WalletByID returns a wallet of the merchant and environment, or not_found.
 func (s *Store) WalletByID(ctx context.Context, merchantID uuid.UUID, env sika.Environment, id uuid.UUID) (sika.Wallet, error) {
-	w, err := scanWallet(s.pool.QueryRow(ctx, `SELECT `+walletColumns+` FROM wallets
-		WHERE id = $1 AND merchant_id = $2 AND environment = $3`, id, merchantID, env))
-	if isNoRows(err) {
-		return w, sika.NotFound("Merchant balance")
-	}
-	if err != nil {
-		return w, fmt.Errorf("select wallet: %w", err)
-	}
-	return w, nil
+	return one(s.pool.QueryRow(ctx, `SELECT `+walletColumns+` FROM wallets
+		WHERE id = $1 AND merchant_id = $2 AND environment = $3`, id, merchantID, env), scanWallet, "Merchant balance", "select wallet")
 }
 
 const ledgerColumns = `e.id, e.merchant_id, e.environment, e.wallet_id, e.country, e.currency, e.type, e.amount, e.direction,
@@ -154,15 +143,8 @@ func (s *Store) ListWalletLedger(ctx context.Context, merchantID uuid.UUID, env 
 
 // LedgerEntryByID returns a ledger entry of the merchant and environment, or not_found.
 func (s *Store) LedgerEntryByID(ctx context.Context, merchantID uuid.UUID, env sika.Environment, id uuid.UUID) (sika.LedgerEntry, error) {
-	e, err := scanLedgerEntry(s.pool.QueryRow(ctx, `SELECT `+ledgerColumns+` FROM ledger_entries e
-		WHERE e.id = $1 AND e.merchant_id = $2 AND e.environment = $3`, id, merchantID, env))
-	if isNoRows(err) {
-		return e, sika.NotFound("Ledger entry")
-	}
-	if err != nil {
-		return e, fmt.Errorf("select ledger entry: %w", err)
-	}
-	return e, nil
+	return one(s.pool.QueryRow(ctx, `SELECT `+ledgerColumns+` FROM ledger_entries e
+		WHERE e.id = $1 AND e.merchant_id = $2 AND e.environment = $3`, id, merchantID, env), scanLedgerEntry, "Ledger entry", "select ledger entry")
 }
 
 // LedgerDiscrepancy describes the first place a wallet disagrees with its ledger.

@@ -37,25 +37,14 @@ func (s *Store) CreateWebhookEndpoint(ctx context.Context, e sika.WebhookEndpoin
 
 // ListWebhookEndpoints returns a page of the merchant's endpoints in an environment.
 func (s *Store) ListWebhookEndpoints(ctx context.Context, merchantID uuid.UUID, env sika.Environment, page PageRequest) ([]sika.WebhookEndpoint, int, error) {
-	items, n, err := queryPage(ctx, s, endpointColumns, `FROM webhook_endpoints WHERE merchant_id = $1 AND environment = $2 AND deleted_at IS NULL`,
+	return listPage(ctx, s, "list webhook endpoints", endpointColumns, `FROM webhook_endpoints WHERE merchant_id = $1 AND environment = $2 AND deleted_at IS NULL`,
 		`created_at DESC, id DESC`, []any{merchantID, env}, page, scanEndpoint)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list webhook endpoints: %w", err)
-	}
-	return items, n, nil
 }
 
 // WebhookEndpointByID returns an endpoint of the merchant and environment, or not_found.
 func (s *Store) WebhookEndpointByID(ctx context.Context, merchantID uuid.UUID, env sika.Environment, id uuid.UUID) (sika.WebhookEndpoint, error) {
-	e, err := scanEndpoint(s.pool.QueryRow(ctx, `SELECT `+endpointColumns+` FROM webhook_endpoints
-		WHERE id = $1 AND merchant_id = $2 AND environment = $3 AND deleted_at IS NULL`, id, merchantID, env))
-	if isNoRows(err) {
-		return e, sika.NotFound("Webhook endpoint")
-	}
-	if err != nil {
-		return e, fmt.Errorf("select webhook endpoint: %w", err)
-	}
-	return e, nil
+	return one(s.pool.QueryRow(ctx, `SELECT `+endpointColumns+` FROM webhook_endpoints
+		WHERE id = $1 AND merchant_id = $2 AND environment = $3 AND deleted_at IS NULL`, id, merchantID, env), scanEndpoint, "Webhook endpoint", "select webhook endpoint")
 }
 
 // EndpointPatch holds what a PATCH may change; nil leaves a field as it is.
@@ -67,18 +56,11 @@ type EndpointPatch struct {
 
 // UpdateWebhookEndpoint applies a patch; re-activating clears the reason it was disabled.
 func (s *Store) UpdateWebhookEndpoint(ctx context.Context, merchantID uuid.UUID, env sika.Environment, id uuid.UUID, p EndpointPatch) (sika.WebhookEndpoint, error) {
-	e, err := scanEndpoint(s.pool.QueryRow(ctx, `UPDATE webhook_endpoints SET url = coalesce($4, url),
+	return one(s.pool.QueryRow(ctx, `UPDATE webhook_endpoints SET url = coalesce($4, url),
 			description = coalesce($5, description), is_active = coalesce($6, is_active),
 			disabled_reason = CASE WHEN $6 THEN '' ELSE disabled_reason END, updated_at = now()
 		WHERE id = $1 AND merchant_id = $2 AND environment = $3 AND deleted_at IS NULL RETURNING `+endpointColumns,
-		id, merchantID, env, p.URL, p.Description, p.IsActive))
-	if isNoRows(err) {
-		return e, sika.NotFound("Webhook endpoint")
-	}
-	if err != nil {
-		return e, fmt.Errorf("update webhook endpoint: %w", err)
-	}
-	return e, nil
+		id, merchantID, env, p.URL, p.Description, p.IsActive), scanEndpoint, "Webhook endpoint", "update webhook endpoint")
 }
 
 // DeleteWebhookEndpoint removes an endpoint from use (kept for the deliveries log).
