@@ -128,10 +128,8 @@ func (s *Server) newCheckoutSession(ctx context.Context, req checkoutSessionRequ
 			return c, err
 		}
 	}
-	if c.CustomerPhone = strings.TrimSpace(req.CustomerPhone); c.CustomerPhone != "" && country.ID != uuid.Nil {
-		if c.CustomerPhone, err = sika.NormalizePhone(country, c.CustomerPhone); err != nil {
-			v.Add("customer_phone", err.Error())
-		}
+	if c.CustomerPhone = strings.TrimSpace(req.CustomerPhone); country.ID != uuid.Nil {
+		c.CustomerPhone = readPhone(&v, country, "customer_phone", c.CustomerPhone, false)
 	}
 	if c.ReturnURL = strings.TrimSpace(req.ReturnURL); c.ReturnURL != "" {
 		if u, err := url.Parse(c.ReturnURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -141,11 +139,7 @@ func (s *Server) newCheckoutSession(ctx context.Context, req checkoutSessionRequ
 	if c.Metadata, err = normaliseMetadata(req.Metadata); err != nil {
 		v.Add("metadata", err.Error())
 	}
-	if req.FeeChargeMode != nil && *req.FeeChargeMode != "" {
-		if c.FeeChargeMode = sika.FeeChargeMode(strings.ToUpper(*req.FeeChargeMode)); !c.FeeChargeMode.Valid() {
-			v.Add("fee_charge_mode", `Must be "ADD_ON" or "DEDUCTED".`)
-		}
-	}
+	c.FeeChargeMode = readFeeChargeMode(&v, req.FeeChargeMode)
 	expires := now.Add(checkoutDefaultExpiry)
 	if req.ExpiresAt != nil {
 		minExpiry := checkoutMinExpiry

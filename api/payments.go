@@ -174,26 +174,8 @@ func (s *Server) prepareCollection(ctx context.Context, req softpayRequest) (col
 	if req.CustomerEmail != "" && !validEmail(req.CustomerEmail) {
 		v.Add("customer_email", sika.MsgInvalidEmail)
 	}
-	if len([]rune(req.Description)) > 500 {
-		v.Add("description", "Ensure this field has no more than 500 characters.")
-	}
-	metadata, merr := normaliseMetadata(req.Metadata)
-	if merr != nil {
-		v.Add("metadata", merr.Error())
-	}
-	var mode sika.FeeChargeMode
-	if req.FeeChargeMode != nil && *req.FeeChargeMode != "" {
-		if mode = sika.FeeChargeMode(strings.ToUpper(*req.FeeChargeMode)); !mode.Valid() {
-			v.Add("fee_charge_mode", `Must be "ADD_ON" or "DEDUCTED".`)
-		}
-	}
-	if c.country.ID != uuid.Nil {
-		if req.CustomerPhone == "" {
-			v.Add("customer_phone", sika.MsgRequired)
-		} else if c.phone, err = sika.NormalizePhone(c.country, req.CustomerPhone); err != nil {
-			v.Add("customer_phone", err.Error())
-		}
-	}
+	metadata, mode := readMoneyExtras(&v, req.Description, req.Metadata, req.FeeChargeMode)
+	c.phone = readPhone(&v, c.country, "customer_phone", req.CustomerPhone, true)
 	if err := v.Err(); err != nil {
 		return c, err
 	}
@@ -479,12 +461,7 @@ func (s *Server) retryPayment(w http.ResponseWriter, r *http.Request) error {
 			network = &n
 		}
 	}
-	phone := ""
-	if req.CustomerPhone != "" {
-		if phone, err = sika.NormalizePhone(country, req.CustomerPhone); err != nil {
-			v.Add("customer_phone", err.Error())
-		}
-	}
+	phone := readPhone(&v, country, "customer_phone", req.CustomerPhone, false)
 	if err := v.Err(); err != nil {
 		return err
 	}
@@ -566,4 +543,49 @@ func (s *Server) getTransaction(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return s.writeTransaction(w, r, id, http.StatusOK)
+}
+
+// readMoneyExtras reads what every money request carries beside its amount and target, by one
+// rule: a description of 500 characters at most, metadata (normaliseMetadata) and an optional
+// fee charge mode ("" when not given).
+func readMoneyExtras(v *sika.Validation, description string, metadata json.RawMessage, feeChargeMode *string) (json.RawMessage, sika.FeeChargeMode) {
+	if len([]rune(description)) > 500 {
+		v.Add("description", "Ensure this field has no more than 500 characters.")
+	}
+	md, err := normaliseMetadata(metadata)
+	if err != nil {
+		v.Add("metadata", err.Error())
+	}
+	return md, readFeeChargeMode(v, feeChargeMode)
+}
+
+// readFeeChargeMode is an optional fee_charge_mode, ADD_ON or DEDUCTED in any case.
+func readFeeChargeMode(v *sika.Validation, raw *string) sika.FeeChargeMode {
+	if raw == nil || *raw == "" {
+		return ""
+	}
+	mode := sika.FeeChargeMode(strings.ToUpper(*raw))
+	if !mode.Valid() {
+		v.Add("fee_charge_mode", `Must be "ADD_ON" or "DEDUCTED".`)
+	}
+	return mode
+}
+
+// readPhone is a phone number of the country in E.164 (sika.NormalizePhone); a missing one is
+// refused when required. Without a country (itself refused) there is nothing to check it by.
+func readPhone(v *sika.Validation, country sika.Country, field, raw string, required bool) string {
+	if country.ID == uuid.Nil {
+		return ""
+	}
+	if raw == "" {
+		if required {
+			v.Add(field, sika.MsgRequired)
+		}
+		return ""
+	}
+	phone, err := sika.NormalizePhone(country, raw)
+	if err != nil {
+		v.Add(field, err.Error())
+	}
+	return phone
 }

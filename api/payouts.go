@@ -102,30 +102,11 @@ func (s *Server) pricePayout(ctx context.Context, merchant uuid.UUID, env sika.E
 	}
 	amount, country, network := target.amount, target.country, target.network
 	req.Currency = target.currency
-	var recipient string
-	if country.ID != uuid.Nil {
-		if req.Recipient == "" {
-			v.Add("recipient", sika.MsgRequired)
-		} else if recipient, err = sika.NormalizePhone(country, req.Recipient); err != nil {
-			v.Add("recipient", err.Error())
-		}
-	}
+	recipient := readPhone(&v, country, "recipient", req.Recipient, true)
 	if len([]rune(req.RecipientName)) > 200 {
 		v.Add("recipient_name", "Ensure this field has no more than 200 characters.")
 	}
-	if len([]rune(req.Description)) > 500 {
-		v.Add("description", "Ensure this field has no more than 500 characters.")
-	}
-	metadata, merr := normaliseMetadata(req.Metadata)
-	if merr != nil {
-		v.Add("metadata", merr.Error())
-	}
-	var mode sika.FeeChargeMode
-	if req.FeeChargeMode != nil && *req.FeeChargeMode != "" {
-		if mode = sika.FeeChargeMode(strings.ToUpper(*req.FeeChargeMode)); !mode.Valid() {
-			v.Add("fee_charge_mode", `Must be "ADD_ON" or "DEDUCTED".`)
-		}
-	}
+	metadata, mode := readMoneyExtras(&v, req.Description, req.Metadata, req.FeeChargeMode)
 	if err := v.Err(); err != nil {
 		return p, err
 	}
