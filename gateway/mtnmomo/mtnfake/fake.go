@@ -11,9 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -48,13 +46,10 @@ type fakeOp struct {
 // every request (subscription key, Bearer token, X-Reference-Id a UUID, X-Target-Environment,
 // amount a string) and reports violations with t.Errorf.
 type Server struct {
+	gatewaytest.Fake
 	// Script gives Next, HTTPClient (the refusal switch) and Take.
 	gatewaytest.Script
 
-	t   testing.TB
-	srv *httptest.Server
-
-	mu            sync.Mutex
 	tokens        map[string]string // token → product
 	tokenRequests map[string]int    // product → count
 	tokenTTL      int               // expires_in of issued tokens, seconds
@@ -74,29 +69,14 @@ type SeenRequest struct {
 
 // New starts a fake MTN on loopback, closed when t ends.
 func New(t testing.TB) *Server {
-	f := &Server{t: t, tokens: map[string]string{}, tokenRequests: map[string]int{}, tokenTTL: 3600,
+	f := &Server{tokens: map[string]string{}, tokenRequests: map[string]int{}, tokenTTL: 3600,
 		ops: map[string]*fakeOp{}}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(f.srv.Close)
+	f.Start(t, "MTN", f.serve)
 	return f
 }
 
-// URL is the fake's base URL.
-func (f *Server) URL() string { return f.srv.URL }
-
-func (f *Server) errorf(format string, args ...any) {
-	f.t.Helper()
-	f.t.Errorf("fake MTN: "+format, args...)
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
 func writeError(w http.ResponseWriter, status int, code, message string) {
-	writeJSON(w, status, map[string]string{"code": code, "message": message})
+	gatewaytest.WriteJSON(w, status, map[string]string{"code": code, "message": message})
 }
 
 func (f *Server) serve(w http.ResponseWriter, r *http.Request) {
@@ -112,8 +92,8 @@ func (f *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if got := r.Header.Get("Ocp-Apim-Subscription-Key"); got != key {
-		f.errorf("%s %s: subscription key %q, want the %s key", r.Method, r.URL.Path, got, product)
-		writeJSON(w, http.StatusUnauthorized, map[string]any{"statusCode": 401, "message": "Access denied due to invalid subscription key."})
+		f.Errorf("%s %s: subscription key %q, want the %s key", r.Method, r.URL.Path, got, product)
+		gatewaytest.WriteJSON(w, http.StatusUnauthorized, map[string]any{"statusCode": 401, "message": "Access denied due to invalid subscription key."})
 		return
 	}
 	if parts[1] == "token" && r.Method == http.MethodPost {
@@ -124,7 +104,7 @@ func (f *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if env := r.Header.Get("X-Target-Environment"); env != Environment {
-		f.errorf("%s %s: X-Target-Environment %q, want %q", r.Method, r.URL.Path, env, Environment)
+		f.Errorf("%s %s: X-Target-Environment %q, want %q", r.Method, r.URL.Path, env, Environment)
 	}
 	resource := map[string]string{"collection": "requesttopay", "disbursement": "transfer"}[product]
 	if product == "disbursement" && len(parts) >= 3 && parts[2] == "refund" {
@@ -143,43 +123,43 @@ func (f *Server) serve(w http.ResponseWriter, r *http.Request) {
 func (f *Server) token(w http.ResponseWriter, r *http.Request, product string) {
 	want := "Basic " + base64.StdEncoding.EncodeToString([]byte(APIUser+":"+APIKey))
 	if r.Header.Get("Authorization") != want {
-		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "login_failed"})
+		gatewaytest.WriteJSON(w, http.StatusUnauthorized, map[string]string{"error": "login_failed"})
 		return
 	}
-	f.mu.Lock()
+	f.Mu.Lock()
 	delay := f.tokenDelay
 	f.tokenRequests[product]++
 	tok := fmt.Sprintf("tok-%s-%d", product, f.tokenRequests[product])
 	f.tokens[tok] = product
 	ttl := f.tokenTTL
-	f.mu.Unlock()
+	f.Mu.Unlock()
 	time.Sleep(delay)
-	writeJSON(w, http.StatusOK, map[string]any{"access_token": tok, "token_type": "access_token", "expires_in": ttl})
+	gatewaytest.WriteJSON(w, http.StatusOK, map[string]any{"access_token": tok, "token_type": "access_token", "expires_in": ttl})
 }
 
 func (f *Server) authorized(w http.ResponseWriter, r *http.Request, product string) bool {
 	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	f.mu.Lock()
+	f.Mu.Lock()
 	valid := ok && f.tokens[tok] == product && !f.rejectBearer
-	f.mu.Unlock()
+	f.Mu.Unlock()
 	if !valid {
 		if r.Method == http.MethodPost {
-			f.mu.Lock()
+			f.Mu.Lock()
 			f.requests = append(f.requests, SeenRequest{r.Method, r.URL.Path, r.Header.Get("X-Reference-Id")})
-			f.mu.Unlock()
+			f.Mu.Unlock()
 		}
-		writeJSON(w, http.StatusUnauthorized, map[string]any{"statusCode": 401, "message": "Access denied due to invalid access token."})
+		gatewaytest.WriteJSON(w, http.StatusUnauthorized, map[string]any{"statusCode": 401, "message": "Access denied due to invalid access token."})
 	}
 	return valid
 }
 
 func (f *Server) initiate(w http.ResponseWriter, r *http.Request, product string) {
 	ref := r.Header.Get("X-Reference-Id")
-	f.mu.Lock()
+	f.Mu.Lock()
 	f.requests = append(f.requests, SeenRequest{r.Method, r.URL.Path, ref})
-	f.mu.Unlock()
+	f.Mu.Unlock()
 	if _, err := uuid.Parse(ref); err != nil || len(ref) != 36 {
-		f.errorf("X-Reference-Id %q is not a UUID", ref)
+		f.Errorf("X-Reference-Id %q is not a UUID", ref)
 		writeError(w, http.StatusBadRequest, "INVALID_REFERENCE_ID", "X-Reference-Id must be a UUID")
 		return
 	}
@@ -191,25 +171,25 @@ func (f *Server) initiate(w http.ResponseWriter, r *http.Request, product string
 	}
 	f.checkBody(product, body)
 
-	f.mu.Lock()
+	f.Mu.Lock()
 	b := f.Take()
 	forced, create := f.nextStatus, f.nextCreate
 	f.nextStatus = 0
 	if existing, ok := f.ops[ref]; ok {
 		if existing.body["amount"] != body["amount"] {
-			f.errorf("reference %s sent again with amount %v, first %v", ref, body["amount"], existing.body["amount"])
+			f.Errorf("reference %s sent again with amount %v, first %v", ref, body["amount"], existing.body["amount"])
 		}
-		f.mu.Unlock()
+		f.Mu.Unlock()
 		writeError(w, http.StatusConflict, "RESOURCE_ALREADY_EXIST", "Duplicated reference id. Creation of resource failed.")
 		return
 	}
 	if b == gatewaytest.Unavailable503 {
-		f.mu.Unlock()
+		f.Mu.Unlock()
 		writeError(w, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", "Service unavailable, try again later")
 		return
 	}
 	if forced != 0 && !create {
-		f.mu.Unlock()
+		f.Mu.Unlock()
 		writeError(w, forced, "INTERNAL_PROCESSING_ERROR", "forced answer")
 		return
 	}
@@ -226,7 +206,7 @@ func (f *Server) initiate(w http.ResponseWriter, r *http.Request, product string
 		op.final, op.finalR = "FAILED", "NOT_ALLOWED"
 	}
 	f.ops[ref] = op
-	f.mu.Unlock()
+	f.Mu.Unlock()
 
 	switch {
 	case forced != 0:
@@ -241,10 +221,10 @@ func (f *Server) initiate(w http.ResponseWriter, r *http.Request, product string
 // checkBody checks the documented shape of a requesttopay or transfer body.
 func (f *Server) checkBody(product string, body map[string]any) {
 	if _, ok := body["amount"].(string); !ok {
-		f.errorf("amount %#v is not a string", body["amount"])
+		f.Errorf("amount %#v is not a string", body["amount"])
 	}
 	if s, _ := body["amount"].(string); strings.Contains(s, ".") && body["currency"] == "XOF" {
-		f.errorf("XOF amount %q has decimals", s)
+		f.Errorf("XOF amount %q has decimals", s)
 	}
 	if product == productRefund {
 		f.checkRefundBody(body)
@@ -253,27 +233,27 @@ func (f *Server) checkBody(product string, body map[string]any) {
 	partyKey := map[string]string{"collection": "payer", "disbursement": "payee"}[product]
 	p, ok := body[partyKey].(map[string]any)
 	if !ok {
-		f.errorf("%s body without %s", product, partyKey)
+		f.Errorf("%s body without %s", product, partyKey)
 		return
 	}
 	if p["partyIdType"] != "MSISDN" {
-		f.errorf("partyIdType %v", p["partyIdType"])
+		f.Errorf("partyIdType %v", p["partyIdType"])
 	}
 	if id, _ := p["partyId"].(string); id == "" || strings.Trim(id, "0123456789") != "" {
-		f.errorf("partyId %q is not digits", id)
+		f.Errorf("partyId %q is not digits", id)
 	}
 	for _, k := range []string{"currency", "externalId", "payerMessage", "payeeNote"} {
 		if _, ok := body[k].(string); !ok {
-			f.errorf("body field %s missing", k)
+			f.Errorf("body field %s missing", k)
 		}
 	}
 }
 
 func (f *Server) status(w http.ResponseWriter, product, ref string) {
-	f.mu.Lock()
+	f.Mu.Lock()
 	op, ok := f.ops[ref]
 	if !ok || op.product != product {
-		f.mu.Unlock()
+		f.Mu.Unlock()
 		writeError(w, http.StatusNotFound, "RESOURCE_NOT_FOUND", "Requested resource was not found.")
 		return
 	}
@@ -285,8 +265,8 @@ func (f *Server) status(w http.ResponseWriter, product, ref string) {
 		}
 	}
 	answer := f.statusJSON(ref, op)
-	f.mu.Unlock()
-	writeJSON(w, http.StatusOK, answer)
+	f.Mu.Unlock()
+	gatewaytest.WriteJSON(w, http.StatusOK, answer)
 }
 
 // statusJSON renders an operation as MTN does (for status reads and callbacks).
@@ -320,22 +300,22 @@ func (f *Server) statusJSON(_ string, op *fakeOp) map[string]any {
 
 // ForceNext makes the next initiation answer status, after creating the operation if create.
 func (f *Server) ForceNext(status int, create bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
 	f.nextStatus, f.nextCreate = status, create
 }
 
 // Seen lists the initiations and refused calls received, in order.
 func (f *Server) Seen() []SeenRequest {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
 	return append([]SeenRequest(nil), f.requests...)
 }
 
 // TokenCount counts the token requests of a product (collection or disbursement).
 func (f *Server) TokenCount(product string) int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
 	return f.tokenRequests[product]
 }
 
@@ -343,37 +323,37 @@ func (f *Server) TokenCount(product string) int {
 
 // Operations counts the operations created (gatewaytest.Controls).
 func (f *Server) Operations() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
 	return len(f.ops)
 }
 
 // Callback renders the callback MTN would send about reference now (gatewaytest.Controls).
 func (f *Server) Callback(kind gateway.CallbackKind, reference string) (http.Header, []byte) {
-	f.mu.Lock()
+	f.Mu.Lock()
 	op, ok := f.ops[reference]
 	var body []byte
 	if ok {
 		body, _ = json.Marshal(f.statusJSON(reference, op))
 	}
-	f.mu.Unlock()
+	f.Mu.Unlock()
 	if !ok {
-		f.errorf("callback for unknown %s %s", kind, reference)
+		f.Errorf("callback for unknown %s %s", kind, reference)
 	}
 	return http.Header{"Content-Type": {"application/json"}}, body
 }
 
 // ExpireToken invalidates every issued token (gatewaytest.Controls).
 func (f *Server) ExpireToken() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
 	clear(f.tokens)
 }
 
 // TokenRequests counts every token request (gatewaytest.Controls).
 func (f *Server) TokenRequests() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
 	n := 0
 	for _, c := range f.tokenRequests {
 		n += c
@@ -383,8 +363,8 @@ func (f *Server) TokenRequests() int {
 
 // Body returns the JSON body the operation under reference was created with (nil if none).
 func (f *Server) Body(reference string) map[string]any {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
 	if op, ok := f.ops[reference]; ok {
 		return op.body
 	}
@@ -392,22 +372,10 @@ func (f *Server) Body(reference string) map[string]any {
 }
 
 // RejectBearer makes the fake refuse every Bearer token (true) or accept valid ones again.
-func (f *Server) RejectBearer(reject bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.rejectBearer = reject
-}
+func (f *Server) RejectBearer(reject bool) { gatewaytest.Set(&f.Fake, &f.rejectBearer, reject) }
 
 // SetTokenDelay delays every token answer by d.
-func (f *Server) SetTokenDelay(d time.Duration) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.tokenDelay = d
-}
+func (f *Server) SetTokenDelay(d time.Duration) { gatewaytest.Set(&f.Fake, &f.tokenDelay, d) }
 
 // SetTokenTTL sets the expires_in, in seconds, of the tokens issued from now on.
-func (f *Server) SetTokenTTL(seconds int) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.tokenTTL = seconds
-}
+func (f *Server) SetTokenTTL(seconds int) { gatewaytest.Set(&f.Fake, &f.tokenTTL, seconds) }

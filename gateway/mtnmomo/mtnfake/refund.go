@@ -20,18 +20,18 @@ const productRefund = "refund"
 func (f *Server) checkRefundBody(body map[string]any) {
 	for _, k := range []string{"currency", "externalId", "payerMessage", "payeeNote", "referenceIdToRefund"} {
 		if _, ok := body[k].(string); !ok {
-			f.errorf("refund body field %s missing", k)
+			f.Errorf("refund body field %s missing", k)
 		}
 	}
 	if ref, _ := body["referenceIdToRefund"].(string); uuid.Validate(ref) != nil || len(ref) != 36 {
-		f.errorf("referenceIdToRefund %q is not a UUID", ref)
+		f.Errorf("referenceIdToRefund %q is not a UUID", ref)
 	}
 	if body["payer"] != nil || body["payee"] != nil {
-		f.errorf("refund body with a payer or payee: MTN takes them from the request-to-pay")
+		f.Errorf("refund body with a payer or payee: MTN takes them from the request-to-pay")
 	}
 }
 
-// refundableLocked reports whether a refund of body fits its request-to-pay (f.mu held).
+// refundableLocked reports whether a refund of body fits its request-to-pay (f.Mu held).
 func (f *Server) refundableLocked(body map[string]any) bool {
 	colRef := fmt.Sprint(body["referenceIdToRefund"])
 	col := f.ops[colRef]

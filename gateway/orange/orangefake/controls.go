@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/sikahq/sika/gateway/gatewaytest"
 )
 
 // notifyClient posts the notifications.
@@ -14,7 +16,7 @@ var notifyClient = &http.Client{Timeout: 10 * time.Second}
 
 // Customers, and Orange's notifications.
 
-// pageOf returns the payment whose payment_url is paymentURL (f.mu held).
+// pageOf returns the payment whose payment_url is paymentURL (f.Mu held).
 func (f *Server) pageOf(paymentURL string) *payment {
 	u, err := url.Parse(paymentURL)
 	if err != nil {
@@ -29,20 +31,20 @@ func (f *Server) pageOf(paymentURL string) *payment {
 
 // customer ends the payment behind paymentURL with status, as its customer on the page.
 func (f *Server) customer(paymentURL, status string) {
-	f.t.Helper()
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.T().Helper()
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
 	p := f.pageOf(paymentURL)
 	if p == nil {
-		f.errorf("no payment page %q", paymentURL)
+		f.Errorf("no payment page %q", paymentURL)
 		return
 	}
 	f.advance(p)
 	switch {
 	case p.delivered.IsZero():
-		f.errorf("payment %s: its page never reached the merchant, nobody can be on it", p.orderID)
+		f.Errorf("payment %s: its page never reached the merchant, nobody can be on it", p.orderID)
 	case !p.open():
-		f.errorf("payment %s is %s: nobody can pay it any more", p.orderID, p.status)
+		f.Errorf("payment %s is %s: nobody can pay it any more", p.orderID, p.status)
 	default:
 		f.settle(p, status)
 	}
@@ -53,14 +55,14 @@ func (f *Server) customer(paymentURL, status string) {
 // A page that is unknown, never reached the merchant, or whose payment has ended is reported on
 // the test. Orange's notification is not sent: see Notify.
 func (f *Server) Pay(paymentURL string) {
-	f.t.Helper()
+	f.T().Helper()
 	f.customer(paymentURL, Success)
 }
 
 // Decline is the customer cancelling on the page at paymentURL (or failing its PIN or OTP): the
 // payment becomes FAILED. It is reported on the test as Pay is.
 func (f *Server) Decline(paymentURL string) {
-	f.t.Helper()
+	f.T().Helper()
 	f.customer(paymentURL, Failed)
 }
 
@@ -69,20 +71,20 @@ func (f *Server) Decline(paymentURL string) {
 // returns an error when the page is unknown, the payment has not ended yet, or the answer is
 // not a 2xx.
 func (f *Server) Notify(paymentURL string) error {
-	f.mu.Lock()
+	f.Mu.Lock()
 	p := f.pageOf(paymentURL)
 	if p == nil {
-		f.mu.Unlock()
+		f.Mu.Unlock()
 		return fmt.Errorf("fake Orange: no payment page %q", paymentURL)
 	}
 	f.advance(p)
 	if p.open() {
 		status := p.status
-		f.mu.Unlock()
+		f.Mu.Unlock()
 		return fmt.Errorf("fake Orange: payment %s is %s: Orange notifies only a payment that has ended", p.orderID, status)
 	}
 	body, target := notificationOf(p), p.notifURL
-	f.mu.Unlock()
+	f.Mu.Unlock()
 	resp, err := notifyClient.Post(target, "application/json", bytes.NewReader(body))
 	if err != nil {
 		return fmt.Errorf("fake Orange: post notification: %w", err)
@@ -99,12 +101,12 @@ func (f *Server) Notify(paymentURL string) error {
 // It is what a harness's gatewaytest.Controls.Callback returns, once the reference is turned
 // into its order_id.
 func (f *Server) Notification(orderID string) (http.Header, []byte) {
-	f.t.Helper()
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.T().Helper()
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
 	p, ok := f.payments[orderID]
 	if !ok {
-		f.errorf("no payment of order %q to notify", orderID)
+		f.Errorf("no payment of order %q to notify", orderID)
 		return http.Header{}, nil
 	}
 	f.advance(p)
@@ -115,8 +117,8 @@ func (f *Server) Notification(orderID string) (http.Header, []byte) {
 
 // Payment returns a snapshot of the payment of orderID, and whether the fake holds one.
 func (f *Server) Payment(orderID string) (Payment, bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
 	p, ok := f.payments[orderID]
 	if !ok {
 		return Payment{}, false
@@ -126,8 +128,8 @@ func (f *Server) Payment(orderID string) (Payment, bool) {
 
 // Seen lists every request received, in order.
 func (f *Server) Seen() []SeenRequest {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
 	return append([]SeenRequest(nil), f.requests...)
 }
 
@@ -137,80 +139,60 @@ func (f *Server) Seen() []SeenRequest {
 // the customer of a payment ends it (SUCCESS, or FAILED after Next(gatewaytest.Decline), or as
 // NextOutcome says), and is on the page (PENDING) from d/2. The clock runs when the payment is
 // read (status reads, Notification, Notify). 0, the default, leaves payments to Pay and Decline.
-func (f *Server) SettleAfter(d time.Duration) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.settleAfter = d
-}
+func (f *Server) SettleAfter(d time.Duration) { gatewaytest.Set(&f.Fake, &f.settleAfter, d) }
 
 // SetSessionTTL sets how long after its creation an unpaid payment expires (default
 // DefaultSessionTTL).
-func (f *Server) SetSessionTTL(d time.Duration) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.sessionTTL = d
-}
+func (f *Server) SetSessionTTL(d time.Duration) { gatewaytest.Set(&f.Fake, &f.sessionTTL, d) }
 
 // NextOutcome sets what the customer of the next payment created does after SettleAfter:
 // Success, Failed, or "" (never comes back: the payment expires). Calls queue up, one per
 // payment.
 func (f *Server) NextOutcome(status string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
 	f.nextOutcome = append(f.nextOutcome, status)
 }
 
 // ForceNext makes the next initiation answer status with body, after creating the payment if
 // create (its page then never reaches the merchant).
 func (f *Server) ForceNext(status int, create bool, body string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
 	f.forced, f.forcedCreate, f.forcedBody = status, create, body
 }
 
 // ForceNextStatus makes the next status read answer status with body.
 func (f *Server) ForceNextStatus(status int, body string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
 	f.statusForced, f.statusBody = status, body
 }
 
 // SetStatusDelay delays every status read's answer by d.
-func (f *Server) SetStatusDelay(d time.Duration) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.statusDelay = d
-}
+func (f *Server) SetStatusDelay(d time.Duration) { gatewaytest.Set(&f.Fake, &f.statusDelay, d) }
 
 // RejectBearer makes the fake refuse every Bearer token with a 403, as Orange does to an
 // application that may not use WebPay (true), or accept valid ones again.
-func (f *Server) RejectBearer(reject bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.rejectBearer = reject
-}
+func (f *Server) RejectBearer(reject bool) { gatewaytest.Set(&f.Fake, &f.rejectBearer, reject) }
 
 // IssueExpiredTokens makes every token issued from now on already expired (true), so that each
 // is refused with a 401, or issues valid ones again.
-func (f *Server) IssueExpiredTokens(expired bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.stillborn = expired
-}
+func (f *Server) IssueExpiredTokens(expired bool) { gatewaytest.Set(&f.Fake, &f.stillborn, expired) }
 
 // Controls of gatewaytest (all but Callback: see the package's documentation).
 
 // Operations counts the payments created (gatewaytest.Controls).
 func (f *Server) Operations() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
 	return len(f.payments)
 }
 
 // ExpireToken makes every issued token expired (gatewaytest.Controls).
 func (f *Server) ExpireToken() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
 	for tok := range f.tokens {
 		f.tokens[tok] = false
 	}
@@ -218,7 +200,7 @@ func (f *Server) ExpireToken() {
 
 // TokenRequests counts the token requests (gatewaytest.Controls).
 func (f *Server) TokenRequests() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
 	return f.tokenRequests
 }

@@ -23,9 +23,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -99,13 +97,10 @@ type SeenRequest struct {
 
 // Server is Orange Money WebPay on loopback. Its methods are safe for concurrent use.
 type Server struct {
+	gatewaytest.Fake
 	// Script gives Next, HTTPClient (the refusal switch) and Take.
 	gatewaytest.Script
 
-	t   testing.TB
-	srv *httptest.Server
-
-	mu            sync.Mutex
 	tokens        map[string]bool // issued token → still valid
 	tokenRequests int
 	tokenTTL      int                 // expires_in of new tokens, seconds
@@ -129,30 +124,15 @@ type Server struct {
 // New starts a fake Orange on loopback, closed when t ends. Its customers act only when told
 // (Pay, Decline) and its unpaid payments expire after DefaultSessionTTL.
 func New(t testing.TB) *Server {
-	f := &Server{t: t, tokens: map[string]bool{}, tokenTTL: 3600, payments: map[string]*payment{},
+	f := &Server{tokens: map[string]bool{}, tokenTTL: 3600, payments: map[string]*payment{},
 		byPayToken: map[string]*payment{}, sessionTTL: DefaultSessionTTL}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(f.srv.Close)
+	f.Start(t, "Orange", f.serve)
 	return f
-}
-
-// URL is the fake's base URL (the adapter's BaseURL).
-func (f *Server) URL() string { return f.srv.URL }
-
-func (f *Server) errorf(format string, args ...any) {
-	f.t.Helper()
-	f.t.Errorf("fake Orange: "+format, args...)
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
 }
 
 // writeError answers in the shape of Orange's API errors.
 func writeError(w http.ResponseWriter, status, code int, message, description string) {
-	writeJSON(w, status, map[string]any{"code": code, "message": message, "description": description})
+	gatewaytest.WriteJSON(w, status, map[string]any{"code": code, "message": message, "description": description})
 }
 
 // writeRaw answers status with a body given as is.
@@ -164,10 +144,10 @@ func writeRaw(w http.ResponseWriter, status int, body string) {
 
 func (f *Server) serve(w http.ResponseWriter, r *http.Request) {
 	raw, _ := io.ReadAll(r.Body)
-	f.mu.Lock()
+	f.Mu.Lock()
 	f.requests = append(f.requests, SeenRequest{Path: r.URL.Path, Authorization: r.Header.Get("Authorization"),
 		ContentType: r.Header.Get("Content-Type"), Body: string(raw)})
-	f.mu.Unlock()
+	f.Mu.Unlock()
 	if r.Method != http.MethodPost {
 		writeError(w, http.StatusMethodNotAllowed, 405, "Method not allowed", "")
 		return
@@ -185,7 +165,7 @@ func (f *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
-		f.errorf("%s: Content-Type %q", r.URL.Path, ct)
+		f.Errorf("%s: Content-Type %q", r.URL.Path, ct)
 	}
 	var body map[string]any
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -207,31 +187,31 @@ func (f *Server) serve(w http.ResponseWriter, r *http.Request) {
 func (f *Server) token(w http.ResponseWriter, r *http.Request, raw []byte) {
 	want := "Basic " + base64.StdEncoding.EncodeToString([]byte(ClientID+":"+ClientSecret))
 	if r.Header.Get("Authorization") != want {
-		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client",
+		gatewaytest.WriteJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client",
 			"error_description": "The requested service needs credentials, but the ones provided were invalid."})
 		return
 	}
 	if ct := r.Header.Get("Content-Type"); ct != "application/x-www-form-urlencoded" {
-		f.errorf("token request Content-Type %q", ct)
+		f.Errorf("token request Content-Type %q", ct)
 	}
 	if string(raw) != "grant_type=client_credentials" {
-		f.errorf("token request body %q", raw)
+		f.Errorf("token request body %q", raw)
 	}
-	f.mu.Lock()
+	f.Mu.Lock()
 	f.tokenRequests++
 	tok := fmt.Sprintf("tok-%d", f.tokenRequests)
 	f.tokens[tok] = !f.stillborn
 	ttl := f.tokenTTL
-	f.mu.Unlock()
-	writeJSON(w, http.StatusOK, map[string]any{"token_type": "Bearer", "access_token": tok, "expires_in": ttl})
+	f.Mu.Unlock()
+	gatewaytest.WriteJSON(w, http.StatusOK, map[string]any{"token_type": "Bearer", "access_token": tok, "expires_in": ttl})
 }
 
 func (f *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
 	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	f.mu.Lock()
+	f.Mu.Lock()
 	valid, issued := f.tokens[tok]
 	reject := f.rejectBearer
-	f.mu.Unlock()
+	f.Mu.Unlock()
 	switch {
 	case !ok || !issued:
 		writeError(w, http.StatusUnauthorized, 41, "Invalid credentials", "The requested service needs credentials, but the ones provided were invalid.")
@@ -262,38 +242,38 @@ func (f *Server) webpayment(w http.ResponseWriter, r *http.Request, segment stri
 	}
 	orderID, _ := body["order_id"].(string)
 	if orderID == "" || len(orderID) > 30 {
-		f.errorf("order_id %q: empty or longer than 30", orderID)
+		f.Errorf("order_id %q: empty or longer than 30", orderID)
 		writeError(w, http.StatusBadRequest, 400, "Bad Request", "order_id must have 1 to 30 characters")
 		return
 	}
 	amount, ok := wholeNumber(body["amount"])
 	if !ok {
-		f.errorf("amount %#v is not a whole JSON number", body["amount"])
+		f.Errorf("amount %#v is not a whole JSON number", body["amount"])
 	}
 	for _, k := range []string{"currency", "return_url", "cancel_url", "notif_url", "lang", "reference"} {
 		if s, _ := body[k].(string); s == "" {
-			f.errorf("webpayment without %s", k)
+			f.Errorf("webpayment without %s", k)
 		}
 	}
-	f.mu.Lock()
+	f.Mu.Lock()
 	b := f.Take()
 	forced, create, forcedBody := f.forced, f.forcedCreate, f.forcedBody
 	f.forced = 0
 	if existing, dup := f.payments[orderID]; dup {
 		if existing.amount != amount {
-			f.errorf("order_id %s sent again with amount %s, first %s", orderID, amount, existing.amount)
+			f.Errorf("order_id %s sent again with amount %s, first %s", orderID, amount, existing.amount)
 		}
-		f.mu.Unlock()
+		f.Mu.Unlock()
 		writeError(w, http.StatusConflict, 409, "Conflict", "Duplicate order_id")
 		return
 	}
 	if b == gatewaytest.Unavailable503 {
-		f.mu.Unlock()
+		f.Mu.Unlock()
 		writeError(w, http.StatusServiceUnavailable, 5, "Service unavailable", "The service is temporarily unavailable, try again later")
 		return
 	}
 	if forced != 0 && !create {
-		f.mu.Unlock()
+		f.Mu.Unlock()
 		writeRaw(w, forced, forcedBody)
 		return
 	}
@@ -312,7 +292,7 @@ func (f *Server) webpayment(w http.ResponseWriter, r *http.Request, segment stri
 	if forced == 0 && b != gatewaytest.TimeoutAfterAccept {
 		p.delivered = time.Now()
 	}
-	f.mu.Unlock()
+	f.Mu.Unlock()
 
 	switch {
 	case forced != 0:
@@ -320,17 +300,17 @@ func (f *Server) webpayment(w http.ResponseWriter, r *http.Request, segment stri
 	case b == gatewaytest.TimeoutAfterAccept:
 		<-r.Context().Done() // created, but the answer never comes
 	default:
-		writeJSON(w, http.StatusCreated, map[string]any{"status": 201, "message": "OK", "pay_token": p.payToken,
+		gatewaytest.WriteJSON(w, http.StatusCreated, map[string]any{"status": 201, "message": "OK", "pay_token": p.payToken,
 			"payment_url": f.pageURL(p), "notif_token": p.notifToken})
 	}
 }
 
-func (f *Server) pageURL(p *payment) string { return f.srv.URL + pagePath + p.payToken }
+func (f *Server) pageURL(p *payment) string { return f.URL() + pagePath + p.payToken }
 
 func (f *Server) transactionStatus(w http.ResponseWriter, r *http.Request, segment string, body map[string]any) {
-	f.mu.Lock()
+	f.Mu.Lock()
 	delay := f.statusDelay
-	f.mu.Unlock()
+	f.Mu.Unlock()
 	select { // accepted, then slow to answer
 	case <-time.After(delay):
 	case <-r.Context().Done():
@@ -339,10 +319,10 @@ func (f *Server) transactionStatus(w http.ResponseWriter, r *http.Request, segme
 	orderID, _ := body["order_id"].(string)
 	amount, ok := wholeNumber(body["amount"])
 	if !ok {
-		f.errorf("status read amount %#v is not a whole JSON number", body["amount"])
+		f.Errorf("status read amount %#v is not a whole JSON number", body["amount"])
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
 	if forced := f.statusForced; forced != 0 {
 		f.statusForced = 0
 		writeRaw(w, forced, f.statusBody)
@@ -350,21 +330,21 @@ func (f *Server) transactionStatus(w http.ResponseWriter, r *http.Request, segme
 	}
 	p, found := f.payments[orderID]
 	if !found || p.payToken != body["pay_token"] || p.amount != amount {
-		f.errorf("status read of order %q with a pay_token or amount (%s) that do not match", orderID, amount)
+		f.Errorf("status read of order %q with a pay_token or amount (%s) that do not match", orderID, amount)
 		writeError(w, http.StatusBadRequest, 400, "Bad Request", "Unknown transaction")
 		return
 	}
 	if segment != p.segment {
-		f.errorf("status read of order %s in country %q, created in %q", orderID, segment, p.segment)
+		f.Errorf("status read of order %s in country %q, created in %q", orderID, segment, p.segment)
 	}
 	f.advance(p)
-	writeJSON(w, http.StatusCreated, map[string]any{"status": p.status, "order_id": p.orderID, "txnid": p.txnid})
+	gatewaytest.WriteJSON(w, http.StatusCreated, map[string]any{"status": p.status, "order_id": p.orderID, "txnid": p.txnid})
 }
 
 // open reports whether p still waits for its customer.
 func (p *payment) open() bool { return p.status == Initiated || p.status == Pending }
 
-// advance plays the clock on p, and its customer after SettleAfter (f.mu held).
+// advance plays the clock on p, and its customer after SettleAfter (f.Mu held).
 func (f *Server) advance(p *payment) {
 	if !p.open() {
 		return
@@ -384,7 +364,7 @@ func (f *Server) advance(p *payment) {
 	}
 }
 
-// settle ends p with status (f.mu held).
+// settle ends p with status (f.Mu held).
 func (f *Server) settle(p *payment, status string) {
 	p.status = status
 	if status == Success {
@@ -392,13 +372,13 @@ func (f *Server) settle(p *payment, status string) {
 	}
 }
 
-// notificationOf renders the notification Orange posts about p (f.mu held).
+// notificationOf renders the notification Orange posts about p (f.Mu held).
 func notificationOf(p *payment) []byte {
 	body, _ := json.Marshal(map[string]string{"status": p.status, "notif_token": p.notifToken, "txnid": p.txnid})
 	return body
 }
 
-// snapshot copies p for the test (f.mu held).
+// snapshot copies p for the test (f.Mu held).
 func (f *Server) snapshot(p *payment) Payment {
 	return Payment{OrderID: p.orderID, Segment: p.segment, Amount: p.amount, NotifURL: p.notifURL,
 		PayToken: p.payToken, NotifToken: p.notifToken, PaymentURL: f.pageURL(p), TxnID: p.txnid,

@@ -19,13 +19,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"path"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -82,14 +80,12 @@ type Request struct {
 
 // Server is a Wave Business API on loopback. Its methods are safe for concurrent use.
 type Server struct {
+	gatewaytest.Fake
 	// Script gives Next, HTTPClient (the refusal switch) and Take.
 	gatewaytest.Script
 
-	t      testing.TB
-	srv    *httptest.Server
 	closed chan struct{}
 
-	mu                       sync.Mutex
 	settleAfter              time.Duration           // 0: customers act only when told
 	holdPayouts              bool                    // payouts stay processing at reads
 	sessions                 map[string]*fakeSession // by id
@@ -109,33 +105,18 @@ type Server struct {
 // New starts a fake Wave on loopback, closed when t ends. Its customers act only when told and
 // its payouts are decided at their first read.
 func New(t testing.TB) *Server {
-	f := &Server{t: t, closed: make(chan struct{}),
+	f := &Server{closed: make(chan struct{}),
 		sessions: map[string]*fakeSession{}, payouts: map[string]*fakePayout{}, idempotent: map[string]string{}}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(f.srv.Close)
+	f.Start(t, "Wave", f.serve)
 	t.Cleanup(func() { // runs before Close: handlers that hold an answer back give up
 		close(f.closed)
-		f.mu.Lock()
-		defer f.mu.Unlock()
+		f.Mu.Lock()
+		defer f.Mu.Unlock()
 		for _, tm := range f.timers {
 			tm.Stop()
 		}
 	})
 	return f
-}
-
-// URL is the fake's base URL (the adapter's BaseURL).
-func (f *Server) URL() string { return f.srv.URL }
-
-func (f *Server) errorf(format string, args ...any) {
-	f.t.Helper()
-	f.t.Errorf("fake Wave: "+format, args...)
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
 }
 
 // writeError answers in Wave's error shape.
@@ -144,7 +125,7 @@ func writeError(w http.ResponseWriter, status int, code, message string, loc ...
 	if len(loc) > 0 {
 		body["details"] = []map[string]any{{"loc": append([]string{"body"}, loc...), "msg": message}}
 	}
-	writeJSON(w, status, body)
+	gatewaytest.WriteJSON(w, status, body)
 }
 
 func (f *Server) serve(w http.ResponseWriter, r *http.Request) {
@@ -154,9 +135,9 @@ func (f *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if len(raw) > 0 {
 		_ = json.Unmarshal(raw, &seen.Body)
 	}
-	f.mu.Lock()
+	f.Mu.Lock()
 	f.requests = append(f.requests, seen)
-	f.mu.Unlock()
+	f.Mu.Unlock()
 
 	path := r.URL.Path
 	payouts := path == "/v1/payout" || strings.HasPrefix(path, "/v1/payout/") || path == "/v1/payouts/search"
@@ -176,7 +157,7 @@ func (f *Server) serve(w http.ResponseWriter, r *http.Request) {
 	refund, isRefund := strings.CutSuffix(id, "/refund")
 	isRefund = isRefund && byID && !payouts && refund != "" && !strings.Contains(refund, "/")
 	if r.Method == http.MethodPost && !isExpiry && !isRefund && r.Header.Get("Content-Type") != "application/json" {
-		f.errorf("%s %s: Content-Type %q", r.Method, path, r.Header.Get("Content-Type"))
+		f.Errorf("%s %s: Content-Type %q", r.Method, path, r.Header.Get("Content-Type"))
 	}
 	switch {
 	case r.Method == http.MethodPost && isExpiry:
@@ -203,9 +184,9 @@ func (f *Server) authorized(w http.ResponseWriter, r *http.Request, payouts bool
 	if payouts {
 		want = PayoutKey
 	}
-	f.mu.Lock()
+	f.Mu.Lock()
 	echo := f.echoAuthorization
-	f.mu.Unlock()
+	f.Mu.Unlock()
 	key, bearer := strings.CutPrefix(auth, "Bearer ")
 	switch {
 	case auth == "":
@@ -237,11 +218,11 @@ func (f *Server) create(w http.ResponseWriter, r *http.Request, payouts bool, ra
 	}
 	key := r.Header.Get("Idempotency-Key")
 	if payouts && key == "" {
-		f.errorf("POST /v1/payout without idempotency-key")
+		f.Errorf("POST /v1/payout without idempotency-key")
 	}
 	canonical, _ := json.Marshal(body) // map keys sorted: the same body gives the same text
 
-	f.mu.Lock()
+	f.Mu.Lock()
 	b := f.Take()
 	var forced *Answer
 	if len(f.forced) > 0 {
@@ -250,28 +231,28 @@ func (f *Server) create(w http.ResponseWriter, r *http.Request, payouts bool, ra
 	echo := f.echoAuthorization
 	api := map[bool]string{false: "checkout", true: "payout"}[payouts]
 	if b == gatewaytest.Unavailable503 {
-		f.mu.Unlock()
+		f.Mu.Unlock()
 		writeError(w, http.StatusServiceUnavailable, "service-unavailable", "Service unavailable, try again later.")
 		return
 	}
 	if prior, ok := f.idempotent[api+" "+key]; ok && key != "" && !f.ignoreIdempotency {
 		priorBody, id, _ := strings.Cut(prior, "\x00")
 		answer := f.render(payouts, id)
-		f.mu.Unlock()
+		f.Mu.Unlock()
 		if priorBody != string(canonical) {
 			writeError(w, http.StatusConflict, "idempotency-mismatch", "The idempotency key was used with another request.")
 			return
 		}
-		writeJSON(w, http.StatusOK, answer) // replayed: nothing new is created
+		gatewaytest.WriteJSON(w, http.StatusOK, answer) // replayed: nothing new is created
 		return
 	}
 	if !payouts && f.rejectDuplicateReference && f.sessionByReference(fmt.Sprint(body["client_reference"])) != nil {
-		f.mu.Unlock()
+		f.Mu.Unlock()
 		writeError(w, http.StatusConflict, "conflict", "A checkout session already exists for this client_reference.")
 		return
 	}
 	if forced != nil && !forced.Create {
-		f.mu.Unlock()
+		f.Mu.Unlock()
 		writeForced(w, r, *forced, echo)
 		return
 	}
@@ -280,7 +261,7 @@ func (f *Server) create(w http.ResponseWriter, r *http.Request, payouts bool, ra
 		f.idempotent[api+" "+key] = string(canonical) + "\x00" + id
 	}
 	answer := f.render(payouts, id)
-	f.mu.Unlock()
+	f.Mu.Unlock()
 
 	switch {
 	case forced != nil:
@@ -291,7 +272,7 @@ func (f *Server) create(w http.ResponseWriter, r *http.Request, payouts bool, ra
 		case <-f.closed:
 		}
 	default:
-		writeJSON(w, http.StatusOK, answer)
+		gatewaytest.WriteJSON(w, http.StatusOK, answer)
 	}
 }
 
@@ -317,33 +298,33 @@ func (f *Server) checkBody(payouts bool, body map[string]any) (string, bool) {
 	amountField := map[bool]string{false: "amount", true: "receive_amount"}[payouts]
 	amount, isString := body[amountField].(string)
 	if !isString {
-		f.errorf("%s %#v is not a string", amountField, body[amountField])
+		f.Errorf("%s %#v is not a string", amountField, body[amountField])
 		return amountField, false
 	}
 	if !waveAmount.MatchString(amount) || body["currency"] == "XOF" && strings.Contains(amount, ".") {
-		f.errorf("%s %q is not a Wave amount", amountField, amount)
+		f.Errorf("%s %q is not a Wave amount", amountField, amount)
 		return amountField, false
 	}
 	ref, _ := body["client_reference"].(string)
 	if ref == "" {
-		f.errorf("create without client_reference")
+		f.Errorf("create without client_reference")
 	}
 	if c, _ := body["currency"].(string); c != "XOF" {
-		f.errorf("currency %q", body["currency"])
+		f.Errorf("currency %q", body["currency"])
 	}
 	if payouts {
 		if m, _ := body["mobile"].(string); !e164.MatchString(m) {
 			return "mobile", false
 		}
 		if reason, _ := body["payment_reason"].(string); utf8.RuneCountInString(reason) > 40 || !utf8.ValidString(reason) {
-			f.errorf("payment_reason %q is longer than 40 characters or not UTF-8", reason)
+			f.Errorf("payment_reason %q is longer than 40 characters or not UTF-8", reason)
 			return "payment_reason", false
 		}
 		return "", true
 	}
 	for _, k := range []string{"success_url", "error_url"} {
 		if u, _ := body[k].(string); !strings.HasPrefix(u, "https://") {
-			f.errorf("%s %q is not an https URL", k, body[k])
+			f.Errorf("%s %q is not an https URL", k, body[k])
 			return k, false
 		}
 	}
@@ -355,7 +336,7 @@ func (f *Server) checkBody(payouts bool, body map[string]any) (string, bool) {
 	return "", true
 }
 
-// newOperation creates a session or payout from body (f.mu held) and, after SettleAfter, lets
+// newOperation creates a session or payout from body (f.Mu held) and, after SettleAfter, lets
 // its customer act by itself.
 func (f *Server) newOperation(payouts bool, body map[string]any, decline bool) string {
 	f.seq++
@@ -380,8 +361,8 @@ func (f *Server) newOperation(payouts bool, body map[string]any, decline bool) s
 
 // settle is the customer (or, for a payout, Wave) deciding an operation as planned at creation.
 func (f *Server) settle(id string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
 	if s := f.sessions[id]; s != nil && s.checkoutStatus == "open" {
 		if s.decline { // the customer cancels the payment in the app
 			s.cancel("")
@@ -426,7 +407,7 @@ func (p *fakePayout) decide() {
 
 // read is GET /v1/checkout/sessions/{id} and GET /v1/payout/{id}.
 func (f *Server) read(w http.ResponseWriter, payouts bool, id string) {
-	f.mu.Lock()
+	f.Mu.Lock()
 	exists := payouts && f.payouts[id] != nil || !payouts && f.sessions[id] != nil
 	var answer map[string]any
 	if exists {
@@ -435,10 +416,10 @@ func (f *Server) read(w http.ResponseWriter, payouts bool, id string) {
 		}
 		answer = f.render(payouts, id)
 	}
-	f.mu.Unlock()
+	f.Mu.Unlock()
 	switch {
 	case exists:
-		writeJSON(w, http.StatusOK, answer)
+		gatewaytest.WriteJSON(w, http.StatusOK, answer)
 	case payouts:
 		writeError(w, http.StatusNotFound, "not-found", "Payout not found.")
 	default:
@@ -452,7 +433,7 @@ func (f *Server) read(w http.ResponseWriter, payouts bool, id string) {
 // any answer, so nothing rests on that choice), and 404 checkout-session-not-found for an
 // unknown id. ForceExpiry imposes other answers.
 func (f *Server) expire(w http.ResponseWriter, r *http.Request, id string) {
-	f.mu.Lock()
+	f.Mu.Lock()
 	var forced *Answer
 	if len(f.forcedExpiries) > 0 {
 		forced, f.forcedExpiries = &f.forcedExpiries[0], f.forcedExpiries[1:]
@@ -460,7 +441,7 @@ func (f *Server) expire(w http.ResponseWriter, r *http.Request, id string) {
 	echo := f.echoAuthorization
 	s := f.sessions[id]
 	if s == nil || forced != nil && !forced.Create {
-		f.mu.Unlock()
+		f.Mu.Unlock()
 		if s == nil {
 			writeError(w, http.StatusNotFound, "checkout-session-not-found", "Checkout session not found.")
 			return
@@ -473,14 +454,14 @@ func (f *Server) expire(w http.ResponseWriter, r *http.Request, id string) {
 		s.expire()
 	}
 	answer := f.render(false, id)
-	f.mu.Unlock()
+	f.Mu.Unlock()
 	switch {
 	case forced != nil:
 		writeForced(w, r, *forced, echo)
 	case !open:
 		writeError(w, http.StatusConflict, "checkout-session-not-open", "Only an open checkout session can be expired.")
 	default:
-		writeJSON(w, http.StatusOK, answer)
+		gatewaytest.WriteJSON(w, http.StatusOK, answer)
 	}
 }
 
@@ -491,7 +472,7 @@ func (f *Server) search(w http.ResponseWriter, r *http.Request, payouts bool) {
 		writeError(w, http.StatusBadRequest, "request-validation-error", "client_reference is required", "client_reference")
 		return
 	}
-	f.mu.Lock()
+	f.Mu.Lock()
 	result := []map[string]any{}
 	if payouts {
 		for id, p := range f.payouts {
@@ -509,11 +490,11 @@ func (f *Server) search(w http.ResponseWriter, r *http.Request, payouts bool) {
 			}
 		}
 	}
-	f.mu.Unlock()
-	writeJSON(w, http.StatusOK, map[string]any{"result": result})
+	f.Mu.Unlock()
+	gatewaytest.WriteJSON(w, http.StatusOK, map[string]any{"result": result})
 }
 
-// render is an operation as Wave shows it (f.mu held).
+// render is an operation as Wave shows it (f.Mu held).
 func (f *Server) render(payouts bool, id string) map[string]any {
 	if payouts {
 		p := f.payouts[id]
@@ -546,7 +527,7 @@ func (f *Server) render(payouts bool, id string) map[string]any {
 	return out
 }
 
-// sessionByReference returns the session of a client_reference (f.mu held).
+// sessionByReference returns the session of a client_reference (f.Mu held).
 func (f *Server) sessionByReference(ref string) *fakeSession {
 	for _, s := range f.sessions {
 		if s.reference == ref {
@@ -556,7 +537,7 @@ func (f *Server) sessionByReference(ref string) *fakeSession {
 	return nil
 }
 
-// sessionOf returns the session a wave_launch_url or a session id names (f.mu held).
+// sessionOf returns the session a wave_launch_url or a session id names (f.Mu held).
 func (f *Server) sessionOf(launchURLOrID string) *fakeSession {
 	id := launchURLOrID
 	if u, err := url.Parse(launchURLOrID); err == nil && u.Scheme != "" {
@@ -565,15 +546,15 @@ func (f *Server) sessionOf(launchURLOrID string) *fakeSession {
 	return f.sessions[id]
 }
 
-// customer acts on session s (f.mu held) as its customer, or Wave's clock, would; what names s in
+// customer acts on session s (f.Mu held) as its customer, or Wave's clock, would; what names s in
 // errors.
 func (f *Server) customer(s *fakeSession, what string, act func(*fakeSession)) {
-	f.t.Helper()
+	f.T().Helper()
 	switch {
 	case s == nil:
-		f.errorf("no checkout session for %s", what)
+		f.Errorf("no checkout session for %s", what)
 	case s.checkoutStatus != "open":
-		f.errorf("checkout session %s (%s) is %s: nobody can pay it any more", s.id, what, s.checkoutStatus)
+		f.Errorf("checkout session %s (%s) is %s: nobody can pay it any more", s.id, what, s.checkoutStatus)
 	default:
 		act(s)
 	}
@@ -585,18 +566,18 @@ func (f *Server) customer(s *fakeSession, what string, act func(*fakeSession)) {
 // wave_launch_url, as the merchant's next_action carries it, or its id): the session completes,
 // succeeded. A session that is not open any more is reported on the test.
 func (f *Server) Pay(launchURLOrSessionID string) {
-	f.t.Helper()
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.T().Helper()
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
 	f.customer(f.sessionOf(launchURLOrSessionID), launchURLOrSessionID, (*fakeSession).pay)
 }
 
 // PayClientReference is Pay for the checkout session created with client_reference ref (the
 // collection's reference).
 func (f *Server) PayClientReference(ref string) {
-	f.t.Helper()
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.T().Helper()
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
 	f.customer(f.sessionByReference(ref), "client_reference "+ref, (*fakeSession).pay)
 }
 
@@ -604,25 +585,25 @@ func (f *Server) PayClientReference(ref string) {
 // the session completes, cancelled, with code as its last_payment_error (e.g.
 // "insufficient-funds"; empty: the customer cancelled, no error).
 func (f *Server) FailPayment(launchURLOrSessionID, code string) {
-	f.t.Helper()
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.T().Helper()
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
 	f.customer(f.sessionOf(launchURLOrSessionID), launchURLOrSessionID, func(s *fakeSession) { s.cancel(code) })
 }
 
 // Expire is Wave expiring the open session that launchURLOrSessionID names, unpaid.
 func (f *Server) Expire(launchURLOrSessionID string) {
-	f.t.Helper()
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.T().Helper()
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
 	f.customer(f.sessionOf(launchURLOrSessionID), launchURLOrSessionID, (*fakeSession).expire)
 }
 
 // SessionID returns the id of the checkout session created with client_reference ref ("" when
 // there is none).
 func (f *Server) SessionID(ref string) string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
 	if s := f.sessionByReference(ref); s != nil {
 		return s.id
 	}
@@ -634,11 +615,7 @@ func (f *Server) SessionID(ref string) string {
 // SettleAfter makes every operation created from now on decide itself d after its creation:
 // the customer pays the session (or cancels it, after Next(gatewaytest.Decline)) and the payout
 // succeeds (or fails). 0, the default, leaves sessions to Pay, FailPayment and Expire.
-func (f *Server) SettleAfter(d time.Duration) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.settleAfter = d
-}
+func (f *Server) SettleAfter(d time.Duration) { gatewaytest.Set(&f.Fake, &f.settleAfter, d) }
 
 // HoldPayouts keeps payouts processing however often they are read (true), until a
 // SettleAfter delay decides them; false (the default) decides a payout at its first read.
@@ -647,8 +624,8 @@ func (f *Server) HoldPayouts(hold bool) { f.setFlag(&f.holdPayouts, hold) }
 // Force imposes answers on the next creates, one each, in order. Next(gatewaytest.Unavailable503),
 // an idempotent replay and RejectDuplicateReference's 409 still answer first.
 func (f *Server) Force(answers ...Answer) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
 	f.forced = append(f.forced, answers...)
 }
 
@@ -656,8 +633,8 @@ func (f *Server) Force(answers ...Answer) {
 // each, in order: Create expires the session (when it is open) before answering, so that the
 // answer hides an expiry; without it nothing changes. An unknown id still answers 404 first.
 func (f *Server) ForceExpiry(answers ...Answer) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
 	f.forcedExpiries = append(f.forcedExpiries, answers...)
 }
 
@@ -677,15 +654,15 @@ func (f *Server) EchoAuthorization(echo bool) { f.setFlag(&f.echoAuthorization, 
 
 // setFlag sets one of the fake's switches.
 func (f *Server) setFlag(flag *bool, on bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
 	*flag = on
 }
 
 // Seen lists every API call received, in order.
 func (f *Server) Seen() []Request {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
 	return append([]Request(nil), f.requests...)
 }
 
@@ -693,8 +670,8 @@ func (f *Server) Seen() []Request {
 
 // Operations counts the sessions and payouts created (gatewaytest.Controls).
 func (f *Server) Operations() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
 	return len(f.sessions) + len(f.payouts) + f.refunds
 }
 

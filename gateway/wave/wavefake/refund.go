@@ -13,31 +13,31 @@ import (
 // 503 and refunds nothing, Decline answers 400 checkout-refund-failed, TimeoutAfterAccept
 // refunds and never answers.
 func (f *Server) refund(w http.ResponseWriter, r *http.Request, id string) {
-	f.mu.Lock()
+	f.Mu.Lock()
 	s := f.sessions[id]
 	if s == nil {
-		f.mu.Unlock()
+		f.Mu.Unlock()
 		writeError(w, http.StatusNotFound, "checkout-session-not-found", "Checkout session not found.")
 		return
 	}
 	b := f.Take()
 	switch {
 	case b == gatewaytest.Unavailable503:
-		f.mu.Unlock()
+		f.Mu.Unlock()
 		writeError(w, http.StatusServiceUnavailable, "service-unavailable", "Service unavailable, try again later.")
 		return
 	case b == gatewaytest.Decline:
-		f.mu.Unlock()
+		f.Mu.Unlock()
 		writeError(w, http.StatusBadRequest, "checkout-refund-failed", "The refund could not be made.")
 		return
 	case s.paymentStatus != "succeeded":
-		f.mu.Unlock()
+		f.Mu.Unlock()
 		writeError(w, http.StatusConflict, "checkout-refund-failed", "Only a paid checkout session can be refunded, once.")
 		return
 	}
 	s.paymentStatus = "refunded"
 	f.refunds++
-	f.mu.Unlock()
+	f.Mu.Unlock()
 	if b == gatewaytest.TimeoutAfterAccept {
 		select { // refunded, but the answer never comes
 		case <-r.Context().Done():

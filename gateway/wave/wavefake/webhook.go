@@ -23,13 +23,13 @@ import (
 // (its events are checkout.session.*, b2b.*, merchant.payment_received): a payout callback is
 // a mistake of the caller (the contract runs with Features.NoPayoutCallbacks).
 func (f *Server) Callback(kind gateway.CallbackKind, reference string) (http.Header, []byte) {
-	f.t.Helper()
+	f.T().Helper()
 	if kind == gateway.CallbackDisbursement {
-		f.t.Errorf("Wave sends no payout webhooks (docs.wave.com/webhook): payouts are followed by status reads")
+		f.T().Errorf("Wave sends no payout webhooks (docs.wave.com/webhook): payouts are followed by status reads")
 		return nil, nil
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
 	return f.event(f.sessionByReference(reference), "client_reference "+reference, time.Now(), WebhookSecret)
 }
 
@@ -38,9 +38,9 @@ func (f *Server) Callback(kind gateway.CallbackKind, reference string) (http.Hea
 // Wave-Signature) and raw body. The event is checkout.session.completed once the session is
 // paid (after Pay), checkout.session.payment_failed otherwise (after FailPayment).
 func (f *Server) Webhook(launchURLOrSessionID string) (http.Header, []byte) {
-	f.t.Helper()
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.T().Helper()
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
 	return f.event(f.sessionOf(launchURLOrSessionID), launchURLOrSessionID, time.Now(), WebhookSecret)
 }
 
@@ -70,12 +70,12 @@ func (f *Server) SendWebhook(url, launchURLOrSessionID string) error {
 	return nil
 }
 
-// event renders the webhook about session s (f.mu held), signed at signedAt with each of secrets;
+// event renders the webhook about session s (f.Mu held), signed at signedAt with each of secrets;
 // what names s when it is nil.
 func (f *Server) event(s *fakeSession, what string, signedAt time.Time, secrets ...string) (http.Header, []byte) {
-	f.t.Helper()
+	f.T().Helper()
 	if s == nil {
-		f.errorf("webhook about unknown checkout session %s", what)
+		f.Errorf("webhook about unknown checkout session %s", what)
 		return http.Header{}, nil
 	}
 	kind := "checkout.session.completed"
