@@ -112,6 +112,10 @@ func decodeJSONObject(body []byte, dst any) error {
 		if !ok {
 			continue
 		}
+		if hasNUL(msg) {
+			verr.Add(name, msgNUL)
+			continue
+		}
 		if err := json.Unmarshal(msg, v.Field(i).Addr().Interface()); err != nil {
 			verr.Add(name, typeMessage(t.Field(i).Type, msg))
 		}
@@ -127,6 +131,29 @@ func decodeJSONObject(body []byte, dst any) error {
 		verr.Add(name, sika.MsgUnknownField)
 	}
 	return verr.Err()
+}
+
+// msgNUL refuses text with a NUL character, which Postgres stores in neither text nor jsonb.
+const msgNUL = "Must not contain the NUL character (\\u0000)."
+
+// hasNUL reports whether a JSON value holds a \u0000 escape anywhere (in a string, a key, a
+// nested member): an escape is a backslash preceded by an even number of backslashes.
+func hasNUL(raw []byte) bool {
+	for i := 0; ; {
+		j := bytes.Index(raw[i:], []byte(`u0000`))
+		if j < 0 {
+			return false
+		}
+		at := i + j
+		slashes := 0
+		for k := at - 1; k >= 0 && raw[k] == '\\'; k-- {
+			slashes++
+		}
+		if slashes%2 == 1 {
+			return true
+		}
+		i = at + 1
+	}
 }
 
 // decodeUpdate is decodeJSONObject for PUT and PATCH, where a client sends back the resource as

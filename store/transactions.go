@@ -29,13 +29,12 @@ func scanTransaction(row pgx.Row) (sika.Transaction, error) {
 	var t sika.Transaction
 	var origAmount *decimal.Decimal
 	var metadata []byte
-	// Amounts scan into their decimals (pgxdecimal's binary numeric), not through Amount's sql.Scanner.
 	err := row.Scan(&t.ID, &t.Reference, &t.GatewayReference, &t.Merchant, &t.Environment, &t.Type,
-		&t.FlowDirection, &t.Status, &t.RequestedAmount.Decimal, &t.ClientFee.Decimal, &t.DebitedAmount.Decimal,
-		&t.GatewayFee.Decimal, &t.PlatformFee.Decimal, &t.NetAmount.Decimal, &t.Currency, &origAmount, &t.OriginalCurrency, &t.ExchangeRate, &t.Country, &t.Network,
+		&t.FlowDirection, &t.Status, numeric(&t.RequestedAmount.Decimal), numeric(&t.ClientFee.Decimal), numeric(&t.DebitedAmount.Decimal),
+		numeric(&t.GatewayFee.Decimal), numeric(&t.PlatformFee.Decimal), numeric(&t.NetAmount.Decimal), &t.Currency, &origAmount, &t.OriginalCurrency, &t.ExchangeRate, &t.Country, &t.Network,
 		&t.CustomerName, &t.CustomerEmail, &t.CustomerPhone, &t.Recipient, &t.Description, &metadata, &t.FeeChargeMode,
 		&t.CheckoutSession, &t.PaymentLink, &t.FailureCode, &t.FailureMessage, &t.CreatedAt, &t.UpdatedAt,
-		&t.CompletedAt, &t.NetworkID, &t.Run, &t.PendingReason, &t.RefundedTransaction, &t.AmountRefunded.Decimal)
+		&t.CompletedAt, &t.NetworkID, &t.Run, &t.PendingReason, &t.RefundedTransaction, numeric(&t.AmountRefunded.Decimal))
 	t.Amount = t.RequestedAmount
 	t.SetRefundStatus()
 	if origAmount != nil {
