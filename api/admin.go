@@ -385,23 +385,7 @@ func decidedBy(d sika.TransactionDetail) string {
 // approves (POST /admin/money-decisions/{id}/approve/) or rejects. The body takes `status` and
 // `reason` only.
 func (s *Server) resolveTransaction(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathUUID(r, "id", "Transaction")
-	if err != nil {
-		return err
-	}
-	d, err := decodeDecision(r)
-	if err != nil {
-		return err
-	}
-	ctx := r.Context()
-	staff := principalFrom(ctx).Member
-	proposal, err := ProposeResolution(ctx, s.store, id, d, *staff)
-	if err != nil {
-		return err
-	}
-	logFrom(ctx).Warn("payout resolution proposed", "transaction", id, "staff", staff.ID, "requested", d.Status, "decision", proposal.ID)
-	writeData(w, http.StatusAccepted, proposal)
-	return nil
+	return s.proposeStatus(w, r, "Transaction", "payout resolution proposed", ProposeResolution)
 }
 
 // decodeDecision reads a resolution body: `status` and `reason`, both required; any other

@@ -19,8 +19,9 @@ import (
 // consoleRoutes mounts the support console (package web/console) under /console/, beside the
 // dashboard. It is handed the API's own code where it acts: the login rule and budget of
 // POST /auth/login/, the re-verify of POST /admin/transactions/{id}/reverify/, the resolution of
-// POST /admin/transactions/{id}/resolve/ and the two-person rule's approval and rejection
-// (ProposeResolution, ApproveMoneyDecision, RejectMoneyDecision), the KYC file checks of
+// POST /admin/transactions/{id}/resolve/ and of the money flags' refund and settle routes, and
+// the two-person rule's approval and rejection (ProposeResolution, ProposeFlagRefund,
+// ProposeReheldPayout, ApproveMoneyDecision, RejectMoneyDecision), the KYC file checks of
 // GET /merchant-kyc/files/, the Temporal UI links of the admin lists, and the codec server of
 // that UI (PayloadKeys; CORS for the UI's origin).
 func (s *Server) consoleRoutes(root *mux.Router) {
@@ -47,15 +48,45 @@ func (s *Server) consoleRoutes(root *mux.Router) {
 			}
 			return d, err
 		},
+		QuoteFlagRefund: func(ctx context.Context, f store.MoneyFlag, amount string) (console.RefundQuote, error) {
+			q, err := s.QuoteRefund(ctx, f.Merchant, f.Environment, RefundOrder{Transaction: f.Transaction, Amount: &amount})
+			v := q.View()
+			return console.RefundQuote{Amount: v.Amount, Fee: v.Fee, Debited: v.Debited, Left: v.Left, Currency: v.Currency,
+				ViaOperator: v.Via == store.RefundViaOperator}, err
+		},
+		ProposeFlagRefund: func(ctx context.Context, staff sika.Member, flag uuid.UUID, amount, reason string) (store.MoneyDecision, error) {
+			d, _, err := s.ProposeFlagRefund(ctx, flag, &amount, reason, staff)
+			if err == nil {
+				logFrom(ctx).Warn("flag refund proposed (console)", "flag", flag, "transaction", d.Transaction, "staff", staff.ID, "decision", d.ID)
+			}
+			return d, err
+		},
+		ProposeReheld: func(ctx context.Context, staff sika.Member, flag uuid.UUID, status sika.TransactionStatus, reason string) (store.MoneyDecision, error) {
+			d, err := ProposeReheldPayout(ctx, s.store, flag, SupportDecision{Status: status, Reason: reason}, staff)
+			if err == nil {
+				logFrom(ctx).Warn("re-held payout decision proposed (console)", "flag", flag, "staff", staff.ID, "requested", status, "decision", d.ID)
+			}
+			return d, err
+		},
 		Approve: func(ctx context.Context, staff sika.Member, id uuid.UUID) (console.Resolution, error) {
-			a, err := ApproveMoneyDecision(ctx, s.cfg.Temporal, s.store, s.cfg.Gateways, id, staff)
+			a, err := s.ApproveMoneyDecision(ctx, id, staff)
 			if err != nil {
 				return console.Resolution{}, err
 			}
-			res := a.Resolution
-			logFrom(ctx).Warn("payout resolution approved (console)", "decision", id, "transaction", a.Decision.Transaction, "staff", staff.ID,
-				"operator_answer", res.OperatorAnswer, "decided_by", res.DecidedBy, "status", res.Transaction.Status)
-			return console.Resolution{Status: res.Transaction.Status, DecidedBy: res.DecidedBy, OperatorAnswer: res.OperatorAnswer}, nil
+			log := logFrom(ctx).With("decision", id, "kind", a.Decision.Kind, "transaction", a.Decision.Transaction, "staff", staff.ID)
+			switch {
+			case a.Resolution != nil:
+				res := a.Resolution
+				log.Warn("payout resolution approved (console)", "operator_answer", res.OperatorAnswer, "decided_by", res.DecidedBy, "status", res.Transaction.Status)
+				return console.Resolution{Status: res.Transaction.Status, DecidedBy: res.DecidedBy, OperatorAnswer: res.OperatorAnswer}, nil
+			case a.Refund != nil:
+				log.Warn("flag refund approved and issued (console)", "refund", a.Refund.ID)
+				return console.Resolution{Status: a.Refund.Status, Refund: a.Refund.ID}, nil
+			case a.Reheld != nil:
+				log.Warn("re-held payout decided (console)", "status", a.Reheld.Status)
+				return console.Resolution{Status: a.Reheld.Status}, nil
+			}
+			return console.Resolution{}, nil
 		},
 		Reject: func(ctx context.Context, staff sika.Member, id uuid.UUID, note string) error {
 			_, err := RejectMoneyDecision(ctx, s.store, id, staff, note)

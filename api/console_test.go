@@ -109,6 +109,9 @@ func TestConsoleTenancySweep(t *testing.T) {
 		{"GET", "/console/", "/console/?minutes=0"},
 		{"GET", "/console/unclear/", "/console/unclear/?minutes=0"},
 		{"GET", "/console/flags/", "/console/flags/?all=1"},
+		{"GET", "/console/flags/{id}/", "/console/flags/" + unknown + "/"},
+		{"POST", "/console/flags/{id}/refund/", "/console/flags/" + unknown + "/refund/"},
+		{"POST", "/console/flags/{id}/settle/", "/console/flags/" + unknown + "/settle/"},
 		{"GET", "/console/search/", "/console/search/?q=" + url.QueryEscape(row.Reference)},
 		{"GET", "/console/actions/", "/console/actions/"},
 		{"GET", "/console/transactions/{id}/", "/console/transactions/" + id + "/"},
@@ -190,8 +193,8 @@ func TestConsoleTenancySweep(t *testing.T) {
 				return
 			}
 			r = c.get(t, rt.path)
-			if rt.tpl == "/console/kyc/files/{sha256}.{ext}" {
-				assert.Equal(t, http.StatusNotFound, r.Status, "an unknown file")
+			if rt.tpl == "/console/kyc/files/{sha256}.{ext}" || rt.tpl == "/console/flags/{id}/" {
+				assert.Equal(t, http.StatusNotFound, r.Status, "an unknown file or flag (a flag's page: TestFlagRefundTwoPersonRule)")
 				return
 			}
 			if rt.tpl == "/console/search/" {

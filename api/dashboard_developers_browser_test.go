@@ -223,7 +223,7 @@ func TestDashboardDevelopersInBrowser(t *testing.T) {
 // eventOf is the id of the event of a type about a transaction, in TEST.
 func eventOf(t *testing.T, acct *account, typ sika.EventType, transaction uuid.UUID) string {
 	t.Helper()
-	events, _, err := testStore.ListEvents(t.Context(), acct.Merchant.ID, sika.EnvironmentTest, store.KeysetRequest{Limit: 50})
+	events, _, err := testStore.ListEvents(t.Context(), acct.Merchant.ID, sika.EnvironmentTest, sika.ScopeBoth, store.KeysetRequest{Limit: 50})
 	require.NoError(t, err)
 	for _, e := range events {
 		var data struct {

@@ -334,7 +334,7 @@ func newDeveloperSweep(t *testing.T, ts *testServer, a, b *account) developerSwe
 			}
 		}
 		sweepFund(t, acct, sika.EnvironmentLive)
-		events, _, err := testStore.ListEvents(ctx, acct.Merchant.ID, sika.EnvironmentLive, store.KeysetRequest{Limit: 1})
+		events, _, err := testStore.ListEvents(ctx, acct.Merchant.ID, sika.EnvironmentLive, sika.ScopeBoth, store.KeysetRequest{Limit: 1})
 		require.NoError(t, err)
 		require.NotEmpty(t, events)
 		o.event = events[0].ID

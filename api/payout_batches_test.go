@@ -259,7 +259,7 @@ func TestPayoutBatchHoldsItsTotalAndCompletes(t *testing.T) {
 	assert.Equal(t, payoutBatchResultsHeader, rows[0])
 	assert.Equal(t, []string{"1", "b", "FAILED", "2000.00"}, rows[2][:4])
 
-	events, _, err := testStore.ListEvents(context.Background(), acct.Merchant.ID, sika.EnvironmentTest, store.KeysetRequest{Limit: 100})
+	events, _, err := testStore.ListEvents(context.Background(), acct.Merchant.ID, sika.EnvironmentTest, sika.ScopeBoth, store.KeysetRequest{Limit: 100})
 	require.NoError(t, err)
 	var completed []sika.Event
 	for _, e := range events {

@@ -70,6 +70,9 @@ type RefundOrder struct {
 	// false); Fingerprint identifies the request behind it (see store.NewTransaction).
 	IdempotencyKey string
 	Fingerprint    []byte
+	// Flag is the REFUND_DUE flag the refund is issued for (a two-person decision,
+	// ApproveMoneyDecision): the flag closes when the refund succeeds.
+	Flag *uuid.UUID
 }
 
 // RefundQuote is what a refund would do: what the customer gets back, its fee, what leaves the
@@ -179,7 +182,7 @@ func (s *Server) IssueRefund(ctx context.Context, merchant uuid.UUID, env sika.E
 		Description: reason, FeeChargeMode: fees.Mode,
 	}
 	t, outboxID, created, err := s.store.CreateRefund(ctx, store.NewTransaction{
-		Transaction: t, IdempotencyKey: o.IdempotencyKey, Fingerprint: o.Fingerprint, RefundVia: q.Via,
+		Transaction: t, IdempotencyKey: o.IdempotencyKey, Fingerprint: o.Fingerprint, RefundVia: q.Via, Flag: o.Flag,
 		Reason: "Refund of " + p.Reference + " requested",
 	}, workflows.RefundStart(activities.PaymentInput{TransactionID: id, Run: 1}))
 	if err != nil {

@@ -132,6 +132,9 @@ func (s *Server) routes() *mux.Router {
 	s.handle(root, http.MethodGet, "/admin/transactions/{id}/staff-actions/", s.listStaffActions, staff)
 	s.handle(root, http.MethodGet, "/admin/payouts/unclear/", s.listUnclearPayouts, staff)
 	s.handle(root, http.MethodGet, "/admin/money-flags/", s.listMoneyFlags, staff)
+	// A flag's money is decided by two people too: its refund, or a re-held payout's end.
+	s.handle(root, http.MethodPost, "/admin/money-flags/{id}/refund/", requireStaff(sika.PermProposeMoneyDecision, s.proposeFlagRefund), staff)
+	s.handle(root, http.MethodPost, "/admin/money-flags/{id}/settle/", requireStaff(sika.PermProposeMoneyDecision, s.proposeReheldPayout), staff)
 	s.handle(root, http.MethodGet, "/admin/merchant-kyc/", s.listKYCQueue, staff)
 
 	// Transactions and wallets (read-only).

@@ -151,13 +151,13 @@ func NewServer(cfg Config, st *store.Store) *Server {
 		cfg.CallbackRateLimitPerMinute = 6000
 	}
 	if cfg.StreamsPerMerchant == 0 {
-		cfg.StreamsPerMerchant = defaultStreamsPerMerchant
+		cfg.StreamsPerMerchant = DefaultStreamsPerMerchant
 	}
 	if cfg.StreamsPerKey == 0 {
-		cfg.StreamsPerKey = defaultStreamsPerKey
+		cfg.StreamsPerKey = DefaultStreamsPerKey
 	}
 	if cfg.StreamLifetime == 0 {
-		cfg.StreamLifetime = defaultStreamLifetime
+		cfg.StreamLifetime = DefaultStreamLifetime
 	}
 	if cfg.LoginPolicy == (store.LoginPolicy{}) {
 		cfg.LoginPolicy = store.DefaultLoginPolicy

@@ -42,6 +42,8 @@ func TestStaffRoleBoundaries(t *testing.T) {
 		{"POST", "/api/v1/admin/merchants/" + unknown + "/suspend/", nil, sika.StaffSupportAgent},
 		{"POST", "/api/v1/admin/merchants/" + unknown + "/unsuspend/", nil, sika.StaffMoneyApprover},
 		{"PATCH", "/api/v1/admin/merchant-payout-methods/" + unknown + "/", map[string]bool{"is_verified": true}, sika.StaffMoneyApprover},
+		{"POST", "/api/v1/admin/money-flags/" + unknown + "/refund/", map[string]string{"reason": "r"}, sika.StaffSupportAgent},
+		{"POST", "/api/v1/admin/money-flags/" + unknown + "/settle/", map[string]string{"status": "FAILED", "reason": "r"}, sika.StaffSupportAgent},
 		{"POST", "/api/v1/admin/money-decisions/" + unknown + "/approve/", nil, sika.StaffMoneyApprover},
 		{"POST", "/api/v1/admin/money-decisions/" + unknown + "/reject/", map[string]string{"note": "no"}, sika.StaffMoneyApprover},
 	}

@@ -34,11 +34,12 @@ const (
 	streamLeaseTTL = time.Minute
 )
 
-// Defaults of the live streams' caps and lifetime (Config).
+// Defaults of the live streams' caps and lifetime (Config; SIKA_STREAMS_PER_MERCHANT,
+// SIKA_STREAMS_PER_KEY, SIKA_STREAM_LIFETIME).
 const (
-	defaultStreamsPerMerchant = 10
-	defaultStreamsPerKey      = 3
-	defaultStreamLifetime     = 30 * time.Minute
+	DefaultStreamsPerMerchant = 10
+	DefaultStreamsPerKey      = 3
+	DefaultStreamLifetime     = 30 * time.Minute
 )
 
 // sseMessage is one server-sent event. need and apiKey are who may see it: the scope its
@@ -57,34 +58,6 @@ type streamSource struct {
 	kind   string
 	resume func(ctx context.Context, merchant uuid.UUID, env sika.Environment, lastID string) (store.StreamPosition, error)
 	after  func(ctx context.Context, merchant uuid.UUID, env sika.Environment, pos store.StreamPosition) ([]sseMessage, error)
-}
-
-// eventScope is the scope a key needs to see an event: PAYOUT for payouts, payout batches and settlements
-// (and the transaction events of a payout), PAYIN for collections and checkout sessions, BOTH
-// for other transactions (wallet transfers); any key for KYC.
-func eventScope(typ sika.EventType, payload []byte) sika.Scope {
-	t := string(typ)
-	switch {
-	case strings.HasPrefix(t, "payout.") || strings.HasPrefix(t, "payout_batch.") || strings.HasPrefix(t, "settlement."):
-		return sika.ScopePayout
-	case strings.HasPrefix(t, "checkout_session."):
-		return sika.ScopePayin
-	case strings.HasPrefix(t, "transaction."):
-		var e struct {
-			Data struct {
-				Type sika.TransactionType `json:"type"`
-			} `json:"data"`
-		}
-		_ = json.Unmarshal(payload, &e)
-		switch e.Data.Type {
-		case sika.TypePayment:
-			return sika.ScopePayin
-		case sika.TypePayout:
-			return sika.ScopePayout
-		}
-		return sika.ScopeBoth
-	}
-	return ""
 }
 
 // visible reports whether the caller may see a message: its scope allows the message's money
@@ -111,7 +84,7 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
 			events, err := s.store.EventsAfter(ctx, merchant, env, pos, streamPage)
 			out := make([]sseMessage, len(events))
 			for i, e := range events {
-				out[i] = sseMessage{id: e.ID, event: string(e.Type), data: e.Payload, pos: e.Position, need: eventScope(e.Type, e.Payload)}
+				out[i] = sseMessage{id: e.ID, event: string(e.Type), data: e.Payload, pos: e.Position, need: e.Need}
 			}
 			return out, err
 		},

@@ -116,15 +116,16 @@ func TestEventStreamCommitOrderAndTenancy(t *testing.T) {
 	assert.Equal(t, http.StatusUnauthorized, r.Status)
 }
 
-// insertEventOf writes an event of a type with the transaction type its data carries.
+// insertEventOf writes an event of a type whose data carries a transaction type where a
+// transaction's JSON does (transaction_type).
 func insertEventOf(t *testing.T, merchant uuid.UUID, env sika.Environment, typ sika.EventType, txType sika.TransactionType) string {
 	t.Helper()
 	id, err := sika.NewEventID()
 	require.NoError(t, err)
 	key, err := uuid.NewV7()
 	require.NoError(t, err)
-	payload, err := json.Marshal(sika.Event{ID: id, Type: typ, CreatedAt: time.Now().UTC(), Environment: env,
-		Data: json.RawMessage(`{"type":"` + string(txType) + `"}`)})
+	payload, err := json.Marshal(sika.Event{ID: id, Type: typ, CreatedAt: time.Now().UTC().Truncate(time.Microsecond), Environment: env,
+		Data: json.RawMessage(`{"transaction_type":"` + string(txType) + `"}`)})
 	require.NoError(t, err)
 	_, err = testStore.Pool().Exec(t.Context(), `INSERT INTO events (id, event_id, merchant_id, environment, type, payload) VALUES ($1, $2, $3, $4, $5, $6)`,
 		key, id, merchant, env, typ, payload)

@@ -57,6 +57,8 @@ var requestBodies = map[string]any{
 	"POST /admin/money-decisions/{id}/approve/":   struct{}{},
 	"POST /admin/money-decisions/{id}/reject/":    rejectionRequest{},
 	"POST /admin/transactions/{id}/resolve/":      SupportDecision{},
+	"POST /admin/money-flags/{id}/refund/":        flagRefundRequest{},
+	"POST /admin/money-flags/{id}/settle/":        SupportDecision{},
 	"POST /checkout-sessions/":                    checkoutSessionRequest{},
 	"POST /checkout-sessions/{id}/cancel/":        struct{}{},
 	"POST /checkout/{slug}/pay/":                  hostedPayRequest{},
@@ -295,6 +297,7 @@ func newStrictFixture(t *testing.T, ts *testServer) *strictFixture {
 	f.ids["/admin/transactions/"] = uuid.NewString()
 	f.ids["/admin/money-decisions/"] = uuid.NewString()
 	f.ids["/payout-batches/"] = uuid.NewString()
+	f.ids["/admin/money-flags/"] = uuid.NewString()
 	f.ids["/events/"] = "evt_" + strings.ReplaceAll(uuid.NewString(), "-", "")
 	return f
 }
@@ -357,6 +360,8 @@ func strictValidBodies(f *strictFixture) map[string]map[string]any {
 		"POST /admin/money-decisions/{id}/approve/":   {},
 		"POST /admin/money-decisions/{id}/reject/":    {"note": "Not what the operator's statement shows."},
 		"POST /admin/transactions/{id}/resolve/":      {"status": "FAILED", "reason": "Operator confirmed it never happened."},
+		"POST /admin/money-flags/{id}/refund/":        {"amount": "1000", "reason": "The customer paid twice."},
+		"POST /admin/money-flags/{id}/settle/":        {"status": "FAILED", "reason": "The operator reversed the transfer."},
 		"POST /checkout-sessions/":                    {"amount": "1000", "currency": "XOF", "customer_email": "ama@example.com", "customer_name": "Ama", "metadata": map[string]any{"cart": map[string]any{"n": 1}}},
 		"POST /checkout-sessions/{id}/cancel/":        {},
 		"POST /checkout/{slug}/pay/":                  {"network": "MTN_BJ", "customer_phone": "97000123"},

@@ -1,18 +1,23 @@
 package api
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"net/http"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sikahq/sika"
@@ -68,6 +73,7 @@ var sweepKinds = []struct{ prefix, kind string }{
 	{"/admin/merchants/", "merchant"},
 	{"/admin/transactions/", "payment"},
 	{"/admin/money-decisions/", "money_decision"},
+	{"/admin/money-flags/", "money_flag"},
 	{"/api-keys/", "api_key"},
 	{"/ip-whitelist/", "ip_whitelist"},
 	{"/countries/", "country"},
@@ -112,6 +118,8 @@ var sweepBodies = map[string]any{
 	"PATCH /admin/merchant-payout-methods/{id}/":  map[string]bool{"is_verified": true},
 	"POST /admin/transactions/{id}/reverify/":     map[string]string{},
 	"POST /admin/money-decisions/{id}/reject/":    map[string]string{"note": "no"},
+	"POST /admin/money-flags/{id}/refund/":        map[string]string{"reason": "refund"},
+	"POST /admin/money-flags/{id}/settle/":        map[string]string{"status": "FAILED", "reason": "release"},
 	"POST /admin/merchant-kyc/{id}/approve/":      map[string]string{"review_note": "ok"},
 	"POST /admin/merchant-kyc/{id}/reject/":       map[string]string{"review_note": "no"},
 	"POST /admin/merchants/{id}/suspend/":         map[string]string{},
@@ -266,10 +274,8 @@ func newSweepFixture(t *testing.T, ts *testServer, a *account) *sweepFixture {
 		require.NoError(t, err)
 		require.NotEmpty(t, entries)
 		f.add(env, "ledger_entry", entries[0].ID.String())
-		events, _, err := testStore.ListEvents(ctx, a.Merchant.ID, env, store.KeysetRequest{Limit: 10})
-		require.NoError(t, err)
-		require.NotEmpty(t, events)
-		f.add(env, "event", events[0].ID)
+		// A's event on the event routes is a payout's: a PAYIN key of A's must not see it either.
+		f.add(env, "event", insertEventOf(t, a.Merchant.ID, env, sika.EventPayoutSucceeded, sika.TypePayout))
 
 		f.add(env, "checkout_session", created(ts.call(t, "POST", "/api/v1/checkout-sessions/",
 			map[string]any{"amount": "1000", "currency": "XOF", "customer_email": "ama@example.com", "customer_name": "Ama"},
@@ -312,6 +318,7 @@ func newSweepFixture(t *testing.T, ts *testServer, a *account) *sweepFixture {
 		f.ids[env]["network"] = network.ID.String()
 		// A money decision is staff's, no merchant's: merchants are refused before any lookup.
 		f.ids[env]["money_decision"] = uuid.NewString()
+		f.ids[env]["money_flag"] = uuid.NewString()
 	}
 	return f
 }
@@ -323,6 +330,15 @@ type sweepCase struct {
 	status  int
 	code    string // "" with status 200: a success that must not show A's objects
 	ids     sika.Environment
+	// only, when set, are the ids the answer must not contain (instead of every object of A's):
+	// A's own key of the wrong scope sees A's other objects.
+	only []string
+}
+
+// sweepEventRoutes are the event log's routes: a key sees there only the events its scope
+// allows (a PAYIN key no payout event), as on the live stream.
+var sweepEventRoutes = map[string]bool{
+	"GET /events/": true, "GET /events/{id}/": true, "GET /events/{id}/deliveries/": true, "POST /events/{id}/redeliver/": true,
 }
 
 func TestTenancySweep(t *testing.T) {
@@ -379,7 +395,16 @@ func TestTenancySweep(t *testing.T) {
 			if where == "POST /merchant-kyc/upload/" {
 				body = nil // multipart; the credentials are refused before the body is read
 			}
-			for _, c := range sweepCases(a, b, revoked.Secret, where, access, kind) {
+			cases := sweepCases(a, b, revoked.Secret, where, access, kind)
+			if sweepEventRoutes[where] {
+				c := sweepCase{name: "c PAYIN key on a payout event", headers: a.key(sika.EnvironmentLive, sika.ScopePayin), status: 404,
+					code: "not_found", ids: sika.EnvironmentLive, only: []string{f.ids[sika.EnvironmentLive]["event"]}}
+				if kind == "" {
+					c.name, c.status, c.code = "c PAYIN key (list without payout events)", 200, ""
+				}
+				cases = append(cases, c)
+			}
+			for _, c := range cases {
 				if c.status == 0 {
 					notApplicable[c.name]++
 					continue
@@ -405,6 +430,121 @@ func TestTenancySweep(t *testing.T) {
 		t.Logf("  not applicable: %-27s %d", name, notApplicable[name])
 	}
 	require.Greater(t, total, 200, "the sweep checked too little")
+	t.Run("live streams", func(t *testing.T) { sweepStreams(t, ts, a, b, f) })
+}
+
+// sweepStreams reads the live streams the way the sweep cannot through ts.call (a stream never
+// ends): another merchant's credentials, resuming from the first position there is, get none
+// of A's events or requests to the end of what is committed, and A's Last-Event-IDs are refused
+// them (400); A's PAYIN key replays no payout event and only its own requests.
+func sweepStreams(t *testing.T, ts *testServer, a, b *account, f *sweepFixture) {
+	live, test := sika.EnvironmentLive, sika.EnvironmentTest
+	var aLog int64
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.NoError(c, testStore.Pool().QueryRow(t.Context(), `SELECT id FROM api_request_logs WHERE merchant_id = $1 AND environment = 'LIVE'
+			ORDER BY id LIMIT 1`, a.Merchant.ID).Scan(&aLog))
+	}, 10*time.Second, 100*time.Millisecond, "A's requests are logged")
+	// An events stream must not carry A's objects; a request-log stream carries the caller's own
+	// requests (B's probes name A's ids in their paths), so there A's requests are what must
+	// not come: their request ids and A's keys.
+	var aRequests []string
+	rows, err := testStore.Pool().Query(t.Context(), `SELECT request_id FROM api_request_logs WHERE merchant_id = $1`, a.Merchant.ID)
+	require.NoError(t, err)
+	aRequests, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	require.NotEmpty(t, aRequests)
+	for _, id := range a.KeyIDs {
+		aRequests = append(aRequests, id.String())
+	}
+	forbidden := map[string][]string{"/api/v1/events/stream/": f.forbidden(sweepCase{name: "e"}), "/api/v1/request-logs/stream/": aRequests}
+	others := map[string][]string{
+		"other merchant's LIVE key": b.key(live, sika.ScopeBoth), "other merchant's TEST key": b.key(test, sika.ScopeBoth),
+		"other merchant's dashboard": b.dashboard(live),
+	}
+	for _, path := range []string{"/api/v1/events/stream/", "/api/v1/request-logs/stream/"} {
+		aID := f.ids[live]["event"]
+		if strings.Contains(path, "request-logs") {
+			aID = strconv.FormatInt(aLog, 10)
+		}
+		for name, h := range others {
+			t.Run(path+"/"+name, func(t *testing.T) {
+				r := ts.call(t, "GET", path, nil, append(slices.Clone(h), "Last-Event-ID", aID)...)
+				assert.Equal(t, http.StatusBadRequest, r.Status, "A's Last-Event-ID: %s", r.Body)
+				assert.Contains(t, r.fields(), "Last-Event-ID")
+				lines := replayStream(t, ts, path, h...)
+				t.Logf("%s with %s from the first position: %d lines read", path, name, len(lines))
+				for _, line := range lines {
+					for _, id := range forbidden[path] {
+						assert.NotContains(t, line, id, "A's object in another merchant's stream")
+					}
+				}
+			})
+		}
+	}
+	t.Run("A's PAYIN key", func(t *testing.T) {
+		payin := a.key(live, sika.ScopePayin)
+		for _, line := range replayStream(t, ts, "/api/v1/events/stream/", payin...) {
+			assert.NotContains(t, line, f.ids[live]["event"], "a payout event on a PAYIN key's stream")
+		}
+		own := a.KeyIDs[string(live)+"/"+string(sika.ScopePayin)].String()
+		for _, line := range replayStream(t, ts, "/api/v1/request-logs/stream/", payin...) {
+			if data, ok := strings.CutPrefix(line, "data: "); ok {
+				var v struct {
+					APIKeyID *string `json:"api_key_id"`
+				}
+				require.NoError(t, json.Unmarshal([]byte(data), &v))
+				if assert.NotNil(t, v.APIKeyID, "a request without a key on a PAYIN key's log: %s", data) {
+					assert.Equal(t, own, *v.APIKeyID, "another key's request on a PAYIN key's log")
+				}
+			}
+		}
+	})
+}
+
+// replayStream reads a live stream from the first position there is (Last-Event-ID "@1") until
+// no message has come for two seconds (bounded by a minute), and answers its lines.
+func replayStream(t *testing.T, ts *testServer, path string, headers ...string) []string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, ts.url+path, nil)
+	require.NoError(t, err)
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	req.Header.Set("Last-Event-ID", "@1")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	lines := make(chan string, 100)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 64*1024), 1<<20)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	var out []string
+	quiet, deadline := time.NewTimer(2*time.Second), time.After(time.Minute)
+	defer quiet.Stop()
+	for {
+		select {
+		case line, open := <-lines:
+			if !open {
+				return out
+			}
+			out = append(out, line)
+			if strings.HasPrefix(line, "data: ") {
+				quiet.Reset(2 * time.Second)
+			}
+		case <-quiet.C:
+			return out
+		case <-deadline:
+			return out
+		}
+	}
 }
 
 // sweepAccessOf reads who may call an operation from its document security and its path.
@@ -520,6 +660,14 @@ func sweepCheck(t *testing.T, request string, c sweepCase, r *response, f *sweep
 		if r.Env.Success || r.code() != c.code {
 			report("want the error envelope with code %s", c.code)
 		}
+	}
+	if c.only != nil {
+		for _, id := range c.only {
+			if strings.Contains(string(r.Body), id) && !(c.code == "not_found" && id == f.ids[c.ids][kind]) {
+				report("the body contains %s, which this key's scope does not allow", id)
+			}
+		}
+		return
 	}
 	if strings.Contains(c.name, "KYC documents") && strings.TrimSpace(string(r.Env.Data)) != "[]" {
 		report("another merchant's dossier documents must be exactly []")

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"regexp"
 	"strings"
@@ -192,14 +193,25 @@ func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) err
 
 var eventIDPattern = regexp.MustCompile(`^evt_[0-9A-Za-z]{26}$`)
 
-// eventFor loads an event of the caller by its path id.
+// callerScope is the scope of the caller's API key ("" for a dashboard session, which sees
+// every event): the event list and the event routes show an API key only the events its scope
+// allows, as the live stream does (a PAYIN key no payout event).
+func callerScope(ctx context.Context) sika.Scope {
+	if p := principalFrom(ctx); p != nil && p.Kind == PrincipalAPIKey {
+		return p.Scope
+	}
+	return ""
+}
+
+// eventFor loads an event of the caller by its path id (not_found for an event its key's scope
+// does not allow).
 func (s *Server) eventFor(r *http.Request) (sika.Event, error) {
 	id := mux.Vars(r)["id"]
 	if !eventIDPattern.MatchString(id) {
 		return sika.Event{}, sika.NotFound("Event")
 	}
 	merchant, env := tenant(r.Context())
-	ev, err := s.store.EventByID(r.Context(), merchant, env, id)
+	ev, err := s.store.EventByID(r.Context(), merchant, env, callerScope(r.Context()), id)
 	ev.Merchant = merchant
 	return ev, err
 }
@@ -210,7 +222,7 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	merchant, env := tenant(r.Context())
-	items, more, err := s.store.ListEvents(r.Context(), merchant, env, keysetOf(req))
+	items, more, err := s.store.ListEvents(r.Context(), merchant, env, callerScope(r.Context()), keysetOf(req))
 	if err != nil {
 		return err
 	}

@@ -369,36 +369,42 @@ func TestSupportsSuccessOfAnUnclearPayoutIsStillReRead(t *testing.T) {
 	})
 }
 
+// releasedPayout makes a payout of 1000 XOF of a merchant funded with fund and ends it FAILED as
+// support would (its hold released, its attempt re-read for an hour).
+func releasedPayout(t *testing.T, fund string) (sika.Merchant, sika.Transaction, sika.TransactionAttempt) {
+	t.Helper()
+	m := fundedMerchant(t, fund)
+	tx := newPayout(t, m, "1000")
+	a := newAttempt(t, tx, 1, 1)
+	_, changed, err := st.CompletePayment(t.Context(), store.Completion{TransactionID: tx.ID, Run: 1, Gateway: "sandbox-a", Status: sika.StatusFailed,
+		Reason: "Ended FAILED by support", TriggeredBy: sika.TriggerSystem, RecheckFor: time.Hour,
+		Attempt: store.AttemptUpdate{ID: a.ID, Status: sika.AttemptFailed, FailureCode: "ended_by_support"}})
+	require.NoError(t, err)
+	require.True(t, changed)
+	return m, tx, a
+}
+
+func pendingOf(t *testing.T, m sika.Merchant) string {
+	t.Helper()
+	wallets, _, err := st.ListWallets(t.Context(), m.ID, sika.EnvironmentTest, store.PageRequest{Page: 1, PageSize: 10})
+	require.NoError(t, err)
+	return sika.FormatAmount(wallets[0].PendingAmount.Decimal)
+}
+
 // TestAPayoutPaidAfterItsReleaseIsHeldAgain: support ended an unclear payout FAILED (its hold
 // released), then the operator pays it. What the wallet still has of the amount is held again
 // at once, and the flag and the status log say how much; when the merchant has already spent
 // part of it, the rest is held and the shortfall said.
 func TestAPayoutPaidAfterItsReleaseIsHeldAgain(t *testing.T) {
 	ctx := t.Context()
-	released := func(t *testing.T, fund string) (sika.Merchant, sika.Transaction, sika.TransactionAttempt) {
-		m := fundedMerchant(t, fund)
-		tx := newPayout(t, m, "1000")
-		a := newAttempt(t, tx, 1, 1)
-		_, changed, err := st.CompletePayment(ctx, store.Completion{TransactionID: tx.ID, Run: 1, Gateway: "sandbox-a", Status: sika.StatusFailed,
-			Reason: "Ended FAILED by support", TriggeredBy: sika.TriggerSystem, RecheckFor: time.Hour,
-			Attempt: store.AttemptUpdate{ID: a.ID, Status: sika.AttemptFailed, FailureCode: "ended_by_support"}})
-		require.NoError(t, err)
-		require.True(t, changed)
-		return m, tx, a
-	}
-	pending := func(t *testing.T, m sika.Merchant) string {
-		wallets, _, err := st.ListWallets(ctx, m.ID, sika.EnvironmentTest, store.PageRequest{Page: 1, PageSize: 10})
-		require.NoError(t, err)
-		return sika.FormatAmount(wallets[0].PendingAmount.Decimal)
-	}
 	t.Run("still there: held again in full", func(t *testing.T) {
-		m, tx, a := released(t, "5000")
+		m, tx, a := releasedPayout(t, "5000")
 		assert.Equal(t, "5000.00", available(t, m))
 		_, out, err := st.ReconcileSuccess(ctx, store.LateSuccess{AttemptID: a.ID, Source: "re-check sweep"})
 		require.NoError(t, err)
 		assert.Equal(t, store.ReconcilePayoutFlagged, out)
 		assert.Equal(t, "4000.00", available(t, m), "the merchant cannot spend it twice")
-		assert.Equal(t, "1000.00", pending(t, m))
+		assert.Equal(t, "1000.00", pendingOf(t, m))
 		flags := flagsOf(t, tx)
 		require.Len(t, flags, 1)
 		assert.Equal(t, store.FlagPayoutPaidAfterRelease, flags[0].Kind)
@@ -410,7 +416,7 @@ func TestAPayoutPaidAfterItsReleaseIsHeldAgain(t *testing.T) {
 		ledgerBalances(t)
 	})
 	t.Run("partly spent: the rest held, the shortfall said", func(t *testing.T) {
-		m, tx, a := released(t, "1300")
+		m, tx, a := releasedPayout(t, "1300")
 		newPayout(t, m, "1000") // the merchant spent the released money on another payout
 		assert.Equal(t, "300.00", available(t, m))
 		_, _, err := st.ReconcileSuccess(ctx, store.LateSuccess{AttemptID: a.ID, Source: "re-check sweep"})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/shopspring/decimal"
 
 	"github.com/sikahq/sika"
 )
@@ -16,9 +17,19 @@ import (
 // DecisionKind is what a money decision decides (money_decisions.kind).
 type DecisionKind string
 
-// DecisionResolveUnclearPayout is the kind of money decision that ends a payout its operator
-// leaves unclear (api.ProposeResolution).
-const DecisionResolveUnclearPayout DecisionKind = "RESOLVE_UNCLEAR_PAYOUT"
+// The kinds of money decision.
+const (
+	// DecisionResolveUnclearPayout ends a payout its operator leaves unclear
+	// (api.ProposeResolution).
+	DecisionResolveUnclearPayout DecisionKind = "RESOLVE_UNCLEAR_PAYOUT"
+	// DecisionRefundFlag refunds the customer of a REFUND_DUE flag (api.Server.ProposeFlagRefund):
+	// approved, it issues the refund; the flag closes when that refund succeeds.
+	DecisionRefundFlag DecisionKind = "REFUND_FLAG"
+	// DecisionSettleReheldPayout settles (SUCCESS: the operator did pay) or releases (FAILED)
+	// what was held again of a payout the operator paid after its hold was released
+	// (PAYOUT_PAID_AFTER_RELEASE; api.ProposeReheldPayout, store.SettleReheldPayout).
+	DecisionSettleReheldPayout DecisionKind = "SETTLE_REHELD_PAYOUT"
+)
 
 // DecisionStatus is where a money decision stands (money_decisions.status).
 type DecisionStatus string
@@ -40,55 +51,85 @@ const (
 // MoneyDecision is a decision on money that takes two staff members: one proposes it, another
 // approves (and it is applied) or rejects it.
 type MoneyDecision struct {
-	ID              uuid.UUID              `json:"id"`
-	Kind            DecisionKind           `json:"kind"`
-	Transaction     uuid.UUID              `json:"transaction"`
+	ID          uuid.UUID    `json:"id"`
+	Kind        DecisionKind `json:"kind"`
+	Transaction uuid.UUID    `json:"transaction"`
+	// RequestedStatus is what the transaction is to end as (FAILED or SUCCESS); "" for a refund.
 	RequestedStatus sika.TransactionStatus `json:"requested_status"`
-	Reason          string                 `json:"reason"`
-	ProposedBy      uuid.UUID              `json:"proposed_by"`
-	ProposedByEmail string                 `json:"proposed_by_email"`
-	ProposedAt      time.Time              `json:"proposed_at"`
-	Status          DecisionStatus         `json:"status"`
-	DecidedBy       *uuid.UUID             `json:"decided_by"`
-	DecidedByEmail  *string                `json:"decided_by_email"`
-	DecidedAt       *time.Time             `json:"decided_at"`
-	DecisionNote    string                 `json:"decision_note"`
+	// Flag is the money flag the decision is about (REFUND_FLAG, SETTLE_REHELD_PAYOUT).
+	Flag *uuid.UUID `json:"flag"`
+	// Amount is, for a refund, what the customer is to get back (the collection's currency).
+	Amount          *sika.Amount   `json:"amount"`
+	Reason          string         `json:"reason"`
+	ProposedBy      uuid.UUID      `json:"proposed_by"`
+	ProposedByEmail string         `json:"proposed_by_email"`
+	ProposedAt      time.Time      `json:"proposed_at"`
+	Status          DecisionStatus `json:"status"`
+	DecidedBy       *uuid.UUID     `json:"decided_by"`
+	DecidedByEmail  *string        `json:"decided_by_email"`
+	DecidedAt       *time.Time     `json:"decided_at"`
+	DecisionNote    string         `json:"decision_note"`
 	// Outcome is what applying an approved decision gave (the payout's status, who decided it).
 	Outcome json.RawMessage `json:"outcome"`
 }
 
 const decisionColumns = `d.id, d.kind, d.transaction_id, d.requested_status, d.reason, d.proposed_by, p.email, d.proposed_at,
-	d.status, d.decided_by, a.email, d.decided_at, d.decision_note, coalesce(d.outcome, 'null'::jsonb)`
+	d.status, d.decided_by, a.email, d.decided_at, d.decision_note, coalesce(d.outcome, 'null'::jsonb), d.flag_id, d.amount`
 
 const decisionFrom = ` FROM money_decisions d JOIN members p ON p.id = d.proposed_by LEFT JOIN members a ON a.id = d.decided_by`
 
 func scanDecision(row pgx.Row) (MoneyDecision, error) {
 	var d MoneyDecision
+	var amount *decimal.Decimal
 	err := row.Scan(&d.ID, &d.Kind, &d.Transaction, &d.RequestedStatus, &d.Reason, &d.ProposedBy, &d.ProposedByEmail, &d.ProposedAt,
-		&d.Status, &d.DecidedBy, &d.DecidedByEmail, &d.DecidedAt, &d.DecisionNote, &d.Outcome)
+		&d.Status, &d.DecidedBy, &d.DecidedByEmail, &d.DecidedAt, &d.DecisionNote, &d.Outcome, &d.Flag, &amount)
+	if amount != nil {
+		a := sika.NewAmount(*amount)
+		d.Amount = &a
+	}
 	return d, err
+}
+
+// Proposal is a money decision proposed by a staff member.
+type Proposal struct {
+	Kind        DecisionKind
+	Transaction uuid.UUID
+	// RequestedStatus: FAILED or SUCCESS; "" for a refund.
+	RequestedStatus sika.TransactionStatus
+	Reason          string
+	Staff           uuid.UUID
+	// Flag and Amount: see MoneyDecision.
+	Flag   *uuid.UUID
+	Amount *decimal.Decimal
 }
 
 // ProposeMoneyDecision records a staff member's proposal, with its staff action, in one Postgres
 // transaction. A transaction has at most one proposal waiting: a second is a validation error
 // (non_field_errors) until the first is decided.
-func (s *Store) ProposeMoneyDecision(ctx context.Context, kind DecisionKind, transaction uuid.UUID, status sika.TransactionStatus, reason string, staff uuid.UUID) (MoneyDecision, error) {
+func (s *Store) ProposeMoneyDecision(ctx context.Context, p Proposal) (MoneyDecision, error) {
 	id, err := uuid.NewV7()
 	if err != nil {
 		return MoneyDecision{}, err
 	}
-	reason = strings.TrimSpace(reason)
+	reason := strings.TrimSpace(p.Reason)
 	err = s.InTx(ctx, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `INSERT INTO money_decisions (id, kind, transaction_id, requested_status, reason, proposed_by)
-			VALUES ($1, $2, $3, $4, $5, $6)`, id, kind, transaction, status, reason, staff)
+		_, err := tx.Exec(ctx, `INSERT INTO money_decisions (id, kind, transaction_id, requested_status, reason, proposed_by, flag_id, amount)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, id, p.Kind, p.Transaction, p.RequestedStatus, reason, p.Staff, p.Flag, p.Amount)
 		if isUniqueViolation(err, "money_decisions_one_open_idx") {
 			return sika.FieldError("non_field_errors", "A decision on this transaction already waits for approval: approve or reject it first.")
 		}
 		if err != nil {
 			return fmt.Errorf("insert money decision: %w", err)
 		}
-		return recordStaffAction(ctx, tx, StaffAction{Staff: staff, Action: ActionDecisionProposed, Transaction: &transaction, Reason: reason,
-			Detail: map[string]any{"decision": id, "kind": kind, "requested_status": status}})
+		detail := map[string]any{"decision": id, "kind": p.Kind, "requested_status": p.RequestedStatus}
+		if p.Flag != nil {
+			detail["flag"] = *p.Flag
+		}
+		if p.Amount != nil {
+			detail["amount"] = sika.FormatAmount(*p.Amount)
+		}
+		return recordStaffAction(ctx, tx, StaffAction{Staff: p.Staff, Action: ActionDecisionProposed, Transaction: &p.Transaction, Reason: reason,
+			Detail: detail})
 	})
 	if err != nil {
 		return MoneyDecision{}, err
@@ -134,15 +175,18 @@ func CheckDecider(d MoneyDecision, decider uuid.UUID) error {
 // Postgres transaction under the proposal's row lock: a proposal is decided once, never by the
 // one who proposed it (CheckDecider).
 func (s *Store) DecideMoneyDecision(ctx context.Context, id, decider uuid.UUID, status DecisionStatus, note string, outcome any) (MoneyDecision, error) {
+	return s.decide(ctx, id, decider, status, note, func(pgx.Tx, MoneyDecision) (any, error) { return outcome, nil })
+}
+
+// decide locks a waiting decision, checks its decider (CheckDecider), runs apply (which changes
+// what the decision decides and answers its outcome) and records the decision with its staff
+// action, all in one Postgres transaction.
+func (s *Store) decide(ctx context.Context, id, decider uuid.UUID, status DecisionStatus, note string, apply func(pgx.Tx, MoneyDecision) (any, error)) (MoneyDecision, error) {
 	if status != DecisionApproved && status != DecisionRejected {
 		return MoneyDecision{}, fmt.Errorf("decide money decision: status %q", status)
 	}
-	raw, err := json.Marshal(outcome)
-	if err != nil {
-		return MoneyDecision{}, fmt.Errorf("encode decision outcome: %w", err)
-	}
 	note = strings.TrimSpace(note)
-	err = s.InTx(ctx, func(tx pgx.Tx) error {
+	err := s.InTx(ctx, func(tx pgx.Tx) error {
 		d, err := scanDecision(tx.QueryRow(ctx, `SELECT `+decisionColumns+decisionFrom+` WHERE d.id = $1 FOR UPDATE OF d`, id))
 		if isNoRows(err) {
 			return sika.NotFound("Money decision")
@@ -153,9 +197,25 @@ func (s *Store) DecideMoneyDecision(ctx context.Context, id, decider uuid.UUID, 
 		if err := CheckDecider(d, decider); err != nil {
 			return err
 		}
+		outcome, err := apply(tx, d)
+		if err != nil {
+			return err
+		}
+		raw, err := json.Marshal(outcome)
+		if err != nil {
+			return fmt.Errorf("encode decision outcome: %w", err)
+		}
 		if _, err := tx.Exec(ctx, `UPDATE money_decisions SET status = $2, decided_by = $3, decided_at = now(), decision_note = $4, outcome = $5
 			WHERE id = $1`, id, status, decider, note, raw); err != nil {
 			return fmt.Errorf("update money decision: %w", err)
+		}
+		if d.Kind == DecisionRefundFlag && status == DecisionApproved {
+			// The refund may have succeeded before its approval was recorded: its flag then
+			// closed without the approver's name.
+			if _, err := tx.Exec(ctx, `UPDATE money_flags SET resolved_by = $2 WHERE id = $1 AND resolved_at IS NOT NULL AND resolved_by IS NULL`,
+				d.Flag, decider); err != nil {
+				return fmt.Errorf("name the flag's approver: %w", err)
+			}
 		}
 		action, reason := ActionDecisionApproved, d.Reason
 		if status == DecisionRejected {

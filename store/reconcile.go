@@ -448,24 +448,34 @@ type MoneyFlag struct {
 	ResolvedAt     *time.Time       `json:"resolved_at"`
 	ResolvedBy     *uuid.UUID       `json:"resolved_by"`
 	ResolutionNote string           `json:"resolution_note"`
+	// Refund is the latest refund issued for a REFUND_DUE flag (a two-person decision), with its
+	// status: the flag closes when it succeeds; FAILED leaves the flag open for another.
+	Refund       *uuid.UUID              `json:"refund"`
+	RefundStatus *sika.TransactionStatus `json:"refund_status"`
+}
+
+const flagColumns = `f.id, f.kind, f.transaction_id, f.attempt_id, f.merchant_id, f.environment, f.amount, f.currency, f.reason,
+	f.created_at, f.resolved_at, f.resolved_by, f.resolution_note, f.refund_id, r.status`
+
+const flagFrom = ` FROM money_flags f LEFT JOIN transactions r ON r.id = f.refund_id`
+
+func scanFlag(row pgx.Row) (MoneyFlag, error) {
+	var f MoneyFlag
+	var amount decimal.Decimal
+	err := row.Scan(&f.ID, &f.Kind, &f.Transaction, &f.Attempt, &f.Merchant, &f.Environment, &amount, &f.Currency, &f.Reason,
+		&f.CreatedAt, &f.ResolvedAt, &f.ResolvedBy, &f.ResolutionNote, &f.Refund, &f.RefundStatus)
+	f.Amount = sika.NewAmount(amount)
+	return f, err
 }
 
 // MoneyFlags lists the flags across merchants, oldest first; open only unless all.
 func (s *Store) MoneyFlags(ctx context.Context, all bool, limit int) ([]MoneyFlag, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id, kind, transaction_id, attempt_id, merchant_id, environment, amount, currency, reason,
-			created_at, resolved_at, resolved_by, resolution_note
-		FROM money_flags WHERE $1 OR resolved_at IS NULL ORDER BY created_at, id LIMIT $2`, all, limit)
+	rows, err := s.pool.Query(ctx, `SELECT `+flagColumns+flagFrom+`
+		WHERE $1 OR f.resolved_at IS NULL ORDER BY f.created_at, f.id LIMIT $2`, all, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list money flags: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (MoneyFlag, error) {
-		var f MoneyFlag
-		var amount decimal.Decimal
-		err := r.Scan(&f.ID, &f.Kind, &f.Transaction, &f.Attempt, &f.Merchant, &f.Environment, &amount, &f.Currency, &f.Reason,
-			&f.CreatedAt, &f.ResolvedAt, &f.ResolvedBy, &f.ResolutionNote)
-		f.Amount = sika.NewAmount(amount)
-		return f, err
-	})
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (MoneyFlag, error) { return scanFlag(r) })
 	if err != nil {
 		return nil, fmt.Errorf("scan money flags: %w", err)
 	}

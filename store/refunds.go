@@ -29,7 +29,8 @@ const (
 // are summed: refunds succeeded and in flight, this one included, never exceed what the
 // customer paid (422 refund_exceeds_payment), however many are asked at once; a collection that
 // is not a successful PAIEMENT of the merchant answers 409 not_refundable. Nothing is written
-// when it is refused. An idempotency key already used answers as CreateTransaction does.
+// when it is refused. An idempotency key already used answers as CreateTransaction does. With
+// nt.Flag, the refund is that REFUND_DUE flag's (linkFlagRefund, same Postgres transaction).
 func (s *Store) CreateRefund(ctx context.Context, nt NewTransaction, start WorkflowStart) (sika.Transaction, int64, bool, error) {
 	if nt.RefundedTransaction == nil {
 		return sika.Transaction{}, 0, false, fmt.Errorf("create refund: no refunded transaction")
@@ -38,7 +39,13 @@ func (s *Store) CreateRefund(ctx context.Context, nt NewTransaction, start Workf
 		if err := reserveRefund(ctx, tx, t); err != nil {
 			return err
 		}
-		return hold(ctx, tx, t, nil)
+		if err := hold(ctx, tx, t, nil); err != nil {
+			return err
+		}
+		if nt.Flag == nil {
+			return nil
+		}
+		return linkFlagRefund(ctx, tx, *nt.Flag, t)
 	})
 }
 
@@ -96,7 +103,8 @@ func (s *Store) RefundInFlight(ctx context.Context, paymentID uuid.UUID) (decima
 	return taken, nil
 }
 
-// settleRefund adds a refund that succeeded to its collection's amount_refunded, in the
+// settleRefund adds a refund that succeeded to its collection's amount_refunded (and closes the
+// REFUND_DUE flag it was issued for), in the
 // completion's Postgres transaction and before its wallet movement (the collection, then the
 // wallet: the order CreateRefund locks them in).
 func settleRefund(ctx context.Context, tx pgx.Tx, r sika.Transaction) error {
@@ -107,7 +115,7 @@ func settleRefund(ctx context.Context, tx pgx.Tx, r sika.Transaction) error {
 		*r.RefundedTransaction, r.RequestedAmount.Decimal); err != nil {
 		return fmt.Errorf("record amount refunded: %w", err)
 	}
-	return nil
+	return closeRefundedFlag(ctx, tx, r)
 }
 
 // RefundRoute is what a refund's workflow needs to reach the customer: how, and the collection

@@ -47,6 +47,8 @@ type StreamedEvent struct {
 	Type     sika.EventType
 	Payload  []byte
 	Position StreamPosition
+	// Need is the API-key scope the event needs to be seen ("": any key; see eventScopeSQL).
+	Need sika.Scope
 }
 
 // EventStreamPosition is the position of one of the merchant's events (a stream resuming after
@@ -76,10 +78,10 @@ func (s *Store) EventsAfter(ctx context.Context, merchantID uuid.UUID, env sika.
 			return nil, fmt.Errorf("event stream key %q: %w", pos.Key, err)
 		}
 	}
-	rows, err := s.pool.Query(ctx, `SELECT event_id, type, payload::text, stream_xid::text, id FROM events
-		WHERE merchant_id = $1 AND environment = $2 AND (stream_xid, id) > ($3::text::xid8, $4)
-		  AND stream_xid < `+streamHorizon+`
-		ORDER BY stream_xid, id LIMIT $5`, merchantID, env, strconv.FormatUint(pos.XID, 10), key, limit)
+	rows, err := s.pool.Query(ctx, `SELECT e.event_id, e.type, e.payload::text, e.stream_xid::text, e.id, `+eventScopeSQL+` FROM events e
+		WHERE e.merchant_id = $1 AND e.environment = $2 AND (e.stream_xid, e.id) > ($3::text::xid8, $4)
+		  AND e.stream_xid < `+streamHorizon+`
+		ORDER BY e.stream_xid, e.id LIMIT $5`, merchantID, env, strconv.FormatUint(pos.XID, 10), key, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read event stream: %w", err)
 	}
@@ -87,7 +89,7 @@ func (s *Store) EventsAfter(ctx context.Context, merchantID uuid.UUID, env sika.
 		var e StreamedEvent
 		var payload, xid string
 		var id uuid.UUID
-		if err := r.Scan(&e.ID, &e.Type, &payload, &xid, &id); err != nil {
+		if err := r.Scan(&e.ID, &e.Type, &payload, &xid, &id, &e.Need); err != nil {
 			return e, err
 		}
 		e.Payload = []byte(payload)

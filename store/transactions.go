@@ -142,6 +142,9 @@ type NewTransaction struct {
 	// RefundVia, on a refund, is how it reaches the customer (RefundViaOperator or
 	// RefundViaPayout).
 	RefundVia RefundVia
+	// Flag, on a refund, is the REFUND_DUE flag it is issued for: the flag closes when the
+	// refund succeeds.
+	Flag *uuid.UUID
 }
 
 // CreateTransaction inserts a PENDING transaction, its first status log (from null, CLIENT) and

@@ -185,19 +185,40 @@ func scanEvent(row pgx.Row) (EventKey, error) {
 	return ev, err
 }
 
-// ListEvents returns a cursor page of the merchant's events, newest first.
-func (s *Store) ListEvents(ctx context.Context, merchantID uuid.UUID, env sika.Environment, req KeysetRequest) ([]EventKey, bool, error) {
-	items, more, err := queryKeyset(ctx, s, `e.id, e.payload`, `FROM events e WHERE e.merchant_id = $1 AND e.environment = $2`,
-		"e.", []any{merchantID, env}, req, scanEvent)
+// eventScopeSQL is the API-key scope an event needs to be seen (e is the events row), the one
+// rule of the event list, the event routes and the live stream: PAYOUT for payouts, payout
+// batches and settlements and the transaction events of a payout (RETRAIT), PAYIN for collections
+// (PAIEMENT, read from the transaction's transaction_type in the event's data) and checkout sessions, BOTH for the transaction events of other types (wallet
+// transfers, refunds); ” (any key) for the rest (refund.*, KYC decisions).
+const eventScopeSQL = `(CASE
+	WHEN e.type LIKE 'payout.%' OR e.type LIKE 'payout\_batch.%' OR e.type LIKE 'settlement.%' THEN 'PAYOUT'
+	WHEN e.type LIKE 'checkout_session.%' THEN 'PAYIN'
+	WHEN e.type LIKE 'transaction.%' THEN CASE e.payload->'data'->>'transaction_type' WHEN 'PAIEMENT' THEN 'PAYIN' WHEN 'RETRAIT' THEN 'PAYOUT' ELSE 'BOTH' END
+	ELSE '' END)`
+
+// scopeAllows is the condition that an event e may be seen by a caller of scope $n (a key's
+// scope; BOTH, or ” for a dashboard session, sees every event): sika.Scope.Allows on
+// eventScopeSQL.
+func scopeAllows(n int) string {
+	return fmt.Sprintf(`($%d IN ('', 'BOTH') OR %s IN ('', $%d))`, n, eventScopeSQL, n)
+}
+
+// ListEvents returns a cursor page of the merchant's events, newest first, that a caller of
+// scope may see ("" or BOTH: all).
+func (s *Store) ListEvents(ctx context.Context, merchantID uuid.UUID, env sika.Environment, scope sika.Scope, req KeysetRequest) ([]EventKey, bool, error) {
+	items, more, err := queryKeyset(ctx, s, `e.id, e.payload`, `FROM events e WHERE e.merchant_id = $1 AND e.environment = $2 AND `+scopeAllows(3),
+		"e.", []any{merchantID, env, scope}, req, scanEvent)
 	if err != nil {
 		return nil, false, fmt.Errorf("list events: %w", err)
 	}
 	return items, more, nil
 }
 
-// EventByID returns an event of the merchant and environment, or not_found.
-func (s *Store) EventByID(ctx context.Context, merchantID uuid.UUID, env sika.Environment, id string) (sika.Event, error) {
-	ev, err := scanEvent(s.pool.QueryRow(ctx, `SELECT id, payload FROM events WHERE event_id = $1 AND merchant_id = $2 AND environment = $3`, id, merchantID, env))
+// EventByID returns an event of the merchant and environment that a caller of scope may see
+// ("" or BOTH: any), or not_found.
+func (s *Store) EventByID(ctx context.Context, merchantID uuid.UUID, env sika.Environment, scope sika.Scope, id string) (sika.Event, error) {
+	ev, err := scanEvent(s.pool.QueryRow(ctx, `SELECT e.id, e.payload FROM events e WHERE e.event_id = $1 AND e.merchant_id = $2 AND e.environment = $3
+		AND `+scopeAllows(4), id, merchantID, env, scope))
 	if isNoRows(err) {
 		return ev.Event, sika.NotFound("Event")
 	}

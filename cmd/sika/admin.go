@@ -29,6 +29,10 @@ func runAdmin(ctx context.Context, cfg Config, args []string) error {
 			return runDecide(ctx, cfg, args[0], args[1:])
 		case "money-flags":
 			return runMoneyFlags(ctx, cfg, args[1:])
+		case "refund-flag":
+			return runRefundFlag(ctx, cfg, args[1:])
+		case "settle-flag":
+			return runSettleFlag(ctx, cfg, args[1:])
 		case "payload-key":
 			return runPayloadKey(cfg)
 		}

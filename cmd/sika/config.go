@@ -77,6 +77,12 @@ type Config struct {
 	// PaymentAcceptPerSecond caps collections accepted per second (SIKA_PAYMENT_ACCEPT_PER_SECOND,
 	// default 0: no cap); past it softpay answers 503 with Retry-After.
 	PaymentAcceptPerSecond int
+	// StreamsPerMerchant and StreamsPerKey cap the live streams (GET /events/stream/,
+	// /request-logs/stream/) open at once over every replica (SIKA_STREAMS_PER_MERCHANT, default
+	// 10; SIKA_STREAMS_PER_KEY, default 3); StreamLifetime ends a stream, which its client
+	// resumes with Last-Event-ID (SIKA_STREAM_LIFETIME, default 30m, at least 5s).
+	StreamsPerMerchant, StreamsPerKey int
+	StreamLifetime                    time.Duration
 	// IdempotencyTTL is how long Idempotency-Keys are kept (SIKA_IDEMPOTENCY_TTL, default 24h).
 	IdempotencyTTL time.Duration
 	// IdempotencyLease is how long a request in flight holds its key before a retry may take it
@@ -145,6 +151,8 @@ func loadConfig(getenv func(string) string) (Config, error) {
 	}
 	intVar("SIKA_RATE_LIMIT_PER_MINUTE", 300, &c.RateLimitPerMinute)
 	intVar("SIKA_PUBLIC_RATE_LIMIT_PER_MINUTE", 60, &c.PublicRateLimitPerMinute)
+	intVar("SIKA_STREAMS_PER_MERCHANT", api.DefaultStreamsPerMerchant, &c.StreamsPerMerchant)
+	intVar("SIKA_STREAMS_PER_KEY", api.DefaultStreamsPerKey, &c.StreamsPerKey)
 	if v := getenv("SIKA_PAYMENT_ACCEPT_PER_SECOND"); v != "" {
 		intVar("SIKA_PAYMENT_ACCEPT_PER_SECOND", 0, &c.PaymentAcceptPerSecond)
 	}
@@ -160,6 +168,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		}
 	}
 	durationVar("SIKA_IDEMPOTENCY_TTL", 24*time.Hour, time.Minute, &c.IdempotencyTTL)
+	durationVar("SIKA_STREAM_LIFETIME", api.DefaultStreamLifetime, 5*time.Second, &c.StreamLifetime)
 	durationVar("SIKA_IDEMPOTENCY_LEASE", api.DefaultIdempotencyLease, 35*time.Second, &c.IdempotencyLease)
 	durationVar("SIKA_PUSH_LIFETIME", 5*time.Minute, 5*time.Second, &c.PushLifetime)
 	durationVar("SIKA_OUTBOX_SWEEP_INTERVAL", 5*time.Second, 100*time.Millisecond, &c.OutboxSweepInterval)

@@ -125,6 +125,16 @@ func TestLoadConfig(t *testing.T) {
 	assert.Equal(t, 24*time.Hour, cfg.IdempotencyTTL)
 	assert.Equal(t, "default", cfg.TemporalNamespace)
 	assert.Equal(t, ".sika", cfg.StateDir)
+	assert.Equal(t, 10, cfg.StreamsPerMerchant)
+	assert.Equal(t, 3, cfg.StreamsPerKey)
+	assert.Equal(t, 30*time.Minute, cfg.StreamLifetime)
+	tuned, err := loadConfig(func(k string) string {
+		return map[string]string{"SIKA_STREAMS_PER_MERCHANT": "40", "SIKA_STREAMS_PER_KEY": "8", "SIKA_STREAM_LIFETIME": "5m"}[k]
+	})
+	require.NoError(t, err)
+	assert.Equal(t, 40, tuned.StreamsPerMerchant)
+	assert.Equal(t, 8, tuned.StreamsPerKey)
+	assert.Equal(t, 5*time.Minute, tuned.StreamLifetime)
 	noKeys := cfg
 	noKeys.TemporalAddress = "127.0.0.1:7233"
 	_, err = dialTemporal(t.Context(), noKeys, slog.New(slog.DiscardHandler), nil)
@@ -133,6 +143,7 @@ func TestLoadConfig(t *testing.T) {
 	bad := map[string]string{
 		"SIKA_RATE_LIMIT_PER_MINUTE": "lots", "SIKA_IDEMPOTENCY_TTL": "1s", "SIKA_TRUSTED_PROXIES": "10.0.0.0/8,nope",
 		"SIKA_LOG_LEVEL": "loud", "SIKA_LOG_FORMAT": "xml", "SIKA_PAYLOAD_KEYS": "k1:short",
+		"SIKA_STREAMS_PER_MERCHANT": "0", "SIKA_STREAMS_PER_KEY": "many", "SIKA_STREAM_LIFETIME": "1s",
 	}
 	_, err = loadConfig(func(k string) string { return bad[k] })
 	require.Error(t, err)

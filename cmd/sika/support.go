@@ -28,6 +28,8 @@ const supportUsage = `usage:
   sika admin payments reverify TRANSACTION_ID
   sika admin unclear-payouts [--older-than 15m]
   sika admin resolve TRANSACTION_ID --status FAILED|SUCCESS --reason TEXT --as STAFF_EMAIL   (proposes)
+  sika admin refund-flag FLAG_ID [--amount AMOUNT] --reason TEXT --as STAFF_EMAIL   (proposes a REFUND_DUE flag's refund)
+  sika admin settle-flag FLAG_ID --status SUCCESS|FAILED --reason TEXT --as STAFF_EMAIL   (proposes a re-held payout's end)
   sika admin approve|reject DECISION_ID --as APPROVER_EMAIL [--note TEXT]       (a second person)
   sika admin money-flags [--all]`
 
@@ -230,11 +232,19 @@ func orNone(s string) string {
 // (api.ProposeResolution, as POST /admin/transactions/{id}/resolve/): another staff member, a
 // money approver, applies it with `sika admin approve` (or rejects it).
 func runResolve(ctx context.Context, cfg Config, args []string) error {
-	fs := flag.NewFlagSet("admin resolve", flag.ContinueOnError)
-	status := fs.String("status", "", "FAILED (release the hold) or SUCCESS (the beneficiary was paid)")
+	return runProposeStatus(ctx, cfg, args, "resolve", "transaction", "FAILED (release the hold) or SUCCESS (the beneficiary was paid)", api.ProposeResolution)
+}
+
+// runProposeStatus proposes, as the staff member --as, that the transaction of the positional
+// id (a payout, or a flag's) end --status SUCCESS or FAILED, with --reason; a money approver
+// other than the proposer applies it with `sika admin approve`.
+func runProposeStatus(ctx context.Context, cfg Config, args []string, command, idOf, statusHelp string,
+	propose func(context.Context, *store.Store, uuid.UUID, api.SupportDecision, sika.Member) (store.MoneyDecision, error)) error {
+	fs := flag.NewFlagSet("admin "+command, flag.ContinueOnError)
+	status := fs.String("status", "", statusHelp)
 	reason := fs.String("reason", "", "why (required; written to the status log and the audit trail)")
 	as := fs.String("as", "", "email of the staff member proposing")
-	id, err := oneID(fs, args, "transaction")
+	id, err := oneID(fs, args, idOf)
 	if err != nil {
 		return err
 	}
@@ -247,12 +257,12 @@ func runResolve(ctx context.Context, cfg Config, args []string) error {
 		return err
 	}
 	defer st.Close()
-	d, err := api.ProposeResolution(ctx, st, id, decision, member)
+	d, err := propose(ctx, st, id, decision, member)
 	if err != nil {
 		return cliError(err)
 	}
 	fmt.Printf("proposed: decision %s, payout %s %s (audited); a money approver other than %s applies it with\n"+
-		"  sika admin approve %s --as APPROVER_EMAIL\n", d.ID, id, d.RequestedStatus, member.Email, d.ID)
+		"  sika admin approve %s --as APPROVER_EMAIL\n", d.ID, d.Transaction, d.RequestedStatus, member.Email, d.ID)
 	return nil
 }
 
@@ -279,19 +289,29 @@ func runDecide(ctx context.Context, cfg Config, verb string, args []string) erro
 		fmt.Printf("decision %s rejected by %s (audited); payout %s unchanged\n", d.ID, member.Email, d.Transaction)
 		return nil
 	}
-	logger := cfg.logger("text")
-	tc, err := dialTemporal(ctx, cfg, logger, nil)
+	srv, err := staffServer(ctx, cfg, st, true)
 	if err != nil {
 		return err
 	}
-	defer tc.Close()
-	gws, err := newGatewayRouter(cfg, st.GatewayMemory())
-	if err != nil {
-		return err
-	}
-	a, err := api.ApproveMoneyDecision(ctx, tc, st, gws, id, member)
+	defer srv.close()
+	a, err := srv.ApproveMoneyDecision(ctx, id, member)
 	if err != nil {
 		return cliError(err)
+	}
+	switch {
+	case a.Refund != nil:
+		r := a.Refund
+		fmt.Printf("refund %s (%s) of %s %s issued, proposed by %s and approved by %s (audited): %s; the flag closes when it succeeds\n",
+			r.ID, r.Reference, sika.FormatAmount(r.RequestedAmount.Decimal), r.Currency, a.Decision.ProposedByEmail, member.Email, r.Status)
+		return nil
+	case a.Reheld != nil:
+		o := a.Reheld
+		fmt.Printf("payout %s re-held after a late success: %s, proposed by %s and approved by %s (audited); held again %s, settled %s, released %s, not recovered %s\n",
+			o.Transaction, o.Status, a.Decision.ProposedByEmail, member.Email, sika.FormatAmount(o.Held.Decimal), sika.FormatAmount(o.Settled.Decimal),
+			sika.FormatAmount(o.Released.Decimal), sika.FormatAmount(o.Shortfall.Decimal))
+		return nil
+	case a.Resolution == nil:
+		return fmt.Errorf("decision %s approved with nothing to show", id)
 	}
 	res := a.Resolution
 	t := res.Transaction
@@ -307,6 +327,82 @@ func runDecide(ctx context.Context, cfg Config, verb string, args []string) erro
 	}
 	fmt.Printf("workflow %s %s\n", res.WorkflowID, workflowLink(cfg, res.WorkflowID))
 	return nil
+}
+
+// adminServer is the API's code for a staff command of the CLI: what a proposal or an
+// approval does through the API is done by the same functions (api.Server's).
+type adminServer struct {
+	*api.Server
+	close func()
+}
+
+// staffServer builds the API's code over st with the gateways (and, withTemporal, a Temporal
+// client: an approval applies decisions through workflows and starts refunds).
+func staffServer(ctx context.Context, cfg Config, st *store.Store, withTemporal bool) (adminServer, error) {
+	logger := cfg.logger("text")
+	gws, err := newGatewayRouter(cfg, st.GatewayMemory())
+	if err != nil {
+		return adminServer{}, err
+	}
+	c := api.Config{Gateways: gws, Logger: logger, TemporalUIURL: cfg.TemporalUIURL, TemporalNamespace: cfg.TemporalNamespace}
+	closers := []func(){}
+	if withTemporal {
+		tc, err := dialTemporal(ctx, cfg, logger, nil)
+		if err != nil {
+			return adminServer{}, err
+		}
+		c.Temporal = tc
+		closers = append(closers, tc.Close)
+	}
+	srv := api.NewServer(c, st)
+	closers = append([]func(){srv.Close}, closers...)
+	return adminServer{Server: srv, close: func() {
+		for _, f := range closers {
+			f()
+		}
+	}}, nil
+}
+
+// runRefundFlag proposes the refund of a REFUND_DUE flag, as the staff member --as
+// (api.Server.ProposeFlagRefund, as POST /admin/money-flags/{id}/refund/), and prints its quote;
+// a money approver other than the proposer issues it with `sika admin approve`.
+func runRefundFlag(ctx context.Context, cfg Config, args []string) error {
+	fs := flag.NewFlagSet("admin refund-flag", flag.ContinueOnError)
+	amount := fs.String("amount", "", "what to give back (default: the flag's amount)")
+	reason := fs.String("reason", "", "why (required; written to the audit trail and the refund's description)")
+	as := fs.String("as", "", "email of the staff member proposing")
+	id, err := oneID(fs, args, "flag")
+	if err != nil {
+		return err
+	}
+	st, member, err := openAsStaff(ctx, cfg, *as)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	srv, err := staffServer(ctx, cfg, st, false)
+	if err != nil {
+		return err
+	}
+	defer srv.close()
+	d, q, err := srv.ProposeFlagRefund(ctx, id, amount, *reason, member)
+	if err != nil {
+		return cliError(err)
+	}
+	v := q.View()
+	fmt.Printf("proposed: decision %s, refund of %s %s to the customer of %s (fee %s, %s leaves the wallet, via %s; %s was left to refund) (audited)\n"+
+		"a money approver other than %s issues it with\n  sika admin approve %s --as APPROVER_EMAIL\n",
+		d.ID, sika.FormatAmount(v.Amount.Decimal), v.Currency, q.Collection.Reference, sika.FormatAmount(v.Fee.Decimal),
+		sika.FormatAmount(v.Debited.Decimal), v.Via, sika.FormatAmount(v.Left.Decimal), member.Email, d.ID)
+	return nil
+}
+
+// runSettleFlag proposes to settle (SUCCESS) or release (FAILED) a payout held again after its
+// operator paid it past its release (api.ProposeReheldPayout, as
+// POST /admin/money-flags/{id}/settle/); a money approver applies it with `sika admin approve`.
+func runSettleFlag(ctx context.Context, cfg Config, args []string) error {
+	return runProposeStatus(ctx, cfg, args, "settle-flag", "flag",
+		"SUCCESS (the operator paid: the hold leaves the wallet) or FAILED (the hold returns to the wallet)", api.ProposeReheldPayout)
 }
 
 // oneID parses flags around one positional id.

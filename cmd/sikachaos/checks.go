@@ -270,9 +270,13 @@ func checkGateway(w *world, ops []sandboxOp) *checkResult {
 		want, also := 0, ""
 		if t.status == "SUCCESS" {
 			want = 1
-			if t.typ == "PAIEMENT" { // a customer who paid twice is credited and flagged for refund
+			switch t.typ {
+			case "PAIEMENT": // a customer who paid twice is credited and flagged for refund
 				want += w.flagCount(t.id, flagRefundDue)
 				also = fmt.Sprintf(" (%d flagged REFUND_DUE)", want-1)
+			case "RETRAIT": // a payout paid twice is settled once and flagged for support
+				want += w.flagCount(t.id, flagPayoutPaidTwice)
+				also = fmt.Sprintf(" (%d flagged PAYOUT_PAID_TWICE)", want-1)
 			}
 		}
 		if got := succeeded[t.id]; got != want {
@@ -286,6 +290,7 @@ func checkGateway(w *world, ops []sandboxOp) *checkResult {
 const (
 	flagRefundDue              = "REFUND_DUE"
 	flagPayoutPaidAfterRelease = "PAYOUT_PAID_AFTER_RELEASE"
+	flagPayoutPaidTwice        = "PAYOUT_PAID_TWICE"
 )
 
 // flagCount counts a transaction's money flags of one kind.

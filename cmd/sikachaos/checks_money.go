@@ -92,8 +92,17 @@ func checkOperatorMoney(w *world, ops []sandboxOp) *checkResult {
 			}
 		}
 		if t.typ == "RETRAIT" {
-			if debits := len(w.entriesOf(t.id, "PAYOUT")); debits != len(paid) {
-				c.addf("payout %s (to %s, %s) was paid %d time(s) at the sandbox and debited %d time(s)", t.id, t.recipient, t.status, len(paid), debits)
+			// A second transfer of one payout is not debited behind a person's back: it is
+			// flagged PAYOUT_PAID_TWICE for support (store.reconcilePayout).
+			twice := 0
+			for _, f := range w.flags[t.id] {
+				if f.kind == flagPayoutPaidTwice && f.attempt != nil && paid[f.attempt.String()] {
+					twice++
+				}
+			}
+			if debits := len(w.entriesOf(t.id, "PAYOUT")); debits+twice != len(paid) || debits > 1 {
+				c.addf("payout %s (to %s, %s) was paid %d time(s) at the sandbox, debited %d time(s) and flagged PAYOUT_PAID_TWICE %d time(s)",
+					t.id, t.recipient, t.status, len(paid), debits, twice)
 			}
 			continue
 		}
@@ -454,15 +463,54 @@ func checkKeyReuse(w *world, b *book) *checkResult {
 	return c
 }
 
-// checkClosedPaid: a softpay to a number ending in 012 (sandbox-a answers 503, takes the push
-// all the same and reports it paid, signed, while the run is at sandbox-b) ends SUCCESS with
-// attempt 1 credited once; when the customer also approved sandbox-b's push, both are credited
-// and one flagged REFUND_DUE. No operator answer is left unprocessed.
+// checkClosedPaid: a softpay or a payout to a number ending in 012 (sandbox-a answers 503,
+// takes the operation all the same and reports it paid, signed, while the run is at sandbox-b)
+// ends SUCCESS with attempt 1 credited (or debited) once. When the customer also approved
+// sandbox-b's push, both are credited and one flagged REFUND_DUE; when sandbox-b also paid the
+// payout, its hold is settled once, never released, and the second transfer is flagged
+// PAYOUT_PAID_TWICE. No operator answer is left unprocessed.
 func checkClosedPaid(w *world, ops []sandboxOp) *checkResult {
 	c := &checkResult{name: "012 'a closed attempt paid while the run is at the next gateway': kept and settled"}
 	byTx := opsByTx(w, ops)
 	atEnd, afterFailed, twice := 0, 0, 0
+	payouts, payoutsAtEnd, payoutsTwice := 0, 0, 0
 	for _, t := range w.txs {
+		if t.typ == "RETRAIT" && suffixOf(t.recipient) == suffixClosedPaid {
+			c.checked++
+			payouts++
+			paid := 0
+			for _, op := range byTx[t.id] {
+				if op.Status == gateway.StatusSuccess {
+					paid++
+				}
+			}
+			if t.status != "SUCCESS" {
+				c.addf("payout %s (to %s) is %s %s: sandbox-a paid its first attempt", t.id, t.recipient, t.status, t.failureCode)
+			}
+			if n := len(w.entriesOf(t.id, "PAYOUT_REVERSAL")); n > 0 {
+				c.addf("payout %s (to %s): its hold was released %d time(s) although sandbox-a paid it", t.id, t.recipient, n)
+			}
+			if n := len(w.entriesOf(t.id, "PAYOUT")); n != 1 {
+				c.addf("payout %s (to %s): its hold was settled %d time(s), want 1", t.id, t.recipient, n)
+			}
+			if n := w.flagCount(t.id, flagPayoutPaidAfterRelease); n > 0 {
+				c.addf("payout %s (to %s) was flagged paid after its release (%d)", t.id, t.recipient, n)
+			}
+			switch n := w.flagCount(t.id, flagPayoutPaidTwice); {
+			case paid == 0:
+				c.addf("payout %s: no operation succeeded at the sandbox", t.id)
+			case n != paid-1:
+				c.addf("payout %s was paid %d times at the sandbox with %d PAYOUT_PAID_TWICE flag(s)", t.id, paid, n)
+			case paid > 1:
+				payoutsTwice++
+			}
+			if logs := w.logs[t.id]; len(logs) > 0 {
+				if last := logs[len(logs)-1]; last.from == "PENDING" && last.to == "SUCCESS" {
+					payoutsAtEnd++
+				}
+			}
+			continue
+		}
 		if t.typ != "PAIEMENT" || suffixOf(t.phone) != suffixClosedPaid {
 			continue
 		}
@@ -507,7 +555,8 @@ func checkClosedPaid(w *world, ops []sandboxOp) *checkResult {
 	if w.pendingAnswers != 0 {
 		c.addf("%d operator answers left unprocessed", w.pendingAnswers)
 	}
-	c.figures = fmt.Sprintf("%d settled at their run's end on the kept answer, %d reconciled after FAILED, %d paid at both gateways (refund due)",
-		atEnd, afterFailed, twice)
+	c.figures = fmt.Sprintf("collections: %d settled at their run's end on the kept answer, %d reconciled after FAILED, %d paid at both gateways (refund due); "+
+		"payouts: %d, %d ended SUCCESS by their run, %d paid at both gateways (PAYOUT_PAID_TWICE)",
+		atEnd, afterFailed, twice, payouts, payoutsAtEnd, payoutsTwice)
 	return c
 }

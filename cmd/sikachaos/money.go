@@ -29,25 +29,37 @@ const (
 	suffixClosedPaid = "012"
 )
 
-// closedAttemptPaid sends a softpay to a number ending in 012: sandbox-a answers 503 (attempt 1
-// closed), the run goes on at sandbox-b, and sandbox-a then reports attempt 1 paid by a signed
-// callback. Sika must keep that answer and settle it at the run's end: SUCCESS on attempt 1
-// when sandbox-b's push is withdrawn; one time in two the customer also approves the second
-// push at sandbox-b (by hand), and the second success is credited and flagged REFUND_DUE.
+// closedAttemptPaid sends a softpay, or one time in two a payout, to a number ending in 012:
+// sandbox-a answers 503 (attempt 1 closed), the run goes on at sandbox-b, and sandbox-a then
+// reports attempt 1 paid by a signed callback. Sika must keep that answer and settle it at the
+// run's end: SUCCESS on attempt 1 when sandbox-b's push is withdrawn (or, for a payout, expires);
+// one time in two the customer also approves the second push at sandbox-b (by hand), and the
+// second success is credited and flagged REFUND_DUE (for a payout: the hold is settled once and
+// the second transfer flagged PAYOUT_PAID_TWICE).
 func (l *load) closedAttemptPaid(ctx context.Context, r *rand.Rand) {
-	id, ok := l.softpay(ctx, opClosedPaid, l.softpayBody(opClosedPaid, "BJ", "MTN_BJ", suffixClosedPaid, amount(r, 1000, 50000)))
+	kind := "collection"
+	var id uuid.UUID
+	var ok bool
+	if r.IntN(2) == 0 {
+		kind = "disbursement"
+		body := map[string]string{"amount": amount(r, 1000, 5000), "currency": "XOF", "country": "BJ", "method": "MTN_BJ",
+			"recipient": l.number("BJ", suffixClosedPaid), "recipient_name": "Chaos Payee", "description": "chaos payout, closed attempt paid"}
+		id, ok = l.keyedCreate(ctx, opClosedPaid, payoutPath, body, txID)
+	} else {
+		id, ok = l.softpay(ctx, opClosedPaid, l.softpayBody(opClosedPaid, "BJ", "MTN_BJ", suffixClosedPaid, amount(r, 1000, 50000)))
+	}
 	if !ok || r.IntN(2) == 0 {
 		return
 	}
-	l.follow.Go(func() { l.approveAtSandbox(ctx, activities.AttemptID(id, 1, 2), "sandbox-b") })
+	l.follow.Go(func() { l.approveAtSandbox(ctx, activities.AttemptID(id, 1, 2), "sandbox-b", kind) })
 }
 
-// approveAtSandbox plays the customer approving a push by hand, once the sandbox has it, for up
-// to a push lifetime.
-func (l *load) approveAtSandbox(ctx context.Context, ref uuid.UUID, gw string) {
+// approveAtSandbox plays the customer (kind collection) or the beneficiary's operator (kind
+// disbursement) approving a push by hand, once the sandbox has it, for up to a push lifetime.
+func (l *load) approveAtSandbox(ctx context.Context, ref uuid.UUID, gw, kind string) {
 	deadline := time.Now().Add(pushLifetime)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
-		req, err := http.NewRequestWithContext(ctx, "POST", l.h.sandboxURL+"/sandbox/pushes/"+ref.String()+"/approve?kind=collection&gateway="+gw, nil)
+		req, err := http.NewRequestWithContext(ctx, "POST", l.h.sandboxURL+"/sandbox/pushes/"+ref.String()+"/approve?kind="+kind+"&gateway="+gw, nil)
 		if err != nil {
 			return
 		}

@@ -184,12 +184,15 @@ func (l *load) transfer(ctx context.Context, r *rand.Rand) {
 }
 
 // keyedCreate sends one creation with a fresh key and notes the transaction it created.
-func (l *load) keyedCreate(ctx context.Context, kind opKind, path string, body any, txOf func(answer) uuid.UUID) {
+func (l *load) keyedCreate(ctx context.Context, kind opKind, path string, body any, txOf func(answer) uuid.UUID) (uuid.UUID, bool) {
 	key := newKey()
 	a, seen, err := l.cl.do(ctx, call{kind: kind, method: "POST", path: path, body: body, key: key})
-	if id := l.book.keyed(kind, key, path, a, seen, err, txOf); id != uuid.Nil {
-		l.book.note(id, kind)
+	id := l.book.keyed(kind, key, path, a, seen, err, txOf)
+	if id == uuid.Nil {
+		return id, false
 	}
+	l.book.note(id, kind)
+	return id, true
 }
 
 // retryFailed makes a payment that fails, waits for its failure, then retries it with three

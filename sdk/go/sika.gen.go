@@ -617,13 +617,19 @@ func (e MerchantPayoutMethodType) Valid() bool {
 
 // Defines values for MoneyDecisionKind.
 const (
+	MoneyDecisionKindREFUNDFLAG           MoneyDecisionKind = "REFUND_FLAG"
 	MoneyDecisionKindRESOLVEUNCLEARPAYOUT MoneyDecisionKind = "RESOLVE_UNCLEAR_PAYOUT"
+	MoneyDecisionKindSETTLEREHELDPAYOUT   MoneyDecisionKind = "SETTLE_REHELD_PAYOUT"
 )
 
 // Valid indicates whether the value is a known member of the MoneyDecisionKind enum.
 func (e MoneyDecisionKind) Valid() bool {
 	switch e {
+	case MoneyDecisionKindREFUNDFLAG:
+		return true
 	case MoneyDecisionKindRESOLVEUNCLEARPAYOUT:
+		return true
+	case MoneyDecisionKindSETTLEREHELDPAYOUT:
 		return true
 	default:
 		return false
@@ -632,6 +638,7 @@ func (e MoneyDecisionKind) Valid() bool {
 
 // Defines values for MoneyDecisionRequestedStatus.
 const (
+	MoneyDecisionRequestedStatusEmpty   MoneyDecisionRequestedStatus = ""
 	MoneyDecisionRequestedStatusFAILED  MoneyDecisionRequestedStatus = "FAILED"
 	MoneyDecisionRequestedStatusSUCCESS MoneyDecisionRequestedStatus = "SUCCESS"
 )
@@ -639,6 +646,8 @@ const (
 // Valid indicates whether the value is a known member of the MoneyDecisionRequestedStatus enum.
 func (e MoneyDecisionRequestedStatus) Valid() bool {
 	switch e {
+	case MoneyDecisionRequestedStatusEmpty:
+		return true
 	case MoneyDecisionRequestedStatusFAILED:
 		return true
 	case MoneyDecisionRequestedStatusSUCCESS:
@@ -864,6 +873,42 @@ func (e PayoutBatchItemStatus) Valid() bool {
 	case PayoutBatchItemStatusQUEUED:
 		return true
 	case PayoutBatchItemStatusSUCCESS:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RefundQuoteVia.
+const (
+	RefundQuoteViaOPERATORREFUND RefundQuoteVia = "OPERATOR_REFUND"
+	RefundQuoteViaPAYOUT         RefundQuoteVia = "PAYOUT"
+)
+
+// Valid indicates whether the value is a known member of the RefundQuoteVia enum.
+func (e RefundQuoteVia) Valid() bool {
+	switch e {
+	case RefundQuoteViaOPERATORREFUND:
+		return true
+	case RefundQuoteViaPAYOUT:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReheldOutcomeStatus.
+const (
+	ReheldOutcomeStatusFAILED  ReheldOutcomeStatus = "FAILED"
+	ReheldOutcomeStatusSUCCESS ReheldOutcomeStatus = "SUCCESS"
+)
+
+// Valid indicates whether the value is a known member of the ReheldOutcomeStatus enum.
+func (e ReheldOutcomeStatus) Valid() bool {
+	switch e {
+	case ReheldOutcomeStatusFAILED:
+		return true
+	case ReheldOutcomeStatusSUCCESS:
 		return true
 	default:
 		return false
@@ -1416,6 +1461,36 @@ const (
 func (e ListMoneyFlags200JSONResponseBodySuccess) Valid() bool {
 	switch e {
 	case ListMoneyFlags200JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProposeFlagRefund202JSONResponseBodySuccess.
+const (
+	ProposeFlagRefund202JSONResponseBodySuccessTrue ProposeFlagRefund202JSONResponseBodySuccess = true
+)
+
+// Valid indicates whether the value is a known member of the ProposeFlagRefund202JSONResponseBodySuccess enum.
+func (e ProposeFlagRefund202JSONResponseBodySuccess) Valid() bool {
+	switch e {
+	case ProposeFlagRefund202JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProposeReheldPayout202JSONResponseBodySuccess.
+const (
+	ProposeReheldPayout202JSONResponseBodySuccessTrue ProposeReheldPayout202JSONResponseBodySuccess = true
+)
+
+// Valid indicates whether the value is a known member of the ProposeReheldPayout202JSONResponseBodySuccess enum.
+func (e ProposeReheldPayout202JSONResponseBodySuccess) Valid() bool {
+	switch e {
+	case ProposeReheldPayout202JSONResponseBodySuccessTrue:
 		return true
 	default:
 		return false
@@ -3603,6 +3678,26 @@ type FeeRule struct {
 	Percentage string `json:"percentage"`
 }
 
+// FlagRefundProposal defines model for FlagRefundProposal.
+type FlagRefundProposal struct {
+	// Decision A decision on money that takes two staff members, one proposing, another approving or rejecting.
+	Decision MoneyDecision `json:"decision"`
+
+	// Quote What a refund would do.
+	Quote RefundQuote `json:"quote"`
+}
+
+// FlagRefundRequest The refund of a `REFUND_DUE` flag, proposed.
+type FlagRefundRequest struct {
+	// Amount What to give back, in the collection's currency; absent or null for the flag's amount.
+	//
+	// Example: 1000
+	Amount *string `json:"amount,omitempty"`
+
+	// Reason Why (not blank): the audit trail and the refund's `description`.
+	Reason string `json:"reason"`
+}
+
 // FlowDirection `INBOUND` (money in: `PAIEMENT`, `RECHARGE`) or `OUTBOUND` (money out: `RETRAIT`, `TRANSFERT`, `REMBOURSEMENT`); always derived from `transaction_type`.
 type FlowDirection string
 
@@ -4056,42 +4151,79 @@ type MerchantSettings struct {
 
 // MoneyDecision A decision on money that takes two staff members, one proposing, another approving or rejecting.
 type MoneyDecision struct {
+	// Amount For a refund, what the customer is to get back (the collection's currency); null otherwise.
+	Amount         *Amount             `json:"amount"`
 	DecidedAt      *time.Time          `json:"decided_at"`
 	DecidedBy      *openapi_types.UUID `json:"decided_by"`
 	DecidedByEmail *string             `json:"decided_by_email"`
 
 	// DecisionNote The rejection's note.
-	DecisionNote string             `json:"decision_note"`
-	Id           openapi_types.UUID `json:"id"`
-	Kind         MoneyDecisionKind  `json:"kind"`
+	DecisionNote string `json:"decision_note"`
 
-	// Outcome What applying an approved decision gave: `status` (the payout's), `decided_by` (`operator` or `support`), `operator_answer`.
-	Outcome         *map[string]interface{}      `json:"outcome"`
-	ProposedAt      time.Time                    `json:"proposed_at"`
-	ProposedBy      openapi_types.UUID           `json:"proposed_by"`
-	ProposedByEmail string                       `json:"proposed_by_email"`
-	Reason          string                       `json:"reason"`
+	// Flag The money flag the decision is about.
+	Flag *openapi_types.UUID `json:"flag"`
+	Id   openapi_types.UUID  `json:"id"`
+
+	// Kind `RESOLVE_UNCLEAR_PAYOUT`: end a payout its operator leaves unclear. `REFUND_FLAG`: refund the customer of a `REFUND_DUE` flag. `SETTLE_REHELD_PAYOUT`: settle or release a payout held again after a late success (`PAYOUT_PAID_AFTER_RELEASE`).
+	Kind MoneyDecisionKind `json:"kind"`
+
+	// Outcome What applying an approved decision gave: for an unclear payout `status` (the payout's), `decided_by` (`operator` or `support`), `operator_answer`; for a refund `refund`, `reference`, `status`, `amount`; for a re-held payout what `reheld` says.
+	Outcome         *map[string]interface{} `json:"outcome"`
+	ProposedAt      time.Time               `json:"proposed_at"`
+	ProposedBy      openapi_types.UUID      `json:"proposed_by"`
+	ProposedByEmail string                  `json:"proposed_by_email"`
+	Reason          string                  `json:"reason"`
+
+	// RequestedStatus What the transaction is to end as; empty for a refund.
 	RequestedStatus MoneyDecisionRequestedStatus `json:"requested_status"`
 	Status          MoneyDecisionStatus          `json:"status"`
-	Transaction     openapi_types.UUID           `json:"transaction"`
+
+	// Transaction The transaction decided about (for a flag, the flag's).
+	Transaction openapi_types.UUID `json:"transaction"`
 }
 
-// MoneyDecisionKind defines model for MoneyDecision.Kind.
+// MoneyDecisionKind `RESOLVE_UNCLEAR_PAYOUT`: end a payout its operator leaves unclear. `REFUND_FLAG`: refund the customer of a `REFUND_DUE` flag. `SETTLE_REHELD_PAYOUT`: settle or release a payout held again after a late success (`PAYOUT_PAID_AFTER_RELEASE`).
 type MoneyDecisionKind string
 
-// MoneyDecisionRequestedStatus defines model for MoneyDecision.RequestedStatus.
+// MoneyDecisionRequestedStatus What the transaction is to end as; empty for a refund.
 type MoneyDecisionRequestedStatus string
 
 // MoneyDecisionStatus defines model for MoneyDecision.Status.
 type MoneyDecisionStatus string
 
-// MoneyDecisionApproval defines model for MoneyDecisionApproval.
+// MoneyDecisionApproval The approved decision and what applying it did, by its kind.
 type MoneyDecisionApproval struct {
 	// Decision A decision on money that takes two staff members, one proposing, another approving or rejecting.
 	Decision MoneyDecision `json:"decision"`
 
+	// Refund The record of one collection, payout, refund or transfer. Amounts are in `currency`, the
+	// country's currency (for a wallet transfer, the source wallet's), and each has one
+	// meaning for every `transaction_type` and `fee_charge_mode`:
+	//
+	// - `requested_amount` (the same as `amount`): what was asked, after conversion.
+	// - `client_fee`: the fee charged, `gateway_fee` + `platform_fee`.
+	// - `debited_amount`: what the paying side gives: the customer (`INBOUND`), the
+	//   merchant's wallet (`OUTBOUND`: held when the payout is created, debited when it
+	//   succeeds).
+	// - `net_amount`: what the receiving side gets: the merchant's wallet (`INBOUND`,
+	//   credited when the payment succeeds), the beneficiary (`OUTBOUND`: the amount sent to
+	//   the operator; for a refund, what the customer gets back).
+	//
+	// Always `debited_amount` − `net_amount` = `client_fee`. `ADD_ON`: `net_amount` =
+	// `requested_amount`, `debited_amount` = `requested_amount` + `client_fee`. `DEDUCTED`:
+	// `debited_amount` = `requested_amount`, `net_amount` = `requested_amount` − `client_fee`.
+	// A refund is `ADD_ON`: the customer gets the amount refunded, the wallet gives it and
+	// the fee. Settlements (`RETRAIT` to the merchant's own payout method) and wallet transfers
+	// (`TRANSFERT`) carry no fee: the three amounts are equal; a transfer's destination
+	// wallet gains the conversion of `net_amount` (the wallet transfer's `credited_amount`).
+	// The CSV export and the PDF invoice carry the same values.
+	Refund *Transaction `json:"refund,omitempty"`
+
+	// Reheld What settling or releasing a payout held again did.
+	Reheld *ReheldOutcome `json:"reheld,omitempty"`
+
 	// Resolution The answer to a support resolution.
-	Resolution Resolution `json:"resolution"`
+	Resolution *Resolution `json:"resolution,omitempty"`
 }
 
 // MoneyDecisionRejection defines model for MoneyDecisionRejection.
@@ -4119,9 +4251,15 @@ type MoneyFlag struct {
 	Id          openapi_types.UUID `json:"id"`
 
 	// Kind `REFUND_DUE`: a customer paid twice (credited; refund them). `PAYOUT_PAID_AFTER_RELEASE`: the operator reports paid a payout whose hold was released (what the wallet still had of the amount is held again; the reason says how much). `PAYOUT_PAID_TWICE`: a second paid attempt of a payout. `FAILED_AFTER_SUCCESS`: the operator reports failed an attempt support had ended `SUCCESS` (the wallet moved for money that did not).
-	Kind           MoneyFlagKind       `json:"kind"`
-	Merchant       openapi_types.UUID  `json:"merchant"`
-	Reason         string              `json:"reason"`
+	Kind     MoneyFlagKind      `json:"kind"`
+	Merchant openapi_types.UUID `json:"merchant"`
+	Reason   string             `json:"reason"`
+
+	// Refund The latest refund issued for a `REFUND_DUE` flag (`POST /admin/money-flags/{id}/refund/`, approved): the flag closes when it succeeds.
+	Refund *openapi_types.UUID `json:"refund"`
+
+	// RefundStatus That refund's status; `FAILED` leaves the flag open for another refund.
+	RefundStatus   *TransactionStatus  `json:"refund_status"`
 	ResolutionNote string              `json:"resolution_note"`
 	ResolvedAt     *time.Time          `json:"resolved_at"`
 	ResolvedBy     *openapi_types.UUID `json:"resolved_by"`
@@ -4718,6 +4856,70 @@ type PayoutBatchTotal struct {
 	// Example: 5000.00
 	NetAmount Amount `json:"net_amount"`
 }
+
+// RefundQuote What a refund would do.
+type RefundQuote struct {
+	// Amount An amount of money, as a decimal string with exactly two decimals.
+	//
+	// Example: 5000.00
+	Amount Amount `json:"amount"`
+
+	// Currency ISO 4217 currency code.
+	//
+	// Example: XOF
+	Currency CurrencyCode `json:"currency"`
+
+	// DebitedAmount An amount of money, as a decimal string with exactly two decimals.
+	//
+	// Example: 5000.00
+	DebitedAmount Amount `json:"debited_amount"`
+
+	// Fee An amount of money, as a decimal string with exactly two decimals.
+	//
+	// Example: 5000.00
+	Fee Amount `json:"fee"`
+
+	// LeftToRefund An amount of money, as a decimal string with exactly two decimals.
+	//
+	// Example: 5000.00
+	LeftToRefund Amount         `json:"left_to_refund"`
+	Via          RefundQuoteVia `json:"via"`
+}
+
+// RefundQuoteVia defines model for RefundQuote.Via.
+type RefundQuoteVia string
+
+// ReheldOutcome What settling or releasing a payout held again did.
+type ReheldOutcome struct {
+	Flag openapi_types.UUID `json:"flag"`
+
+	// Held An amount of money, as a decimal string with exactly two decimals.
+	//
+	// Example: 5000.00
+	Held Amount `json:"held"`
+
+	// Released An amount of money, as a decimal string with exactly two decimals.
+	//
+	// Example: 5000.00
+	Released Amount `json:"released"`
+
+	// Settled An amount of money, as a decimal string with exactly two decimals.
+	//
+	// Example: 5000.00
+	Settled Amount `json:"settled"`
+
+	// Shortfall An amount of money, as a decimal string with exactly two decimals.
+	//
+	// Example: 5000.00
+	Shortfall Amount `json:"shortfall"`
+
+	// Status `SUCCESS`: settled; `FAILED`: released.
+	Status      ReheldOutcomeStatus `json:"status"`
+	Transaction openapi_types.UUID  `json:"transaction"`
+}
+
+// ReheldOutcomeStatus `SUCCESS`: settled; `FAILED`: released.
+type ReheldOutcomeStatus string
 
 // Resolution The answer to a support resolution.
 type Resolution struct {
@@ -5725,6 +5927,12 @@ type ListMoneyFlagsParams struct {
 
 // ListMoneyFlags200JSONResponseBodySuccess defines parameters for ListMoneyFlags.
 type ListMoneyFlags200JSONResponseBodySuccess bool
+
+// ProposeFlagRefund202JSONResponseBodySuccess defines parameters for ProposeFlagRefund.
+type ProposeFlagRefund202JSONResponseBodySuccess bool
+
+// ProposeReheldPayout202JSONResponseBodySuccess defines parameters for ProposeReheldPayout.
+type ProposeReheldPayout202JSONResponseBodySuccess bool
 
 // ListUnclearPayoutsParams defines parameters for ListUnclearPayouts.
 type ListUnclearPayoutsParams struct {
@@ -7967,6 +8175,12 @@ type ReviewPayoutMethodJSONRequestBody ReviewPayoutMethodJSONBody
 // RejectMoneyDecisionJSONRequestBody defines body for RejectMoneyDecision for application/json ContentType.
 type RejectMoneyDecisionJSONRequestBody = MoneyDecisionRejection
 
+// ProposeFlagRefundJSONRequestBody defines body for ProposeFlagRefund for application/json ContentType.
+type ProposeFlagRefundJSONRequestBody = FlagRefundRequest
+
+// ProposeReheldPayoutJSONRequestBody defines body for ProposeReheldPayout for application/json ContentType.
+type ProposeReheldPayoutJSONRequestBody = SupportResolutionRequest
+
 // ResolveTransactionJSONRequestBody defines body for ResolveTransaction for application/json ContentType.
 type ResolveTransactionJSONRequestBody = SupportResolutionRequest
 
@@ -8268,6 +8482,16 @@ type ClientInterface interface {
 	//   (`PAYOUT_REVERSAL`); `SUCCESS` settles it (`PAYOUT`). The merchant's webhooks are sent
 	//   as for any end. `resolution.decided_by: support`.
 	//
+	// For the refund of a `REFUND_FLAG` decision: the refund is issued (as `POST /refunds/`
+	// would, with the decision's id as its idempotency key: approved twice, or by two
+	// approvers at once, it is issued once) and answered as `refund`; the flag closes when
+	// that refund succeeds, and stays open if it fails. `409 not_refundable` and `422`
+	// (`refund_exceeds_payment`, `insufficient_balance`, …) as for `POST /refunds/`: nothing
+	// was issued and the proposal still waits.
+	//
+	// For a `SETTLE_REHELD_PAYOUT` decision: the re-held payout is settled or released and
+	// its flag resolved, in the approval's own Postgres transaction (`reheld`).
+	//
 	// The decision is then `APPROVED` with its `outcome`, and a staff action
 	// `money_decision_approved` names the approver. No body (any member is refused as an unknown
 	// field, `400`). `403 self_approval_forbidden`: the
@@ -8304,10 +8528,105 @@ type ClientInterface interface {
 	// refunded), `PAYOUT_PAID_AFTER_RELEASE` (the operator reports paid a payout whose hold was
 	// released: what is still in the wallet is held again), `PAYOUT_PAID_TWICE`,
 	// `FAILED_AFTER_SUCCESS` (the operator failed an attempt support ended `SUCCESS`). The open ones, oldest first; with `all=true` the resolved
-	// ones too, after the open ones. Staff session only (`403 admin_only` otherwise).
+	// ones too, after the open ones. A flag's money is decided by two people:
+	// `POST /admin/money-flags/{id}/refund/` (a `REFUND_DUE` flag's refund) and
+	// `POST /admin/money-flags/{id}/settle/` (a `PAYOUT_PAID_AFTER_RELEASE` flag's payout), each
+	// approved with `POST /admin/money-decisions/{id}/approve/`. Staff session only (`403 admin_only` otherwise).
 	//
 	// Corresponds with GET /admin/money-flags/ (the `ListMoneyFlags` operationId).
 	ListMoneyFlags(ctx context.Context, params *ListMoneyFlagsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ProposeFlagRefundWithBody Propose the refund of a REFUND_DUE flag (two-person rule)
+	//
+	// Proposes to give the customer of a `REFUND_DUE` flag (a customer who paid twice) back
+	// `amount` (absent: the flag's `amount`). The refund is priced and routed as
+	// `POST /refunds/` would (the merchant's payout price on the collection's network,
+	// `ADD_ON`; the operator's own refund or a payout to the payer's number) and the answer
+	// shows that `quote`; nothing is issued yet. A money approver other than the proposer
+	// issues it with `POST /admin/money-decisions/{id}/approve/` (once, however often or by
+	// however many it is approved). The flag stays open until that refund **succeeds**; a
+	// refund that fails leaves it open (`refund_status: FAILED`) for another proposal.
+	//
+	// `reason` is required (not blank, at most 500 characters). `400` (`non_field_errors`):
+	// the flag is not `REFUND_DUE`, is resolved, has a refund in flight, or its transaction
+	// has a proposal waiting. `409 not_refundable`, `422 refund_exceeds_payment` and
+	// `422 refund_unavailable` as for `POST /refunds/`. Staff session of a support agent or
+	// above (`403 admin_only` without a staff session, `403 role_forbidden` for a read-only
+	// role).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /admin/money-flags/{id}/refund/ (the `ProposeFlagRefund` operationId).
+	ProposeFlagRefundWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ProposeFlagRefund Propose the refund of a REFUND_DUE flag (two-person rule)
+	//
+	// Proposes to give the customer of a `REFUND_DUE` flag (a customer who paid twice) back
+	// `amount` (absent: the flag's `amount`). The refund is priced and routed as
+	// `POST /refunds/` would (the merchant's payout price on the collection's network,
+	// `ADD_ON`; the operator's own refund or a payout to the payer's number) and the answer
+	// shows that `quote`; nothing is issued yet. A money approver other than the proposer
+	// issues it with `POST /admin/money-decisions/{id}/approve/` (once, however often or by
+	// however many it is approved). The flag stays open until that refund **succeeds**; a
+	// refund that fails leaves it open (`refund_status: FAILED`) for another proposal.
+	//
+	// `reason` is required (not blank, at most 500 characters). `400` (`non_field_errors`):
+	// the flag is not `REFUND_DUE`, is resolved, has a refund in flight, or its transaction
+	// has a proposal waiting. `409 not_refundable`, `422 refund_exceeds_payment` and
+	// `422 refund_unavailable` as for `POST /refunds/`. Staff session of a support agent or
+	// above (`403 admin_only` without a staff session, `403 role_forbidden` for a read-only
+	// role).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /admin/money-flags/{id}/refund/ (the `ProposeFlagRefund` operationId).
+	ProposeFlagRefund(ctx context.Context, id openapi_types.UUID, body ProposeFlagRefundJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ProposeReheldPayoutWithBody Propose the end of a payout held again after a late success (two-person rule)
+	//
+	// For a `PAYOUT_PAID_AFTER_RELEASE` flag (the operator paid a payout after its hold was
+	// released, and what the wallet still had of it was held again), proposes `status`
+	// `SUCCESS` (settle: the operator did pay; what was held again leaves the wallet, a
+	// `PAYOUT` entry, and the payout becomes `SUCCESS` with a status log by `ADMIN` and its
+	// events) or `FAILED` (release: what was held again returns to `available_amount`, a
+	// `PAYOUT_REVERSAL` entry; the payout stays `FAILED`, with a status log saying so). A
+	// money approver other than the proposer applies it with
+	// `POST /admin/money-decisions/{id}/approve/`, in one Postgres transaction with the
+	// approval, and the flag is then resolved. What had been spent before it could be held
+	// again is not recovered (the approval's `reheld.shortfall`).
+	//
+	// `status` and `reason` are required (`reason` not blank, at most 500 characters); any
+	// other field is refused. `400` (`non_field_errors`): the flag is of another kind, is
+	// resolved, or its payout has a proposal waiting. Staff session of a support agent or
+	// above.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /admin/money-flags/{id}/settle/ (the `ProposeReheldPayout` operationId).
+	ProposeReheldPayoutWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ProposeReheldPayout Propose the end of a payout held again after a late success (two-person rule)
+	//
+	// For a `PAYOUT_PAID_AFTER_RELEASE` flag (the operator paid a payout after its hold was
+	// released, and what the wallet still had of it was held again), proposes `status`
+	// `SUCCESS` (settle: the operator did pay; what was held again leaves the wallet, a
+	// `PAYOUT` entry, and the payout becomes `SUCCESS` with a status log by `ADMIN` and its
+	// events) or `FAILED` (release: what was held again returns to `available_amount`, a
+	// `PAYOUT_REVERSAL` entry; the payout stays `FAILED`, with a status log saying so). A
+	// money approver other than the proposer applies it with
+	// `POST /admin/money-decisions/{id}/approve/`, in one Postgres transaction with the
+	// approval, and the flag is then resolved. What had been spent before it could be held
+	// again is not recovered (the approval's `reheld.shortfall`).
+	//
+	// `status` and `reason` are required (`reason` not blank, at most 500 characters); any
+	// other field is refused. `400` (`non_field_errors`): the flag is of another kind, is
+	// resolved, or its payout has a proposal waiting. Staff session of a support agent or
+	// above.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /admin/money-flags/{id}/settle/ (the `ProposeReheldPayout` operationId).
+	ProposeReheldPayout(ctx context.Context, id openapi_types.UUID, body ProposeReheldPayoutJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListUnclearPayouts Payouts awaiting their operator
 	//
@@ -10528,6 +10847,16 @@ func (c *RawClient) ListMoneyDecisions(ctx context.Context, params *ListMoneyDec
 //     (`PAYOUT_REVERSAL`); `SUCCESS` settles it (`PAYOUT`). The merchant's webhooks are sent
 //     as for any end. `resolution.decided_by: support`.
 //
+// For the refund of a `REFUND_FLAG` decision: the refund is issued (as `POST /refunds/`
+// would, with the decision's id as its idempotency key: approved twice, or by two
+// approvers at once, it is issued once) and answered as `refund`; the flag closes when
+// that refund succeeds, and stays open if it fails. `409 not_refundable` and `422`
+// (`refund_exceeds_payment`, `insufficient_balance`, …) as for `POST /refunds/`: nothing
+// was issued and the proposal still waits.
+//
+// For a `SETTLE_REHELD_PAYOUT` decision: the re-held payout is settled or released and
+// its flag resolved, in the approval's own Postgres transaction (`reheld`).
+//
 // The decision is then `APPROVED` with its `outcome`, and a staff action
 // `money_decision_approved` names the approver. No body (any member is refused as an unknown
 // field, `400`). `403 self_approval_forbidden`: the
@@ -10594,11 +10923,146 @@ func (c *RawClient) RejectMoneyDecision(ctx context.Context, id openapi_types.UU
 // refunded), `PAYOUT_PAID_AFTER_RELEASE` (the operator reports paid a payout whose hold was
 // released: what is still in the wallet is held again), `PAYOUT_PAID_TWICE`,
 // `FAILED_AFTER_SUCCESS` (the operator failed an attempt support ended `SUCCESS`). The open ones, oldest first; with `all=true` the resolved
-// ones too, after the open ones. Staff session only (`403 admin_only` otherwise).
+// ones too, after the open ones. A flag's money is decided by two people:
+// `POST /admin/money-flags/{id}/refund/` (a `REFUND_DUE` flag's refund) and
+// `POST /admin/money-flags/{id}/settle/` (a `PAYOUT_PAID_AFTER_RELEASE` flag's payout), each
+// approved with `POST /admin/money-decisions/{id}/approve/`. Staff session only (`403 admin_only` otherwise).
 //
 // Corresponds with GET /admin/money-flags/ (the `ListMoneyFlags` operationId).
 func (c *RawClient) ListMoneyFlags(ctx context.Context, params *ListMoneyFlagsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListMoneyFlagsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ProposeFlagRefundWithBody Propose the refund of a REFUND_DUE flag (two-person rule)
+//
+// Proposes to give the customer of a `REFUND_DUE` flag (a customer who paid twice) back
+// `amount` (absent: the flag's `amount`). The refund is priced and routed as
+// `POST /refunds/` would (the merchant's payout price on the collection's network,
+// `ADD_ON`; the operator's own refund or a payout to the payer's number) and the answer
+// shows that `quote`; nothing is issued yet. A money approver other than the proposer
+// issues it with `POST /admin/money-decisions/{id}/approve/` (once, however often or by
+// however many it is approved). The flag stays open until that refund **succeeds**; a
+// refund that fails leaves it open (`refund_status: FAILED`) for another proposal.
+//
+// `reason` is required (not blank, at most 500 characters). `400` (`non_field_errors`):
+// the flag is not `REFUND_DUE`, is resolved, has a refund in flight, or its transaction
+// has a proposal waiting. `409 not_refundable`, `422 refund_exceeds_payment` and
+// `422 refund_unavailable` as for `POST /refunds/`. Staff session of a support agent or
+// above (`403 admin_only` without a staff session, `403 role_forbidden` for a read-only
+// role).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /admin/money-flags/{id}/refund/ (the `ProposeFlagRefund` operationId).
+func (c *RawClient) ProposeFlagRefundWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewProposeFlagRefundRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ProposeFlagRefund Propose the refund of a REFUND_DUE flag (two-person rule)
+//
+// Proposes to give the customer of a `REFUND_DUE` flag (a customer who paid twice) back
+// `amount` (absent: the flag's `amount`). The refund is priced and routed as
+// `POST /refunds/` would (the merchant's payout price on the collection's network,
+// `ADD_ON`; the operator's own refund or a payout to the payer's number) and the answer
+// shows that `quote`; nothing is issued yet. A money approver other than the proposer
+// issues it with `POST /admin/money-decisions/{id}/approve/` (once, however often or by
+// however many it is approved). The flag stays open until that refund **succeeds**; a
+// refund that fails leaves it open (`refund_status: FAILED`) for another proposal.
+//
+// `reason` is required (not blank, at most 500 characters). `400` (`non_field_errors`):
+// the flag is not `REFUND_DUE`, is resolved, has a refund in flight, or its transaction
+// has a proposal waiting. `409 not_refundable`, `422 refund_exceeds_payment` and
+// `422 refund_unavailable` as for `POST /refunds/`. Staff session of a support agent or
+// above (`403 admin_only` without a staff session, `403 role_forbidden` for a read-only
+// role).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /admin/money-flags/{id}/refund/ (the `ProposeFlagRefund` operationId).
+func (c *RawClient) ProposeFlagRefund(ctx context.Context, id openapi_types.UUID, body ProposeFlagRefundJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewProposeFlagRefundRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ProposeReheldPayoutWithBody Propose the end of a payout held again after a late success (two-person rule)
+//
+// For a `PAYOUT_PAID_AFTER_RELEASE` flag (the operator paid a payout after its hold was
+// released, and what the wallet still had of it was held again), proposes `status`
+// `SUCCESS` (settle: the operator did pay; what was held again leaves the wallet, a
+// `PAYOUT` entry, and the payout becomes `SUCCESS` with a status log by `ADMIN` and its
+// events) or `FAILED` (release: what was held again returns to `available_amount`, a
+// `PAYOUT_REVERSAL` entry; the payout stays `FAILED`, with a status log saying so). A
+// money approver other than the proposer applies it with
+// `POST /admin/money-decisions/{id}/approve/`, in one Postgres transaction with the
+// approval, and the flag is then resolved. What had been spent before it could be held
+// again is not recovered (the approval's `reheld.shortfall`).
+//
+// `status` and `reason` are required (`reason` not blank, at most 500 characters); any
+// other field is refused. `400` (`non_field_errors`): the flag is of another kind, is
+// resolved, or its payout has a proposal waiting. Staff session of a support agent or
+// above.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /admin/money-flags/{id}/settle/ (the `ProposeReheldPayout` operationId).
+func (c *RawClient) ProposeReheldPayoutWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewProposeReheldPayoutRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ProposeReheldPayout Propose the end of a payout held again after a late success (two-person rule)
+//
+// For a `PAYOUT_PAID_AFTER_RELEASE` flag (the operator paid a payout after its hold was
+// released, and what the wallet still had of it was held again), proposes `status`
+// `SUCCESS` (settle: the operator did pay; what was held again leaves the wallet, a
+// `PAYOUT` entry, and the payout becomes `SUCCESS` with a status log by `ADMIN` and its
+// events) or `FAILED` (release: what was held again returns to `available_amount`, a
+// `PAYOUT_REVERSAL` entry; the payout stays `FAILED`, with a status log saying so). A
+// money approver other than the proposer applies it with
+// `POST /admin/money-decisions/{id}/approve/`, in one Postgres transaction with the
+// approval, and the flag is then resolved. What had been spent before it could be held
+// again is not recovered (the approval's `reheld.shortfall`).
+//
+// `status` and `reason` are required (`reason` not blank, at most 500 characters); any
+// other field is refused. `400` (`non_field_errors`): the flag is of another kind, is
+// resolved, or its payout has a proposal waiting. Staff session of a support agent or
+// above.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /admin/money-flags/{id}/settle/ (the `ProposeReheldPayout` operationId).
+func (c *RawClient) ProposeReheldPayout(ctx context.Context, id openapi_types.UUID, body ProposeReheldPayoutJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewProposeReheldPayoutRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -14521,6 +14985,100 @@ func NewListMoneyFlagsRequest(server string, params *ListMoneyFlagsParams) (*htt
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewProposeFlagRefundRequest calls the generic ProposeFlagRefund builder with application/json body
+func NewProposeFlagRefundRequest(server string, id openapi_types.UUID, body ProposeFlagRefundJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewProposeFlagRefundRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewProposeFlagRefundRequestWithBody constructs an http.Request for the ProposeFlagRefund method, with any body, and a specified content type
+func NewProposeFlagRefundRequestWithBody(server string, id openapi_types.UUID, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/money-flags/%s/refund/", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewProposeReheldPayoutRequest calls the generic ProposeReheldPayout builder with application/json body
+func NewProposeReheldPayoutRequest(server string, id openapi_types.UUID, body ProposeReheldPayoutJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewProposeReheldPayoutRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewProposeReheldPayoutRequestWithBody constructs an http.Request for the ProposeReheldPayout method, with any body, and a specified content type
+func NewProposeReheldPayoutRequestWithBody(server string, id openapi_types.UUID, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admin/money-flags/%s/settle/", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -22196,6 +22754,16 @@ type ClientWithResponsesInterface interface {
 	//   (`PAYOUT_REVERSAL`); `SUCCESS` settles it (`PAYOUT`). The merchant's webhooks are sent
 	//   as for any end. `resolution.decided_by: support`.
 	//
+	// For the refund of a `REFUND_FLAG` decision: the refund is issued (as `POST /refunds/`
+	// would, with the decision's id as its idempotency key: approved twice, or by two
+	// approvers at once, it is issued once) and answered as `refund`; the flag closes when
+	// that refund succeeds, and stays open if it fails. `409 not_refundable` and `422`
+	// (`refund_exceeds_payment`, `insufficient_balance`, …) as for `POST /refunds/`: nothing
+	// was issued and the proposal still waits.
+	//
+	// For a `SETTLE_REHELD_PAYOUT` decision: the re-held payout is settled or released and
+	// its flag resolved, in the approval's own Postgres transaction (`reheld`).
+	//
 	// The decision is then `APPROVED` with its `outcome`, and a staff action
 	// `money_decision_approved` names the approver. No body (any member is refused as an unknown
 	// field, `400`). `403 self_approval_forbidden`: the
@@ -22234,12 +22802,107 @@ type ClientWithResponsesInterface interface {
 	// refunded), `PAYOUT_PAID_AFTER_RELEASE` (the operator reports paid a payout whose hold was
 	// released: what is still in the wallet is held again), `PAYOUT_PAID_TWICE`,
 	// `FAILED_AFTER_SUCCESS` (the operator failed an attempt support ended `SUCCESS`). The open ones, oldest first; with `all=true` the resolved
-	// ones too, after the open ones. Staff session only (`403 admin_only` otherwise).
+	// ones too, after the open ones. A flag's money is decided by two people:
+	// `POST /admin/money-flags/{id}/refund/` (a `REFUND_DUE` flag's refund) and
+	// `POST /admin/money-flags/{id}/settle/` (a `PAYOUT_PAID_AFTER_RELEASE` flag's payout), each
+	// approved with `POST /admin/money-decisions/{id}/approve/`. Staff session only (`403 admin_only` otherwise).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /admin/money-flags/ (the `ListMoneyFlags` operationId).
 	ListMoneyFlagsWithResponse(ctx context.Context, params *ListMoneyFlagsParams, reqEditors ...RequestEditorFn) (*ListMoneyFlagsResponse, error)
+
+	// ProposeFlagRefundWithBodyWithResponse Propose the refund of a REFUND_DUE flag (two-person rule)
+	//
+	// Proposes to give the customer of a `REFUND_DUE` flag (a customer who paid twice) back
+	// `amount` (absent: the flag's `amount`). The refund is priced and routed as
+	// `POST /refunds/` would (the merchant's payout price on the collection's network,
+	// `ADD_ON`; the operator's own refund or a payout to the payer's number) and the answer
+	// shows that `quote`; nothing is issued yet. A money approver other than the proposer
+	// issues it with `POST /admin/money-decisions/{id}/approve/` (once, however often or by
+	// however many it is approved). The flag stays open until that refund **succeeds**; a
+	// refund that fails leaves it open (`refund_status: FAILED`) for another proposal.
+	//
+	// `reason` is required (not blank, at most 500 characters). `400` (`non_field_errors`):
+	// the flag is not `REFUND_DUE`, is resolved, has a refund in flight, or its transaction
+	// has a proposal waiting. `409 not_refundable`, `422 refund_exceeds_payment` and
+	// `422 refund_unavailable` as for `POST /refunds/`. Staff session of a support agent or
+	// above (`403 admin_only` without a staff session, `403 role_forbidden` for a read-only
+	// role).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /admin/money-flags/{id}/refund/ (the `ProposeFlagRefund` operationId).
+	ProposeFlagRefundWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ProposeFlagRefundResponse, error)
+
+	// ProposeFlagRefundWithResponse Propose the refund of a REFUND_DUE flag (two-person rule)
+	//
+	// Proposes to give the customer of a `REFUND_DUE` flag (a customer who paid twice) back
+	// `amount` (absent: the flag's `amount`). The refund is priced and routed as
+	// `POST /refunds/` would (the merchant's payout price on the collection's network,
+	// `ADD_ON`; the operator's own refund or a payout to the payer's number) and the answer
+	// shows that `quote`; nothing is issued yet. A money approver other than the proposer
+	// issues it with `POST /admin/money-decisions/{id}/approve/` (once, however often or by
+	// however many it is approved). The flag stays open until that refund **succeeds**; a
+	// refund that fails leaves it open (`refund_status: FAILED`) for another proposal.
+	//
+	// `reason` is required (not blank, at most 500 characters). `400` (`non_field_errors`):
+	// the flag is not `REFUND_DUE`, is resolved, has a refund in flight, or its transaction
+	// has a proposal waiting. `409 not_refundable`, `422 refund_exceeds_payment` and
+	// `422 refund_unavailable` as for `POST /refunds/`. Staff session of a support agent or
+	// above (`403 admin_only` without a staff session, `403 role_forbidden` for a read-only
+	// role).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /admin/money-flags/{id}/refund/ (the `ProposeFlagRefund` operationId).
+	ProposeFlagRefundWithResponse(ctx context.Context, id openapi_types.UUID, body ProposeFlagRefundJSONRequestBody, reqEditors ...RequestEditorFn) (*ProposeFlagRefundResponse, error)
+
+	// ProposeReheldPayoutWithBodyWithResponse Propose the end of a payout held again after a late success (two-person rule)
+	//
+	// For a `PAYOUT_PAID_AFTER_RELEASE` flag (the operator paid a payout after its hold was
+	// released, and what the wallet still had of it was held again), proposes `status`
+	// `SUCCESS` (settle: the operator did pay; what was held again leaves the wallet, a
+	// `PAYOUT` entry, and the payout becomes `SUCCESS` with a status log by `ADMIN` and its
+	// events) or `FAILED` (release: what was held again returns to `available_amount`, a
+	// `PAYOUT_REVERSAL` entry; the payout stays `FAILED`, with a status log saying so). A
+	// money approver other than the proposer applies it with
+	// `POST /admin/money-decisions/{id}/approve/`, in one Postgres transaction with the
+	// approval, and the flag is then resolved. What had been spent before it could be held
+	// again is not recovered (the approval's `reheld.shortfall`).
+	//
+	// `status` and `reason` are required (`reason` not blank, at most 500 characters); any
+	// other field is refused. `400` (`non_field_errors`): the flag is of another kind, is
+	// resolved, or its payout has a proposal waiting. Staff session of a support agent or
+	// above.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /admin/money-flags/{id}/settle/ (the `ProposeReheldPayout` operationId).
+	ProposeReheldPayoutWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ProposeReheldPayoutResponse, error)
+
+	// ProposeReheldPayoutWithResponse Propose the end of a payout held again after a late success (two-person rule)
+	//
+	// For a `PAYOUT_PAID_AFTER_RELEASE` flag (the operator paid a payout after its hold was
+	// released, and what the wallet still had of it was held again), proposes `status`
+	// `SUCCESS` (settle: the operator did pay; what was held again leaves the wallet, a
+	// `PAYOUT` entry, and the payout becomes `SUCCESS` with a status log by `ADMIN` and its
+	// events) or `FAILED` (release: what was held again returns to `available_amount`, a
+	// `PAYOUT_REVERSAL` entry; the payout stays `FAILED`, with a status log saying so). A
+	// money approver other than the proposer applies it with
+	// `POST /admin/money-decisions/{id}/approve/`, in one Postgres transaction with the
+	// approval, and the flag is then resolved. What had been spent before it could be held
+	// again is not recovered (the approval's `reheld.shortfall`).
+	//
+	// `status` and `reason` are required (`reason` not blank, at most 500 characters); any
+	// other field is refused. `400` (`non_field_errors`): the flag is of another kind, is
+	// resolved, or its payout has a proposal waiting. Staff session of a support agent or
+	// above.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /admin/money-flags/{id}/settle/ (the `ProposeReheldPayout` operationId).
+	ProposeReheldPayoutWithResponse(ctx context.Context, id openapi_types.UUID, body ProposeReheldPayoutJSONRequestBody, reqEditors ...RequestEditorFn) (*ProposeReheldPayoutResponse, error)
 
 	// ListUnclearPayoutsWithResponse Payouts awaiting their operator
 	//
@@ -24816,6 +25479,7 @@ type ApproveMoneyDecisionResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *struct {
+		// Data The approved decision and what applying it did, by its kind.
 		Data    MoneyDecisionApproval                          `json:"data"`
 		Success ApproveMoneyDecision200JSONResponseBodySuccess `json:"success"`
 	}
@@ -24825,6 +25489,7 @@ type ApproveMoneyDecisionResponse struct {
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ApproveMoneyDecisionResponse) GetJSON200() *struct {
+	// Data The approved decision and what applying it did, by its kind.
 	Data    MoneyDecisionApproval                          `json:"data"`
 	Success ApproveMoneyDecision200JSONResponseBodySuccess `json:"success"`
 } {
@@ -24970,6 +25635,122 @@ func (r ListMoneyFlagsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListMoneyFlagsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ProposeFlagRefundResponse202Headers the declared response headers of an HTTP 202 response for ProposeFlagRefund
+type ProposeFlagRefundResponse202Headers struct {
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+type ProposeFlagRefundResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *struct {
+		Data    FlagRefundProposal                          `json:"data"`
+		Success ProposeFlagRefund202JSONResponseBodySuccess `json:"success"`
+	}
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *ProposeFlagRefundResponse202Headers
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r ProposeFlagRefundResponse) GetJSON202() *struct {
+	Data    FlagRefundProposal                          `json:"data"`
+	Success ProposeFlagRefund202JSONResponseBodySuccess `json:"success"`
+} {
+	return r.JSON202
+}
+
+// GetBody returns the raw response body bytes
+func (r ProposeFlagRefundResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ProposeFlagRefundResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ProposeFlagRefundResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ProposeFlagRefundResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ProposeReheldPayoutResponse202Headers the declared response headers of an HTTP 202 response for ProposeReheldPayout
+type ProposeReheldPayoutResponse202Headers struct {
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+type ProposeReheldPayoutResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *struct {
+		// Data A decision on money that takes two staff members, one proposing, another approving or rejecting.
+		Data    MoneyDecision                                 `json:"data"`
+		Success ProposeReheldPayout202JSONResponseBodySuccess `json:"success"`
+	}
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *ProposeReheldPayoutResponse202Headers
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r ProposeReheldPayoutResponse) GetJSON202() *struct {
+	// Data A decision on money that takes two staff members, one proposing, another approving or rejecting.
+	Data    MoneyDecision                                 `json:"data"`
+	Success ProposeReheldPayout202JSONResponseBodySuccess `json:"success"`
+} {
+	return r.JSON202
+}
+
+// GetBody returns the raw response body bytes
+func (r ProposeReheldPayoutResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ProposeReheldPayoutResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ProposeReheldPayoutResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ProposeReheldPayoutResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -31394,6 +32175,16 @@ func (c *ClientWithResponses) ListMoneyDecisionsWithResponse(ctx context.Context
 //     (`PAYOUT_REVERSAL`); `SUCCESS` settles it (`PAYOUT`). The merchant's webhooks are sent
 //     as for any end. `resolution.decided_by: support`.
 //
+// For the refund of a `REFUND_FLAG` decision: the refund is issued (as `POST /refunds/`
+// would, with the decision's id as its idempotency key: approved twice, or by two
+// approvers at once, it is issued once) and answered as `refund`; the flag closes when
+// that refund succeeds, and stays open if it fails. `409 not_refundable` and `422`
+// (`refund_exceeds_payment`, `insufficient_balance`, …) as for `POST /refunds/`: nothing
+// was issued and the proposal still waits.
+//
+// For a `SETTLE_REHELD_PAYOUT` decision: the re-held payout is settled or released and
+// its flag resolved, in the approval's own Postgres transaction (`reheld`).
+//
 // The decision is then `APPROVED` with its `outcome`, and a staff action
 // `money_decision_approved` names the approver. No body (any member is refused as an unknown
 // field, `400`). `403 self_approval_forbidden`: the
@@ -31450,7 +32241,10 @@ func (c *ClientWithResponses) RejectMoneyDecisionWithResponse(ctx context.Contex
 // refunded), `PAYOUT_PAID_AFTER_RELEASE` (the operator reports paid a payout whose hold was
 // released: what is still in the wallet is held again), `PAYOUT_PAID_TWICE`,
 // `FAILED_AFTER_SUCCESS` (the operator failed an attempt support ended `SUCCESS`). The open ones, oldest first; with `all=true` the resolved
-// ones too, after the open ones. Staff session only (`403 admin_only` otherwise).
+// ones too, after the open ones. A flag's money is decided by two people:
+// `POST /admin/money-flags/{id}/refund/` (a `REFUND_DUE` flag's refund) and
+// `POST /admin/money-flags/{id}/settle/` (a `PAYOUT_PAID_AFTER_RELEASE` flag's payout), each
+// approved with `POST /admin/money-decisions/{id}/approve/`. Staff session only (`403 admin_only` otherwise).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -31461,6 +32255,122 @@ func (c *ClientWithResponses) ListMoneyFlagsWithResponse(ctx context.Context, pa
 		return nil, err
 	}
 	return ParseListMoneyFlagsResponse(rsp)
+}
+
+// ProposeFlagRefundWithBodyWithResponse Propose the refund of a REFUND_DUE flag (two-person rule)
+//
+// Proposes to give the customer of a `REFUND_DUE` flag (a customer who paid twice) back
+// `amount` (absent: the flag's `amount`). The refund is priced and routed as
+// `POST /refunds/` would (the merchant's payout price on the collection's network,
+// `ADD_ON`; the operator's own refund or a payout to the payer's number) and the answer
+// shows that `quote`; nothing is issued yet. A money approver other than the proposer
+// issues it with `POST /admin/money-decisions/{id}/approve/` (once, however often or by
+// however many it is approved). The flag stays open until that refund **succeeds**; a
+// refund that fails leaves it open (`refund_status: FAILED`) for another proposal.
+//
+// `reason` is required (not blank, at most 500 characters). `400` (`non_field_errors`):
+// the flag is not `REFUND_DUE`, is resolved, has a refund in flight, or its transaction
+// has a proposal waiting. `409 not_refundable`, `422 refund_exceeds_payment` and
+// `422 refund_unavailable` as for `POST /refunds/`. Staff session of a support agent or
+// above (`403 admin_only` without a staff session, `403 role_forbidden` for a read-only
+// role).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /admin/money-flags/{id}/refund/ (the `ProposeFlagRefund` operationId).
+func (c *ClientWithResponses) ProposeFlagRefundWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ProposeFlagRefundResponse, error) {
+	rsp, err := c.ProposeFlagRefundWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseProposeFlagRefundResponse(rsp)
+}
+
+// ProposeFlagRefundWithResponse Propose the refund of a REFUND_DUE flag (two-person rule)
+//
+// Proposes to give the customer of a `REFUND_DUE` flag (a customer who paid twice) back
+// `amount` (absent: the flag's `amount`). The refund is priced and routed as
+// `POST /refunds/` would (the merchant's payout price on the collection's network,
+// `ADD_ON`; the operator's own refund or a payout to the payer's number) and the answer
+// shows that `quote`; nothing is issued yet. A money approver other than the proposer
+// issues it with `POST /admin/money-decisions/{id}/approve/` (once, however often or by
+// however many it is approved). The flag stays open until that refund **succeeds**; a
+// refund that fails leaves it open (`refund_status: FAILED`) for another proposal.
+//
+// `reason` is required (not blank, at most 500 characters). `400` (`non_field_errors`):
+// the flag is not `REFUND_DUE`, is resolved, has a refund in flight, or its transaction
+// has a proposal waiting. `409 not_refundable`, `422 refund_exceeds_payment` and
+// `422 refund_unavailable` as for `POST /refunds/`. Staff session of a support agent or
+// above (`403 admin_only` without a staff session, `403 role_forbidden` for a read-only
+// role).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /admin/money-flags/{id}/refund/ (the `ProposeFlagRefund` operationId).
+func (c *ClientWithResponses) ProposeFlagRefundWithResponse(ctx context.Context, id openapi_types.UUID, body ProposeFlagRefundJSONRequestBody, reqEditors ...RequestEditorFn) (*ProposeFlagRefundResponse, error) {
+	rsp, err := c.ProposeFlagRefund(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseProposeFlagRefundResponse(rsp)
+}
+
+// ProposeReheldPayoutWithBodyWithResponse Propose the end of a payout held again after a late success (two-person rule)
+//
+// For a `PAYOUT_PAID_AFTER_RELEASE` flag (the operator paid a payout after its hold was
+// released, and what the wallet still had of it was held again), proposes `status`
+// `SUCCESS` (settle: the operator did pay; what was held again leaves the wallet, a
+// `PAYOUT` entry, and the payout becomes `SUCCESS` with a status log by `ADMIN` and its
+// events) or `FAILED` (release: what was held again returns to `available_amount`, a
+// `PAYOUT_REVERSAL` entry; the payout stays `FAILED`, with a status log saying so). A
+// money approver other than the proposer applies it with
+// `POST /admin/money-decisions/{id}/approve/`, in one Postgres transaction with the
+// approval, and the flag is then resolved. What had been spent before it could be held
+// again is not recovered (the approval's `reheld.shortfall`).
+//
+// `status` and `reason` are required (`reason` not blank, at most 500 characters); any
+// other field is refused. `400` (`non_field_errors`): the flag is of another kind, is
+// resolved, or its payout has a proposal waiting. Staff session of a support agent or
+// above.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /admin/money-flags/{id}/settle/ (the `ProposeReheldPayout` operationId).
+func (c *ClientWithResponses) ProposeReheldPayoutWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ProposeReheldPayoutResponse, error) {
+	rsp, err := c.ProposeReheldPayoutWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseProposeReheldPayoutResponse(rsp)
+}
+
+// ProposeReheldPayoutWithResponse Propose the end of a payout held again after a late success (two-person rule)
+//
+// For a `PAYOUT_PAID_AFTER_RELEASE` flag (the operator paid a payout after its hold was
+// released, and what the wallet still had of it was held again), proposes `status`
+// `SUCCESS` (settle: the operator did pay; what was held again leaves the wallet, a
+// `PAYOUT` entry, and the payout becomes `SUCCESS` with a status log by `ADMIN` and its
+// events) or `FAILED` (release: what was held again returns to `available_amount`, a
+// `PAYOUT_REVERSAL` entry; the payout stays `FAILED`, with a status log saying so). A
+// money approver other than the proposer applies it with
+// `POST /admin/money-decisions/{id}/approve/`, in one Postgres transaction with the
+// approval, and the flag is then resolved. What had been spent before it could be held
+// again is not recovered (the approval's `reheld.shortfall`).
+//
+// `status` and `reason` are required (`reason` not blank, at most 500 characters); any
+// other field is refused. `400` (`non_field_errors`): the flag is of another kind, is
+// resolved, or its payout has a proposal waiting. Staff session of a support agent or
+// above.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /admin/money-flags/{id}/settle/ (the `ProposeReheldPayout` operationId).
+func (c *ClientWithResponses) ProposeReheldPayoutWithResponse(ctx context.Context, id openapi_types.UUID, body ProposeReheldPayoutJSONRequestBody, reqEditors ...RequestEditorFn) (*ProposeReheldPayoutResponse, error) {
+	rsp, err := c.ProposeReheldPayout(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseProposeReheldPayoutResponse(rsp)
 }
 
 // ListUnclearPayoutsWithResponse Payouts awaiting their operator
@@ -34924,6 +35834,7 @@ func ParseApproveMoneyDecisionResponse(rsp *http.Response) (*ApproveMoneyDecisio
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest struct {
+			// Data The approved decision and what applying it did, by its kind.
 			Data    MoneyDecisionApproval                          `json:"data"`
 			Success ApproveMoneyDecision200JSONResponseBodySuccess `json:"success"`
 		}
@@ -35093,6 +36004,133 @@ func ParseListMoneyFlagsResponse(rsp *http.Response) (*ListMoneyFlagsResponse, e
 			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseProposeFlagRefundResponse parses an HTTP response from a ProposeFlagRefundWithResponse call
+func ParseProposeFlagRefundResponse(rsp *http.Response) (*ProposeFlagRefundResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ProposeFlagRefundResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest struct {
+			Data    FlagRefundProposal                          `json:"data"`
+			Success ProposeFlagRefund202JSONResponseBodySuccess `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 202:
+		var headers ProposeFlagRefundResponse202Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers202 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseProposeReheldPayoutResponse parses an HTTP response from a ProposeReheldPayoutWithResponse call
+func ParseProposeReheldPayoutResponse(rsp *http.Response) (*ProposeReheldPayoutResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ProposeReheldPayoutResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest struct {
+			// Data A decision on money that takes two staff members, one proposing, another approving or rejecting.
+			Data    MoneyDecision                                 `json:"data"`
+			Success ProposeReheldPayout202JSONResponseBodySuccess `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 202:
+		var headers ProposeReheldPayoutResponse202Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers202 = &headers
 	}
 
 	return response, nil

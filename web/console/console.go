@@ -51,11 +51,13 @@ type Reverification struct {
 	Status sika.TransactionStatus
 }
 
-// Resolution is the outcome of a support resolution of an unclear payout.
+// Resolution is the outcome of an approved money decision: for an unclear payout, its status and
+// who decided it; for a flag's refund, the refund issued.
 type Resolution struct {
 	Status         sika.TransactionStatus
 	DecidedBy      string // "operator" or "support"
 	OperatorAnswer string
+	Refund         uuid.UUID
 }
 
 // Config is what the console is given by the process that serves it (api.NewServer).
@@ -72,8 +74,14 @@ type Config struct {
 	// Propose is POST /admin/transactions/{id}/resolve/'s code (api.ProposeResolution): the
 	// first person of a money decision.
 	Propose func(ctx context.Context, staff sika.Member, id uuid.UUID, status sika.TransactionStatus, reason string) (store.MoneyDecision, error)
+	// QuoteFlagRefund prices the refund of amount for a REFUND_DUE flag (api.Server.QuoteRefund);
+	// ProposeFlagRefund is POST /admin/money-flags/{id}/refund/'s code and ProposeReheld
+	// POST /admin/money-flags/{id}/settle/'s: first persons of money decisions on flags.
+	QuoteFlagRefund   func(ctx context.Context, f store.MoneyFlag, amount string) (RefundQuote, error)
+	ProposeFlagRefund func(ctx context.Context, staff sika.Member, flag uuid.UUID, amount, reason string) (store.MoneyDecision, error)
+	ProposeReheld     func(ctx context.Context, staff sika.Member, flag uuid.UUID, status sika.TransactionStatus, reason string) (store.MoneyDecision, error)
 	// Approve and Reject are POST /admin/money-decisions/{id}/approve/ and reject/'s code
-	// (api.ApproveMoneyDecision, api.RejectMoneyDecision): the second person.
+	// (api.Server.ApproveMoneyDecision, api.RejectMoneyDecision): the second person.
 	Approve func(ctx context.Context, staff sika.Member, id uuid.UUID) (Resolution, error)
 	Reject  func(ctx context.Context, staff sika.Member, id uuid.UUID, note string) error
 	// WorkflowURL links a transaction's workflow in the Temporal UI ("" without a UI).
@@ -104,7 +112,7 @@ type App struct {
 
 // pageNames are the page templates; each is parsed with the kit's layout and frame.html (the
 // login form and the error page are the kit's).
-var pageNames = []string{"login", "stuck", "unclear", "flags", "search", "transaction", "kyc", "dossier",
+var pageNames = []string{"login", "stuck", "unclear", "flags", "flag", "search", "transaction", "kyc", "dossier",
 	"merchants", "merchant", "payout_methods", "actions", "decisions", "staff", "error"}
 
 // New builds the console on the web kit (webapp.NewHost) with the console's policy.
@@ -141,6 +149,7 @@ func (a *App) routes() *mux.Router {
 	r.Handle(Prefix, a.staff(a.stuck)).Methods(get)
 	r.Handle(Prefix+"unclear/", a.staff(a.unclear)).Methods(get)
 	r.Handle(Prefix+"flags/", a.staff(a.flags)).Methods(get)
+	r.Handle(Prefix+"flags/{id}/", a.staff(a.flag)).Methods(get)
 	r.Handle(Prefix+"search/", a.staff(a.search)).Methods(get)
 	r.Handle(Prefix+"actions/", a.staff(a.actions)).Methods(get)
 	r.Handle(Prefix+"transactions/{id}/", a.staff(a.transaction)).Methods(get)
@@ -148,6 +157,8 @@ func (a *App) routes() *mux.Router {
 	// actions the member's role allows.
 	r.Handle(Prefix+"transactions/{id}/reverify/", a.staffCan(sika.PermReverify, a.reverify)).Methods(post)
 	r.Handle(Prefix+"transactions/{id}/resolve/", a.staffCan(sika.PermProposeMoneyDecision, a.resolve)).Methods(post)
+	r.Handle(Prefix+"flags/{id}/refund/", a.staffCan(sika.PermProposeMoneyDecision, a.proposeFlagRefund)).Methods(post)
+	r.Handle(Prefix+"flags/{id}/settle/", a.staffCan(sika.PermProposeMoneyDecision, a.proposeReheld)).Methods(post)
 	r.Handle(Prefix+"decisions/", a.staff(a.decisions)).Methods(get)
 	r.Handle(Prefix+"decisions/{id}/approve/", a.staffCan(sika.PermApproveMoneyDecision, a.approveDecision)).Methods(post)
 	r.Handle(Prefix+"decisions/{id}/reject/", a.staffCan(sika.PermApproveMoneyDecision, a.rejectDecision)).Methods(post)

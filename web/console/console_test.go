@@ -36,10 +36,11 @@ func TestConsoleTranslations(t *testing.T) {
 		used["role_"+string(r)] = true
 	}
 	add("decision_", []string{string(store.DecisionPending), string(store.DecisionApproved), string(store.DecisionRejected)})
+	add("kind_", []string{string(store.DecisionResolveUnclearPayout), string(store.DecisionRefundFlag), string(store.DecisionSettleReheldPayout)})
 	add("error_", []string{string(sika.CodeRoleForbidden), string(sika.CodeSelfApprovalForbidden)})
 	add("", []string{"session_expired", "signed_out", "too_many_attempts", "login_required", "wrong_credentials", "merchant_refused",
 		"error_internal", "error_forbidden", "error_not_found", "error_bad_request", "error_method", "error_refused",
-		"login_title", "stuck_title", "unclear_title", "flags_title", "search_title", "transaction_title", "actions_title",
+		"login_title", "stuck_title", "unclear_title", "flags_title", "flag_title", "search_title", "transaction_title", "actions_title",
 		"kyc_title", "dossier_title", "merchants_title", "merchant_title", "payout_methods_title", "decisions_title", "staff_title"})
 	webapptest.BothLanguages(t, translations, used)
 }

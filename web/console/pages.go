@@ -149,8 +149,8 @@ func (a *App) decisions(w http.ResponseWriter, r *http.Request, v *visit) error 
 	return a.render(w, r, http.StatusOK, "decisions", &view{visit: v, Title: "decisions_title", Nav: "decisions", Data: d})
 }
 
-// approveDecision applies a waiting proposal as the second person (api.ApproveMoneyDecision),
-// and shows the transaction with what was decided and by whom.
+// approveDecision applies a waiting proposal as the second person (api.Server.ApproveMoneyDecision),
+// and shows the transaction (or the flag) with what was decided and by whom.
 func (a *App) approveDecision(w http.ResponseWriter, r *http.Request, v *visit) error {
 	id, err := webapp.ParseID(mux.Vars(r)["id"], "Money decision")
 	if err != nil {
@@ -164,8 +164,7 @@ func (a *App) approveDecision(w http.ResponseWriter, r *http.Request, v *visit) 
 	if err != nil {
 		return err
 	}
-	webapp.Redirect(w, r, Prefix+"transactions/"+d.Transaction.String()+"/?"+url.Values{
-		"resolved": {string(res.Status)}, "decided_by": {res.DecidedBy}, "operator_answer": {res.OperatorAnswer}}.Encode())
+	webapp.Redirect(w, r, approvedURL(d, res))
 	return nil
 }
 

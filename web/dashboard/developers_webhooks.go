@@ -157,7 +157,7 @@ func (a *App) events(w http.ResponseWriter, r *http.Request, v *visit) error {
 	if err != nil {
 		return err
 	}
-	rows, more, err := a.cfg.Store.ListEvents(r.Context(), v.merchant.ID, v.env, req)
+	rows, more, err := a.cfg.Store.ListEvents(r.Context(), v.merchant.ID, v.env, sika.ScopeBoth, req)
 	if err != nil {
 		return err
 	}
@@ -185,7 +185,7 @@ type eventData struct {
 // every endpoint (GET /events/{id}/deliveries/).
 func (a *App) event(w http.ResponseWriter, r *http.Request, v *visit) error {
 	ctx := r.Context()
-	ev, err := a.cfg.Store.EventByID(ctx, v.merchant.ID, v.env, mux.Vars(r)["id"])
+	ev, err := a.cfg.Store.EventByID(ctx, v.merchant.ID, v.env, sika.ScopeBoth, mux.Vars(r)["id"])
 	if err != nil {
 		return err
 	}

@@ -1718,6 +1718,16 @@ export interface paths {
          *       (`PAYOUT_REVERSAL`); `SUCCESS` settles it (`PAYOUT`). The merchant's webhooks are sent
          *       as for any end. `resolution.decided_by: support`.
          *
+         *     For the refund of a `REFUND_FLAG` decision: the refund is issued (as `POST /refunds/`
+         *     would, with the decision's id as its idempotency key: approved twice, or by two
+         *     approvers at once, it is issued once) and answered as `refund`; the flag closes when
+         *     that refund succeeds, and stays open if it fails. `409 not_refundable` and `422`
+         *     (`refund_exceeds_payment`, `insufficient_balance`, …) as for `POST /refunds/`: nothing
+         *     was issued and the proposal still waits.
+         *
+         *     For a `SETTLE_REHELD_PAYOUT` decision: the re-held payout is settled or released and
+         *     its flag resolved, in the approval's own Postgres transaction (`reheld`).
+         *
          *     The decision is then `APPROVED` with its `outcome`, and a staff action
          *     `money_decision_approved` names the approver. No body (any member is refused as an unknown
          *     field, `400`). `403 self_approval_forbidden`: the
@@ -1813,11 +1823,82 @@ export interface paths {
          *     refunded), `PAYOUT_PAID_AFTER_RELEASE` (the operator reports paid a payout whose hold was
          *     released: what is still in the wallet is held again), `PAYOUT_PAID_TWICE`,
          *     `FAILED_AFTER_SUCCESS` (the operator failed an attempt support ended `SUCCESS`). The open ones, oldest first; with `all=true` the resolved
-         *     ones too, after the open ones. Staff session only (`403 admin_only` otherwise).
+         *     ones too, after the open ones. A flag's money is decided by two people:
+         *     `POST /admin/money-flags/{id}/refund/` (a `REFUND_DUE` flag's refund) and
+         *     `POST /admin/money-flags/{id}/settle/` (a `PAYOUT_PAID_AFTER_RELEASE` flag's payout), each
+         *     approved with `POST /admin/money-decisions/{id}/approve/`. Staff session only (`403 admin_only` otherwise).
          */
         get: operations["listMoneyFlags"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/money-flags/{id}/refund/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Propose the refund of a REFUND_DUE flag (two-person rule)
+         * @description Proposes to give the customer of a `REFUND_DUE` flag (a customer who paid twice) back
+         *     `amount` (absent: the flag's `amount`). The refund is priced and routed as
+         *     `POST /refunds/` would (the merchant's payout price on the collection's network,
+         *     `ADD_ON`; the operator's own refund or a payout to the payer's number) and the answer
+         *     shows that `quote`; nothing is issued yet. A money approver other than the proposer
+         *     issues it with `POST /admin/money-decisions/{id}/approve/` (once, however often or by
+         *     however many it is approved). The flag stays open until that refund **succeeds**; a
+         *     refund that fails leaves it open (`refund_status: FAILED`) for another proposal.
+         *
+         *     `reason` is required (not blank, at most 500 characters). `400` (`non_field_errors`):
+         *     the flag is not `REFUND_DUE`, is resolved, has a refund in flight, or its transaction
+         *     has a proposal waiting. `409 not_refundable`, `422 refund_exceeds_payment` and
+         *     `422 refund_unavailable` as for `POST /refunds/`. Staff session of a support agent or
+         *     above (`403 admin_only` without a staff session, `403 role_forbidden` for a read-only
+         *     role).
+         */
+        post: operations["proposeFlagRefund"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/money-flags/{id}/settle/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Propose the end of a payout held again after a late success (two-person rule)
+         * @description For a `PAYOUT_PAID_AFTER_RELEASE` flag (the operator paid a payout after its hold was
+         *     released, and what the wallet still had of it was held again), proposes `status`
+         *     `SUCCESS` (settle: the operator did pay; what was held again leaves the wallet, a
+         *     `PAYOUT` entry, and the payout becomes `SUCCESS` with a status log by `ADMIN` and its
+         *     events) or `FAILED` (release: what was held again returns to `available_amount`, a
+         *     `PAYOUT_REVERSAL` entry; the payout stays `FAILED`, with a status log saying so). A
+         *     money approver other than the proposer applies it with
+         *     `POST /admin/money-decisions/{id}/approve/`, in one Postgres transaction with the
+         *     approval, and the flag is then resolved. What had been spent before it could be held
+         *     again is not recovered (the approval's `reheld.shortfall`).
+         *
+         *     `status` and `reason` are required (`reason` not blank, at most 500 characters); any
+         *     other field is refused. `400` (`non_field_errors`): the flag is of another kind, is
+         *     resolved, or its payout has a proposal waiting. Staff session of a support agent or
+         *     above.
+         */
+        post: operations["proposeReheldPayout"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2917,12 +2998,28 @@ export interface components {
         MoneyDecision: {
             /** Format: uuid */
             id: string;
-            /** @enum {string} */
-            kind: "RESOLVE_UNCLEAR_PAYOUT";
-            /** Format: uuid */
+            /**
+             * @description `RESOLVE_UNCLEAR_PAYOUT`: end a payout its operator leaves unclear. `REFUND_FLAG`: refund the customer of a `REFUND_DUE` flag. `SETTLE_REHELD_PAYOUT`: settle or release a payout held again after a late success (`PAYOUT_PAID_AFTER_RELEASE`).
+             * @enum {string}
+             */
+            kind: "RESOLVE_UNCLEAR_PAYOUT" | "REFUND_FLAG" | "SETTLE_REHELD_PAYOUT";
+            /**
+             * Format: uuid
+             * @description The transaction decided about (for a flag, the flag's).
+             */
             transaction: string;
-            /** @enum {string} */
-            requested_status: "FAILED" | "SUCCESS";
+            /**
+             * @description What the transaction is to end as; empty for a refund.
+             * @enum {string}
+             */
+            requested_status: "FAILED" | "SUCCESS" | "";
+            /**
+             * Format: uuid
+             * @description The money flag the decision is about.
+             */
+            flag: string | null;
+            /** @description For a refund, what the customer is to get back (the collection's currency); null otherwise. */
+            amount: components["schemas"]["Amount"] | null;
             reason: string;
             /** Format: uuid */
             proposed_by: string;
@@ -2938,12 +3035,59 @@ export interface components {
             decided_at: string | null;
             /** @description The rejection's note. */
             decision_note: string;
-            /** @description What applying an approved decision gave: `status` (the payout's), `decided_by` (`operator` or `support`), `operator_answer`. */
+            /** @description What applying an approved decision gave: for an unclear payout `status` (the payout's), `decided_by` (`operator` or `support`), `operator_answer`; for a refund `refund`, `reference`, `status`, `amount`; for a re-held payout what `reheld` says. */
             outcome: Record<string, unknown> | null;
         };
+        /** @description The approved decision and what applying it did, by its kind. */
         MoneyDecisionApproval: {
             decision: components["schemas"]["MoneyDecision"];
-            resolution: components["schemas"]["Resolution"];
+            resolution?: components["schemas"]["Resolution"];
+            /** @description The refund issued (`REFUND_FLAG`); its flag closes when it succeeds. */
+            refund?: components["schemas"]["Transaction"];
+            reheld?: components["schemas"]["ReheldOutcome"];
+        };
+        /** @description What settling or releasing a payout held again did. */
+        ReheldOutcome: {
+            /** Format: uuid */
+            flag: string;
+            /**
+             * @description `SUCCESS`: settled; `FAILED`: released.
+             * @enum {string}
+             */
+            status: "FAILED" | "SUCCESS";
+            held: components["schemas"]["Amount"];
+            settled: components["schemas"]["Amount"];
+            released: components["schemas"]["Amount"];
+            /** @description What had been spent before it could be held again, not recovered. */
+            shortfall: components["schemas"]["Amount"];
+            /** Format: uuid */
+            transaction: string;
+        };
+        /** @description The refund of a `REFUND_DUE` flag, proposed. */
+        FlagRefundRequest: {
+            /**
+             * @description What to give back, in the collection's currency; absent or null for the flag's amount.
+             * @example 1000
+             */
+            amount?: string | null;
+            /** @description Why (not blank): the audit trail and the refund's `description`. */
+            reason: string;
+        };
+        FlagRefundProposal: {
+            decision: components["schemas"]["MoneyDecision"];
+            quote: components["schemas"]["RefundQuote"];
+        };
+        /** @description What a refund would do. */
+        RefundQuote: {
+            amount: components["schemas"]["Amount"];
+            fee: components["schemas"]["Amount"];
+            /** @description What leaves the merchant's wallet (amount and fee). */
+            debited_amount: components["schemas"]["Amount"];
+            currency: components["schemas"]["CurrencyCode"];
+            /** @enum {string} */
+            via: "OPERATOR_REFUND" | "PAYOUT";
+            /** @description What remains to refund of the collection before this refund. */
+            left_to_refund: components["schemas"]["Amount"];
         };
         MoneyDecisionRejection: {
             /** @description Why the proposal is rejected (not blank). */
@@ -2996,6 +3140,13 @@ export interface components {
             /** Format: uuid */
             resolved_by: string | null;
             resolution_note: string;
+            /**
+             * Format: uuid
+             * @description The latest refund issued for a `REFUND_DUE` flag (`POST /admin/money-flags/{id}/refund/`, approved): the flag closes when it succeeds.
+             */
+            refund: string | null;
+            /** @description That refund's status; `FAILED` leaves the flag open for another refund. */
+            refund_status: components["schemas"]["TransactionStatus"] | null;
         };
         /** @description A page of IP whitelist entries. */
         IPWhitelistEntryPage: components["schemas"]["Page"] & {
@@ -9354,7 +9505,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            /** @description `not_awaiting_approval`: the decision was already approved or rejected; `not_pending`: the payout is no longer `PENDING`. */
+            /** @description `not_awaiting_approval`: the decision was already approved or rejected; `not_pending`: the payout is no longer `PENDING` (or, for a re-held payout, no longer `FAILED`); `not_refundable`: the flag's collection can no longer be refunded. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9364,12 +9515,13 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error: {
                             /** @enum {unknown} */
-                            code?: "not_awaiting_approval" | "not_pending";
+                            code?: "not_awaiting_approval" | "not_pending" | "not_refundable" | "idempotency_key_reused" | "idempotency_key_in_use";
                         };
                     };
                 };
             };
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["RefundUnprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -9537,6 +9689,88 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    proposeFlagRefund: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FlagRefundRequest"];
+            };
+        };
+        responses: {
+            /** @description The proposal, waiting for a second person, and what the refund would do. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success"] & {
+                        data: components["schemas"]["FlagRefundProposal"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["RefundConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["RefundUnprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    proposeReheldPayout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SupportResolutionRequest"];
+            };
+        };
+        responses: {
+            /** @description The proposal, waiting for a second person. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success"] & {
+                        data: components["schemas"]["MoneyDecision"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -1,0 +1,120 @@
+package store_test
+
+import (
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sikahq/sika"
+	"github.com/sikahq/sika/store"
+)
+
+func newStaff(t *testing.T, role sika.StaffRole) sika.Member {
+	t.Helper()
+	m, _, err := st.RegisterMember(t.Context(), "staff-"+uuid.NewString()[:8]+"@sika.example", "x", "Staff", role, nil)
+	require.NoError(t, err)
+	return m
+}
+
+// reheld makes a payout of 1000 XOF of a merchant funded with fund, ends it FAILED (its hold
+// released), and has the operator report it paid afterwards: what the wallet still has of it is
+// held again and the payout flagged PAYOUT_PAID_AFTER_RELEASE. spend is paid out meanwhile.
+func reheld(t *testing.T, fund, spend string) (sika.Merchant, sika.Transaction, store.MoneyFlag) {
+	t.Helper()
+	ctx := t.Context()
+	m, tx, a := releasedPayout(t, fund)
+	if spend != "" {
+		newPayout(t, m, spend)
+	}
+	_, out, err := st.ReconcileSuccess(ctx, store.LateSuccess{AttemptID: a.ID, Source: "re-check sweep"})
+	require.NoError(t, err)
+	require.Equal(t, store.ReconcilePayoutFlagged, out)
+	flags := flagsOf(t, tx)
+	require.Len(t, flags, 1)
+	require.Equal(t, store.FlagPayoutPaidAfterRelease, flags[0].Kind)
+	return m, tx, flags[0]
+}
+
+// TestSettleReheldPayout (issue 21): support ends a payout held again after a late success, two
+// people deciding. Settled, what was held again leaves the wallet and the payout becomes
+// SUCCESS (status log by ADMIN, its events); released, it returns to the wallet and the payout
+// stays FAILED. Either way the flag closes with the approver's name, in the approval's own
+// Postgres transaction; the proposer cannot approve; a second approval changes nothing.
+func TestSettleReheldPayout(t *testing.T) {
+	ctx := t.Context()
+	agent, approver := newStaff(t, sika.StaffSupportAgent), newStaff(t, sika.StaffMoneyApprover)
+	propose := func(t *testing.T, f store.MoneyFlag, status sika.TransactionStatus) store.MoneyDecision {
+		t.Helper()
+		d, err := st.ProposeMoneyDecision(ctx, store.Proposal{Kind: store.DecisionSettleReheldPayout, Transaction: f.Transaction,
+			RequestedStatus: status, Reason: "The operator's statement shows the transfer.", Staff: agent.ID, Flag: &f.ID})
+		require.NoError(t, err)
+		return d
+	}
+
+	t.Run("settled: the hold leaves the wallet, the payout is SUCCESS", func(t *testing.T) {
+		m, tx, f := reheld(t, "5000", "")
+		assert.Equal(t, "4000.00", available(t, m))
+		assert.Equal(t, "1000.00", pendingOf(t, m))
+		d := propose(t, f, sika.StatusSuccess)
+		_, _, err := st.SettleReheldPayout(ctx, d.ID, agent.ID, agent.Email)
+		assert.Equal(t, sika.CodeSelfApprovalForbidden, sika.ErrorCode(err))
+		decided, out, err := st.SettleReheldPayout(ctx, d.ID, approver.ID, approver.Email)
+		require.NoError(t, err)
+		assert.Equal(t, store.DecisionApproved, decided.Status)
+		assert.Equal(t, "1000.00", sika.FormatAmount(out.Settled.Decimal))
+		assert.True(t, out.Shortfall.IsZero())
+		assert.Equal(t, "4000.00", available(t, m))
+		assert.Equal(t, "0.00", pendingOf(t, m), "settled")
+		got, err := st.Transaction(ctx, tx.ID)
+		require.NoError(t, err)
+		assert.Equal(t, sika.StatusSuccess, got.Status)
+		assert.Empty(t, got.FailureCode)
+		detail, err := st.TransactionDetail(ctx, m.ID, sika.EnvironmentTest, tx.ID)
+		require.NoError(t, err)
+		last := detail.StatusLogs[len(detail.StatusLogs)-1]
+		assert.Equal(t, sika.StatusFailed, *last.FromStatus)
+		assert.Equal(t, sika.StatusSuccess, last.ToStatus)
+		assert.Equal(t, sika.TriggerAdmin, last.TriggeredBy)
+		assert.Contains(t, last.Reason, "Settled by support ("+approver.Email)
+		assert.Equal(t, 1, countRows(t, `SELECT count(*) FROM events WHERE transaction_id = $1 AND type = 'transaction.succeeded'`, tx.ID))
+		flag, err := st.MoneyFlag(ctx, f.ID)
+		require.NoError(t, err)
+		require.NotNil(t, flag.ResolvedAt)
+		assert.Equal(t, approver.ID, *flag.ResolvedBy)
+		_, _, err = st.SettleReheldPayout(ctx, d.ID, approver.ID, approver.Email)
+		assert.Equal(t, sika.CodeNotAwaitingApproval, sika.ErrorCode(err), "approved once")
+		assert.Equal(t, "0.00", pendingOf(t, m))
+		ledgerBalances(t)
+	})
+
+	t.Run("released after part was spent: what was held returns, the payout stays FAILED", func(t *testing.T) {
+		m, tx, f := reheld(t, "1300", "1000")
+		assert.Equal(t, "0.00", available(t, m))
+		assert.Equal(t, "1300.00", pendingOf(t, m), "the other payout's 1000 and the 300 held again")
+		d := propose(t, f, sika.StatusFailed)
+		_, out, err := st.SettleReheldPayout(ctx, d.ID, approver.ID, approver.Email)
+		require.NoError(t, err)
+		assert.Equal(t, "300.00", sika.FormatAmount(out.Released.Decimal))
+		assert.Equal(t, "700.00", sika.FormatAmount(out.Shortfall.Decimal))
+		assert.Equal(t, "300.00", available(t, m))
+		assert.Equal(t, "1000.00", pendingOf(t, m), "the other payout's hold only")
+		got, err := st.Transaction(ctx, tx.ID)
+		require.NoError(t, err)
+		assert.Equal(t, sika.StatusFailed, got.Status)
+		flag, err := st.MoneyFlag(ctx, f.ID)
+		require.NoError(t, err)
+		require.NotNil(t, flag.ResolvedAt)
+		assert.Contains(t, flag.ResolutionNote, "Released by support")
+		ledgerBalances(t)
+	})
+
+	t.Run("a flag of another kind is not settled", func(t *testing.T) {
+		_, _, f := reheld(t, "5000", "")
+		_, err := st.ProposeMoneyDecision(ctx, store.Proposal{Kind: store.DecisionRefundFlag, Transaction: f.Transaction,
+			Reason: "wrong kind", Staff: agent.ID, Flag: &f.ID})
+		require.Error(t, err, "a refund decision needs its amount (money_decisions_flag_link)")
+		assert.Error(t, store.CheckFlagOpen(f, store.FlagRefundDue))
+	})
+}
