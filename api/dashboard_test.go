@@ -476,6 +476,7 @@ func TestDashboardTenancySweep(t *testing.T) {
 		return ws[0].ID.String()
 	}
 	ownWallet, theirWallet := walletOf(a), walletOf(b)
+	ownBatch, theirBatch := sweepPayoutBatch(t, a, sika.EnvironmentLive), sweepPayoutBatch(t, b, sika.EnvironmentLive)
 
 	type route struct {
 		method, tpl, path string
@@ -515,6 +516,12 @@ func TestDashboardTenancySweep(t *testing.T) {
 		{"GET", "/dashboard/payout-methods/", "/dashboard/payout-methods/", nil},
 		{"POST", "/dashboard/payout-methods/", "/dashboard/payout-methods/", url.Values{"type": {"MOBILE_MONEY"}}},
 		{"GET", "/dashboard/wallets/{id}/ledger/", "/dashboard/wallets/" + ownWallet + "/ledger/", nil},
+		{"GET", "/dashboard/payout-batches/", "/dashboard/payout-batches/", nil},
+		{"POST", "/dashboard/payout-batches/", "/dashboard/payout-batches/", url.Values{"description": {"x"}}},
+		{"GET", "/dashboard/payout-batches/{id}/", "/dashboard/payout-batches/" + ownBatch + "/", nil},
+		{"POST", "/dashboard/payout-batches/{id}/approve/", "/dashboard/payout-batches/" + ownBatch + "/approve/", url.Values{}},
+		{"POST", "/dashboard/payout-batches/{id}/reject/", "/dashboard/payout-batches/" + ownBatch + "/reject/", url.Values{}},
+		{"POST", "/dashboard/payout-batches/{id}/cancel/", "/dashboard/payout-batches/" + ownBatch + "/cancel/", url.Values{}},
 	}
 	devSweep := newDeveloperSweep(t, ts, a, b)
 	for _, r := range devSweep.routes {
@@ -569,6 +576,7 @@ func TestDashboardTenancySweep(t *testing.T) {
 			"/dashboard/payment-links/not-a-uuid/",
 			"/dashboard/wallets/" + theirWallet + "/ledger/",
 			"/dashboard/wallets/" + uuid.NewString() + "/ledger/",
+			"/dashboard/payout-batches/" + theirBatch + "/",
 		} {
 			r := c.get(t, path)
 			assert.Equal(t, http.StatusNotFound, r.Status, path)
@@ -584,6 +592,7 @@ func TestDashboardTenancySweep(t *testing.T) {
 			"/dashboard/payment-links/" + theirLink + "/":                        {"name": {"Mine now"}, "currency": {"XOF"}},
 			"/dashboard/checkout-sessions/" + theirSession + "/cancel/":          {},
 			"/dashboard/checkout-sessions/" + uuid.NewString() + "/cancel/":      {},
+			"/dashboard/payout-batches/" + theirBatch + "/cancel/":               {},
 		} {
 			r := c.post(t, path, form)
 			assert.Equal(t, http.StatusNotFound, r.Status, path)

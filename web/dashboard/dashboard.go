@@ -160,6 +160,7 @@ func (a *App) routes() *mux.Router {
 	r.Handle(Prefix+"transactions/", a.forMerchant(a.transactions)).Methods(get)
 	r.Handle(Prefix+"transactions/{id}/", a.forMerchant(a.transaction)).Methods(get)
 	a.moneyRoutes(r)
+	a.batchRoutes(r)
 	a.developerRoutes(r)
 	return r
 }

@@ -5,7 +5,7 @@ import "github.com/sikahq/sika/web/webapp"
 // translations holds every string of the dashboard, French first, with the web kit's
 // (webapp.Shared); each page family keeps its own in its file. TestTranslationsComplete checks
 // that both languages have every key the templates and handlers use.
-var translations = webapp.Merge(baseTranslations, moneyTranslations, formTranslations, developersTranslations,
+var translations = webapp.Merge(baseTranslations, moneyTranslations, batchTranslations, formTranslations, developersTranslations,
 	webhookTranslations, kycTranslations, settingsTranslations)
 
 // baseTranslations are the strings of the frame, login, home and transactions.

@@ -13,7 +13,8 @@ import (
 )
 
 // pageNames are the page templates; each is parsed with layout.html, which frames it.
-var pageNames = slices.Concat([]string{"login", "merchants", "home", "transactions", "transaction", "error"}, moneyPages, developerPages)
+var pageNames = slices.Concat([]string{"login", "merchants", "home", "transactions", "transaction", "error"}, moneyPages,
+	[]string{"payout_batches", "payout_batch"}, developerPages)
 
 // view is what every page template is given: the visit (webapp.Visit: language, member,
 // session, and the writing of text, money and dates; the merchant and environment), the page's
