@@ -419,6 +419,18 @@ func runModel(t *testing.T, rt *rapid.T, f modelFixture, payout bool) {
 				// An error is a 5xx: the operator sends it again at its next report.
 				if _, err = activities.ReceiveCallback(ctx, st, router, attempt, tx, cb, signal); err == nil {
 					told[ref] = true
+					if cb.Trusted && cb.Status == gateway.StatusSuccess {
+						// Answered 2xx: what the operator said is in Postgres already (the attempt
+						// paid, or its answer kept for the run that decides), whatever else
+						// would find it later (a re-read, the run's own status poll).
+						var durable bool
+						require.NoError(rt, st.Pool().QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM transaction_attempts WHERE id = $1 AND status = 'SUCCESS')
+							OR EXISTS (SELECT 1 FROM operator_answers WHERE attempt_id = $1)`, attempt.ID).Scan(&durable))
+						if !durable {
+							rt.Fatalf("a signed success answered 2xx was neither recorded nor kept: attempt %s (%s) of transaction %s (%s, run %d)",
+								attempt.ID, attempt.Status, tx.ID, tx.Status, tx.Run)
+						}
+					}
 				}
 				o.mu.Lock()
 			}
@@ -535,6 +547,13 @@ func runModel(t *testing.T, rt *rapid.T, f modelFixture, payout bool) {
 	}
 	if n := count(`SELECT count(*) FROM operator_answers WHERE transaction_id = $1 AND processed_at IS NULL`); n != 0 {
 		rt.Fatalf("%d operator answers left unprocessed: %s", n, what)
+	}
+	if got.Status != sika.StatusPending {
+		// A decided transaction leaves no attempt open: each was ended by its run (a stale run's
+		// too, with its re-read window when its operator had not said its last word).
+		if n := count(`SELECT count(*) FROM transaction_attempts WHERE transaction_id = $1 AND status = 'PENDING'`); n != 0 {
+			rt.Fatalf("%d attempts left PENDING: %s", n, what)
+		}
 	}
 	modelStats.count(&modelStats.cases)
 	if broke {
