@@ -130,21 +130,33 @@ func TestWorkerKilledMidPayment(t *testing.T) {
 	require.NoError(t, err)
 	payouts := map[string]sika.TransactionStatus{"123": sika.StatusSuccess, "001": sika.StatusFailed, "005": sika.StatusSuccess,
 		"006": sika.StatusSuccess, "007": sika.StatusSuccess, "009": sika.StatusSuccess}
-	for suffix, status := range payouts {
-		body, _ := json.Marshal(map[string]string{"amount": "2000", "currency": "XOF", "country": "BJ", "method": "MTN_BJ",
-			"recipient": "97009" + suffix, "recipient_name": "Fault payee"})
-		req, _ := http.NewRequest("POST", vars["SIKA_PUBLIC_URL"]+"/api/v1/payouts/initialize/", bytes.NewReader(body))
+	// create posts body to path with the key and decodes the 201's data into out.
+	create := func(path string, body, out any) {
+		raw, _ := json.Marshal(body)
+		req, _ := http.NewRequest("POST", vars["SIKA_PUBLIC_URL"]+"/api/v1"+path, bytes.NewReader(raw))
 		req.Header.Set("Authorization", "Bearer "+key.Secret)
 		resp, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
-		var out struct {
-			Data sika.Transaction `json:"data"`
-		}
-		require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
-		resp.Body.Close()
+		defer resp.Body.Close()
 		require.Equal(t, 201, resp.StatusCode)
-		expected[out.Data.ID] = status
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&struct {
+			Data any `json:"data"`
+		}{out}))
 	}
+	for suffix, status := range payouts {
+		var p sika.Transaction
+		create("/payouts/initialize/", map[string]string{"amount": "2000", "currency": "XOF", "country": "BJ", "method": "MTN_BJ",
+			"recipient": "97009" + suffix, "recipient_name": "Fault payee"}, &p)
+		expected[p.ID] = status
+	}
+	// A batch of payouts, sending when the worker dies: 30 items of 8 s at most 20 at once.
+	items := make([]map[string]string, 30)
+	for i := range items {
+		items[i] = map[string]string{"amount": "500", "currency": "XOF", "country": "BJ", "network": "MTN_BJ",
+			"phone": fmt.Sprintf("97%03d009", i), "reference": fmt.Sprintf("item-%d", i)}
+	}
+	var batch sika.PayoutBatch
+	create("/payout-batches/", map[string]any{"items": items}, &batch)
 	// A payment committed whose workflow never started: only the outbox knows about it.
 	orphan := orphanPayment(t, st, merchant.ID)
 	expected[orphan] = sika.StatusSuccess
@@ -159,7 +171,8 @@ func TestWorkerKilledMidPayment(t *testing.T) {
 	// Kill once every API-started payment and payout has reached its gateway, before most outcomes.
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		var started int
-		assert.NoError(c, st.Pool().QueryRow(ctx, `SELECT count(DISTINCT transaction_id) FROM transaction_attempts WHERE merchant_id = $1`, merchant.ID).Scan(&started))
+		assert.NoError(c, st.Pool().QueryRow(ctx, `SELECT count(DISTINCT transaction_id) FROM transaction_attempts a WHERE merchant_id = $1
+			AND NOT EXISTS (SELECT 1 FROM payout_batch_items i WHERE i.transaction_id = a.transaction_id)`, merchant.ID).Scan(&started))
 		assert.GreaterOrEqual(c, started, len(expected)-1, "the orphan has no workflow yet")
 	}, 30*time.Second, 10*time.Millisecond)
 	require.NoError(t, first.Process.Signal(syscall.SIGKILL))
@@ -186,6 +199,23 @@ func TestWorkerKilledMidPayment(t *testing.T) {
 		assert.Zero(c, pending)
 	}, 90*time.Second, 250*time.Millisecond)
 
+	// The batch ends once its items have: each paid once, none skipped, none twice.
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		b, err := st.PayoutBatchByID(ctx, merchant.ID, sika.EnvironmentTest, batch.ID)
+		assert.NoError(c, err)
+		assert.Equal(c, sika.BatchCompleted, b.Status)
+	}, 90*time.Second, 250*time.Millisecond)
+	batchItems, err := st.PayoutBatchItems(ctx, merchant.ID, sika.EnvironmentTest, batch.ID)
+	require.NoError(t, err)
+	require.Len(t, batchItems, 30)
+	for _, it := range batchItems {
+		assert.Equal(t, sika.ItemSucceeded, it.Status, "item %d", it.Index)
+	}
+	var batchPayouts int
+	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(*) FROM transactions WHERE merchant_id = $1
+		AND metadata->>'payout_batch' = $2`, merchant.ID, batch.ID.String()).Scan(&batchPayouts))
+	assert.Equal(t, 30, batchPayouts, "one payout per item, whatever was killed when")
+
 	successes := 0
 	for id, status := range expected {
 		d, err := st.TransactionDetail(ctx, merchant.ID, sika.EnvironmentTest, id)
@@ -209,10 +239,16 @@ func TestWorkerKilledMidPayment(t *testing.T) {
 	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(*) FILTER (WHERE type = 'COLLECTION'),
 			count(*) FILTER (WHERE type = 'PAYOUT_HOLD'),
 			count(*) FILTER (WHERE type = 'PAYOUT_HOLD') - count(*) FILTER (WHERE type IN ('PAYOUT', 'PAYOUT_REVERSAL'))
-		FROM ledger_entries WHERE merchant_id = $1`, merchant.ID).Scan(&entries, &holds, &open))
+		FROM ledger_entries WHERE merchant_id = $1 AND payout_batch_id IS NULL`, merchant.ID).Scan(&entries, &holds, &open))
 	assert.Equal(t, successes-payoutSuccesses(payouts)+1, entries, "one credit per successful payment (and the funding)")
-	assert.Equal(t, len(payouts), holds)
+	assert.Equal(t, len(payouts)+30, holds, "the payouts' and the batch items' own holds")
 	assert.Zero(t, open, "every hold settled or released")
+	var batchHeld, batchMoved decimal.Decimal
+	require.NoError(t, st.Pool().QueryRow(ctx, `SELECT coalesce(sum(amount) FILTER (WHERE type = 'PAYOUT_HOLD'), 0),
+			coalesce(sum(amount) FILTER (WHERE type = 'PAYOUT_REVERSAL'), 0)
+		FROM ledger_entries WHERE payout_batch_id = $1`, batch.ID).Scan(&batchHeld, &batchMoved))
+	assert.Equal(t, "15000.00", batchHeld.StringFixed(2))
+	assert.Equal(t, batchHeld.StringFixed(2), batchMoved.StringFixed(2), "the batch's hold moved to its 30 payouts, once each")
 	disc, err := st.CheckLedger(ctx)
 	require.NoError(t, err)
 	assert.Nil(t, disc)
