@@ -135,16 +135,9 @@ func New(cfg Config) *App {
 // routes lists every page and action of the console; all but the login form and the static
 // files need a staff session, and every POST checks its CSRF token.
 func (a *App) routes() *mux.Router {
-	r := mux.NewRouter()
-	r.NotFoundHandler = http.HandlerFunc(a.host.NotFound)
-	r.MethodNotAllowedHandler = http.HandlerFunc(a.host.MethodNotAllowed)
+	r := a.host.Router(staticFS)
 	get, post := http.MethodGet, http.MethodPost
-
-	r.Handle(Prefix+"static/{file:.+}", webapp.Static(Prefix, staticFS, a.host.NotFound, a.cfg.RouteMatched)).Methods(get, http.MethodHead)
 	r.HandleFunc(CodecPath, a.codec).Methods(post, http.MethodOptions)
-	r.Handle(Prefix+"login/", a.host.Public(a.host.LoginPage)).Methods(get)
-	r.Handle(Prefix+"login/", a.host.Public(a.host.Login)).Methods(post)
-	r.Handle(Prefix+"logout/", a.staff(a.host.Logout)).Methods(post)
 
 	r.Handle(Prefix, a.staff(a.stuck)).Methods(get)
 	r.Handle(Prefix+"unclear/", a.staff(a.unclear)).Methods(get)

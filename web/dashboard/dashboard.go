@@ -141,15 +141,9 @@ func New(cfg Config) *App {
 // routes lists every page and action of the dashboard. Pages that show a merchant's data need a
 // session with a merchant picked; every POST checks the session's CSRF token.
 func (a *App) routes() *mux.Router {
-	r := mux.NewRouter()
-	r.NotFoundHandler = http.HandlerFunc(a.host.NotFound)
-	r.MethodNotAllowedHandler = http.HandlerFunc(a.host.MethodNotAllowed)
+	r := a.host.Router(staticFS)
 	get, post := http.MethodGet, http.MethodPost
 
-	r.Handle(Prefix+"static/{file:.+}", webapp.Static(Prefix, staticFS, a.host.NotFound, a.cfg.RouteMatched)).Methods(get, http.MethodHead)
-	r.Handle(Prefix+"login/", a.host.Public(a.host.LoginPage)).Methods(get)
-	r.Handle(Prefix+"login/", a.host.Public(a.host.Login)).Methods(post)
-	r.Handle(Prefix+"logout/", a.signedIn(a.host.Logout)).Methods(post)
 	r.Handle(Prefix+"merchants/", a.signedIn(a.merchantPicker)).Methods(get)
 	r.Handle(Prefix+"merchants/", a.signedIn(a.pickMerchant)).Methods(post)
 	r.Handle(Prefix+"environment/", a.forMerchant(a.switchEnvironment)).Methods(post)

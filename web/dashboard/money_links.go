@@ -195,9 +195,9 @@ func (a *App) countryChoices(r *http.Request) (choices, error) {
 	}
 	c := choices{CurrencyOf: map[string]string{}}
 	for _, country := range list {
-		c.Countries = append(c.Countries, option{country.ISOCode, translations.Country(webapp.Lang(r), country.ISOCode, country.Name) + " (" + country.DefaultCurrency + ")"})
+		c.Countries = append(c.Countries, option{Value: country.ISOCode, Label: translations.Country(webapp.Lang(r), country.ISOCode, country.Name) + " (" + country.DefaultCurrency + ")"})
 		if !slices.ContainsFunc(c.Currencies, func(o option) bool { return o.Value == country.DefaultCurrency }) {
-			c.Currencies = append(c.Currencies, option{country.DefaultCurrency, country.DefaultCurrency})
+			c.Currencies = append(c.Currencies, option{Value: country.DefaultCurrency, Label: country.DefaultCurrency})
 		}
 		c.CurrencyOf[country.ISOCode] = country.DefaultCurrency
 	}

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"html/template"
 	"net/http"
 	"net/url"
 	"slices"
@@ -123,20 +124,25 @@ type txTable struct {
 // Table pairs rows with the view, for the txrows template.
 func (v *view) Table(rows []sika.Transaction) txTable { return txTable{V: v, Rows: rows} }
 
-// selectField is one select of the filter form.
-type selectField struct {
-	Name, Label, All, Value, Error string
-	Options                        []option
-}
-
-// Select describes the filter select of a query parameter, with its current value and error.
-func (v *view) Select(name, labelKey string, opts []option) selectField {
-	f := selectField{Name: name, Label: v.T(labelKey), All: v.T("all"), Options: opts}
+// Select describes the filter select of a query parameter (the kit's "choice"), with its
+// current value and error.
+func (v *view) Select(name, labelKey string, opts []option) webapp.Choice {
+	f := webapp.Choice{Name: name, Label: v.T(labelKey), All: v.T("all"), Options: opts}
 	if d, ok := v.Data.(*transactionsData); ok {
 		f.Value = strings.ToUpper(d.Form[name])
 		if key := d.Errors[name]; key != "" {
-			f.Error = v.T(key)
+			f.Error = template.HTML(template.HTMLEscapeString(v.T(key)))
 		}
 	}
 	return f
+}
+
+// Pick describes a select of a form (the kit's "choice"): its value as submitted and the API's
+// error about it; anyKey is the text of the empty option ("" for none).
+func (v *view) Pick(f *formState, name, labelKey, anyKey string, opts []option) webapp.Choice {
+	c := webapp.Choice{Name: name, Label: v.T(labelKey), Value: f.Val(name), Error: f.Err(name), Options: opts}
+	if anyKey != "" {
+		c.All = v.T(anyKey)
+	}
+	return c
 }

@@ -41,7 +41,7 @@ type transactionsData struct {
 }
 
 // option is a choice of a filter's select.
-type option struct{ Value, Label string }
+type option = webapp.Option
 
 // transactions lists the environment's transactions, newest first, filtered and searched by
 // the parameters of GET /transactions/ (read by the same code, package api/filter) and paged by
@@ -135,7 +135,7 @@ func (a *App) fillChoices(r *http.Request, v *visit, d *transactionsData) error 
 	label := func(prefix string, values []string) []option {
 		out := make([]option, 0, len(values))
 		for _, val := range values {
-			out = append(out, option{val, translate(v.Lang, prefix+val)})
+			out = append(out, option{Value: val, Label: translate(v.Lang, prefix+val)})
 		}
 		return out
 	}
@@ -148,18 +148,18 @@ func (a *App) fillChoices(r *http.Request, v *visit, d *transactionsData) error 
 	}
 	currencies := map[string]bool{}
 	for _, c := range countries {
-		d.Countries = append(d.Countries, option{c.ISOCode, translations.Country(v.Lang, c.ISOCode, c.Name)})
+		d.Countries = append(d.Countries, option{Value: c.ISOCode, Label: translations.Country(v.Lang, c.ISOCode, c.Name)})
 		currencies[c.DefaultCurrency] = true
 	}
 	for c := range currencies {
-		d.Currencies = append(d.Currencies, option{c, c})
+		d.Currencies = append(d.Currencies, option{Value: c, Label: c})
 	}
 	networks, _, err := a.cfg.Store.ListNetworks(r.Context(), store.PageRequest{Page: 1, PageSize: 500})
 	if err != nil {
 		return err
 	}
 	for _, n := range networks {
-		d.Networks = append(d.Networks, option{n.Code, n.Name + " (" + n.Code + ")"})
+		d.Networks = append(d.Networks, option{Value: n.Code, Label: n.Name + " (" + n.Code + ")"})
 	}
 	for _, opts := range [][]option{d.Countries, d.Currencies, d.Networks} {
 		sort.Slice(opts, func(i, j int) bool { return opts[i].Label < opts[j].Label })

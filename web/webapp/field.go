@@ -81,3 +81,17 @@ type Confirm struct {
 	IdempotencyKey string
 	Values         map[string]string
 }
+
+// Option is a choice of a select: its value and its text.
+type Option struct{ Value, Label string }
+
+// Choice is a select for the kit's "choice" partial: its label, options, the value chosen, the
+// text of the empty option that chooses none (All, "" for none) and its error.
+type Choice struct {
+	Name, Label, All, Value string
+	Error                   template.HTML
+	Options                 []Option
+}
+
+// ErrorID is the id of the choice's error (aria-describedby).
+func (c Choice) ErrorID() string { return strings.ReplaceAll(c.Name, "_", "-") + "-error" }

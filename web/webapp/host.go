@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/gorilla/mux"
 
 	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/store"
@@ -97,6 +98,21 @@ func NewHost[V Visitor](h Host[V], k Kit) *Host[V] {
 	k.PublicURL = strings.TrimRight(k.PublicURL, "/")
 	h.Kit = &k
 	return &h
+}
+
+// Router is the app's router with what the kit serves: the static files (the app's own,
+// appStatic, beside the shared ones), the login form, logout, and the kit's pages for a path or
+// a method the app does not have. The app adds its pages.
+func (h *Host[V]) Router(appStatic fs.FS) *mux.Router {
+	r := mux.NewRouter()
+	r.NotFoundHandler = http.HandlerFunc(h.NotFound)
+	r.MethodNotAllowedHandler = http.HandlerFunc(h.MethodNotAllowed)
+	p := h.Kit.Prefix
+	r.Handle(p+"static/{file:.+}", Static(p, appStatic, h.NotFound, h.RouteMatched)).Methods(http.MethodGet, http.MethodHead)
+	r.Handle(p+"login/", h.Public(h.LoginPage)).Methods(http.MethodGet)
+	r.Handle(p+"login/", h.Public(h.Login)).Methods(http.MethodPost)
+	r.Handle(p+"logout/", h.Session(h.Logout)).Methods(http.MethodPost)
+	return r
 }
 
 // Handler serves a request of a visit; an error is rendered by Host.Fail.
