@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -73,6 +74,12 @@ func TestPagesSpeakOneLanguage(t *testing.T) {
 		"/dashboard/payouts/preview/":         {"method": {"MTN_BJ"}, "amount": {"0"}, "recipient": {"1"}},
 	}
 
+	// A money flag on the paid collection, as the reconciliation writes one.
+	flag := uuid.NewString()
+	_, err = testStore.Pool().Exec(t.Context(), `INSERT INTO money_flags (id, kind, transaction_id, merchant_id, environment, amount, currency, reason)
+		VALUES ($1, 'REFUND_DUE', $2, $3, 'LIVE', 1500, 'XOF', 'A second success for the same payment: the customer is owed a refund.')`,
+		flag, paid, a.Merchant.ID)
+	require.NoError(t, err)
 	staff := newStaffNamed(t, sika.StaffAdmin, "Kofi Mensah") // a name in no language's word list
 	dossiers, _, err := testStore.ListKYCDossiers(t.Context(), a.Merchant.ID, store.PageRequest{Page: 1, PageSize: 1})
 	require.NoError(t, err)
@@ -81,6 +88,7 @@ func TestPagesSpeakOneLanguage(t *testing.T) {
 		"/console/":                        "/console/?minutes=0",
 		"/console/unclear/":                "/console/unclear/?minutes=0",
 		"/console/flags/":                  "/console/flags/?all=1",
+		"/console/flags/{id}/":             "/console/flags/" + flag + "/",
 		"/console/search/":                 "/console/search/?q=nothing-like-it",
 		"/console/actions/":                "/console/actions/",
 		"/console/transactions/{id}/":      "/console/transactions/" + refused + "/",
