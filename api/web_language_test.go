@@ -39,19 +39,22 @@ func TestPagesSpeakOneLanguage(t *testing.T) {
 	require.NotEmpty(t, wallets)
 
 	dash := map[string]string{ // route template → the page walked
-		"/dashboard/":                        "/dashboard/",
-		"/dashboard/transactions/":           "/dashboard/transactions/?status=NOPE&search=ab",
-		"/dashboard/transactions/{id}/":      "/dashboard/transactions/" + refused + "/",
-		"/dashboard/merchants/":              "/dashboard/merchants/",
-		"/dashboard/payment-links/":          "/dashboard/payment-links/",
-		"/dashboard/payment-links/new/":      "/dashboard/payment-links/new/",
-		"/dashboard/payment-links/{id}/":     "/dashboard/payment-links/" + link + "/",
-		"/dashboard/checkout-sessions/":      "/dashboard/checkout-sessions/",
-		"/dashboard/payouts/":                "/dashboard/payouts/",
-		"/dashboard/settlements/":            "/dashboard/settlements/",
-		"/dashboard/wallet-transfers/":       "/dashboard/wallet-transfers/",
-		"/dashboard/payout-methods/":         "/dashboard/payout-methods/",
-		"/dashboard/wallets/{id}/ledger/":    "/dashboard/wallets/" + wallets[0].ID.String() + "/ledger/",
+		"/dashboard/":                     "/dashboard/",
+		"/dashboard/transactions/":        "/dashboard/transactions/?status=NOPE&search=ab",
+		"/dashboard/transactions/{id}/":   "/dashboard/transactions/" + refused + "/",
+		"/dashboard/merchants/":           "/dashboard/merchants/",
+		"/dashboard/payment-links/":       "/dashboard/payment-links/",
+		"/dashboard/payment-links/new/":   "/dashboard/payment-links/new/",
+		"/dashboard/payment-links/{id}/":  "/dashboard/payment-links/" + link + "/",
+		"/dashboard/checkout-sessions/":   "/dashboard/checkout-sessions/",
+		"/dashboard/payouts/":             "/dashboard/payouts/",
+		"/dashboard/settlements/":         "/dashboard/settlements/",
+		"/dashboard/wallet-transfers/":    "/dashboard/wallet-transfers/",
+		"/dashboard/payout-methods/":      "/dashboard/payout-methods/",
+		"/dashboard/wallets/{id}/ledger/": "/dashboard/wallets/" + wallets[0].ID.String() + "/ledger/",
+		"/dashboard/payout-batches/":      "/dashboard/payout-batches/",
+		// No batch in this walk: an unknown one, the error page in the batch's place.
+		"/dashboard/payout-batches/{id}/":    "/dashboard/payout-batches/" + uuid.NewString() + "/",
 		"/dashboard/transactions/{id}/#paid": "/dashboard/transactions/" + paid + "/",
 	}
 	for _, r := range dev.routes {
