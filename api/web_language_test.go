@@ -37,6 +37,7 @@ func TestPagesSpeakOneLanguage(t *testing.T) {
 	wallets, _, err := testStore.ListWallets(t.Context(), a.Merchant.ID, sika.EnvironmentLive, store.PageRequest{Page: 1, PageSize: 1})
 	require.NoError(t, err)
 	require.NotEmpty(t, wallets)
+	batch := sweepPayoutBatch(t, a, sika.EnvironmentLive)
 
 	dash := map[string]string{ // route template → the page walked
 		"/dashboard/":                     "/dashboard/",
@@ -56,6 +57,8 @@ func TestPagesSpeakOneLanguage(t *testing.T) {
 		// No batch in this walk: an unknown one, the error page in the batch's place.
 		"/dashboard/payout-batches/{id}/":    "/dashboard/payout-batches/" + uuid.NewString() + "/",
 		"/dashboard/transactions/{id}/#paid": "/dashboard/transactions/" + paid + "/",
+		"/dashboard/payout-batches/":         "/dashboard/payout-batches/",
+		"/dashboard/payout-batches/{id}/":    "/dashboard/payout-batches/" + batch + "/",
 	}
 	for _, r := range dev.routes {
 		if r.method == http.MethodGet {
