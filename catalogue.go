@@ -13,9 +13,12 @@ type Country struct {
 	ISOCode         string    `json:"iso_code"`
 	Name            string    `json:"name"`
 	DefaultCurrency string    `json:"default_currency"`
-	// CallingCode is the international dialling prefix without "+", e.g. "229".
+	// CallingCode is the international dialling prefix without "+", e.g. "229" (the numbering
+	// plans' own decides; see NormalizePhone).
 	CallingCode string `json:"-"`
-	// NationalNumberLengths are the digit counts a national phone number may have.
+	// NationalNumberLengths are the digit counts of national numbers in the catalogue's own
+	// plan: NormalizePhone accepts a number of these lengths beside the numbering plans' valid
+	// numbers (Benin's 8-digit numbers, which the plan dropped in 2024, the sandbox's numbers).
 	NationalNumberLengths []int     `json:"-"`
 	CreatedAt             time.Time `json:"created_at"`
 	UpdatedAt             time.Time `json:"updated_at"`

@@ -3,68 +3,52 @@ package sika
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/nyaruka/phonenumbers"
 )
 
 // NormalizePhone returns the E.164 form (+<calling code><national number>) of a phone number of the
 // country, or an error with a merchant-safe message.
 //
-// Spaces, dashes, dots and parentheses are ignored. The number may be written +<code><national>,
-// 00<code><national>, <code><national> or as the bare national number; the national number must
-// be digits only, with one of the country's NationalNumberLengths. A number written with "+" or
-// "00" and another country's calling code is refused.
-//
-// Without "+", one string may read both as <code><national> and as a bare national number that
-// happens to start with the calling code's digits. The reading whose national part has a valid
-// length wins: for Benin (229; 8 or 10 digits) "22997000000" is +229 97000000, while
-// "2290123456" (a 7-digit remainder) is the 10-digit national number +229 2290123456. When
-// both readings have a valid length, which no seeded country allows, the calling-code reading
-// wins, because merchants and operator APIs usually write MSISDNs as code + national number
-// without "+".
+// The numbering plans are libphonenumber's (github.com/nyaruka/phonenumbers): the number may be
+// written +<code><national>, 00<code><national>, <code><national> or in the country's national
+// form; spaces, dashes, dots and parentheses are ignored, and anything else (a letter, an
+// extension, a "+" after the start, a non-ASCII digit) refuses it. A number of another country
+// is refused. The number must be a valid number of the country's plan, or have one of the
+// catalogue's national lengths (Country.NationalNumberLengths): the lengths of numbers still
+// in use that the plan no longer lists, such as Benin's 8-digit numbers before its 10-digit
+// plan, which the sandbox's numbers keep.
 func NormalizePhone(c Country, input string) (string, error) {
-	if err := checkNumberingPlan(c); err != nil {
-		return "", fmt.Errorf("normalize phone: %w", err)
+	code := phonenumbers.GetCountryCodeForRegion(c.ISOCode)
+	if code == 0 {
+		return "", fmt.Errorf("normalize phone: country %s is not in the numbering plans", c.ISOCode)
 	}
-	digits, international, ok := phoneDigits(input)
-	if !ok {
+	num, ok := parsePhone(input, c.ISOCode)
+	if !ok || int(num.GetCountryCode()) != code || !inPlan(c, num) {
 		return "", invalidPhone(c)
 	}
-	// readings lists the candidate national numbers, the preferred one first.
-	var readings []string
-	if international {
-		if rest, ok := strings.CutPrefix(digits, c.CallingCode); ok {
-			readings = append(readings, rest)
-		}
-	} else {
-		if rest, ok := strings.CutPrefix(digits, "00"+c.CallingCode); ok {
-			readings = append(readings, rest)
-		}
-		if rest, ok := strings.CutPrefix(digits, c.CallingCode); ok {
-			readings = append(readings, rest)
-		}
-		readings = append(readings, digits)
-	}
-	for _, national := range readings {
-		if validNationalLength(c, national) {
-			return "+" + c.CallingCode + national, nil
-		}
-	}
-	return "", invalidPhone(c)
+	return phonenumbers.Format(num, phonenumbers.E164), nil
 }
 
 // NationalNumber returns the national part of an E.164 number of the country, such as
 // "97000000" for "+22997000000" in Benin, or an error with a merchant-safe message when e164
 // is not exactly a normalized number of the country.
 func NationalNumber(c Country, e164 string) (string, error) {
-	if err := checkNumberingPlan(c); err != nil {
-		return "", fmt.Errorf("national number: %w", err)
+	code := phonenumbers.GetCountryCodeForRegion(c.ISOCode)
+	if code == 0 {
+		return "", fmt.Errorf("national number: country %s is not in the numbering plans", c.ISOCode)
 	}
-	national, ok := strings.CutPrefix(e164, "+"+c.CallingCode)
-	if !ok || !isDigits(national) || !validNationalLength(c, national) {
+	if !strings.HasPrefix(e164, "+") || !isDigits(e164[1:]) {
 		return "", invalidPhone(c)
 	}
-	return national, nil
+	num, ok := parsePhone(e164, c.ISOCode)
+	if !ok || int(num.GetCountryCode()) != code || !inPlan(c, num) || phonenumbers.Format(num, phonenumbers.E164) != e164 {
+		return "", invalidPhone(c)
+	}
+	return phonenumbers.GetNationalSignificantNumber(num), nil
 }
 
 // invalidPhone is the one merchant-safe message for a number that cannot be normalized.
@@ -72,18 +56,39 @@ func invalidPhone(c Country) error {
 	return fmt.Errorf("Enter a valid phone number for %s.", c.Name)
 }
 
-// checkNumberingPlan refuses a country the catalogue left without a calling code or national
-// number lengths: a configuration error, not the merchant's.
-func checkNumberingPlan(c Country) error {
-	if c.CallingCode == "" || !isDigits(c.CallingCode) || len(c.NationalNumberLengths) == 0 {
-		return fmt.Errorf("country %s has no valid calling code or national number lengths", c.ISOCode)
+// parsePhone reads a number as people type it (phoneDigits), in the national form of region
+// (ISO code) unless it starts with "+" or "00" and a calling code. Without a region, only the
+// international forms read.
+func parsePhone(input, region string) (*phonenumbers.PhoneNumber, bool) {
+	digits, international, ok := phoneDigits(input)
+	if !ok {
+		return nil, false
 	}
-	return nil
+	if rest, isIDD := strings.CutPrefix(digits, "00"); !international && isIDD {
+		digits, international = rest, true
+	}
+	if international && strings.HasPrefix(digits, "0") {
+		return nil, false // no calling code starts with 0
+	}
+	if international {
+		digits = "+" + digits
+	} else if region == "" {
+		return nil, false
+	}
+	num, err := phonenumbers.Parse(digits, region)
+	if err != nil || num.GetExtension() != "" {
+		return nil, false
+	}
+	return num, true
 }
 
-// validNationalLength reports whether national has one of the country's lengths.
-func validNationalLength(c Country, national string) bool {
-	return slices.Contains(c.NationalNumberLengths, len(national))
+// inPlan reports whether a parsed number is a number of the country: valid in its numbering
+// plan, or of one of the catalogue's national lengths.
+func inPlan(c Country, num *phonenumbers.PhoneNumber) bool {
+	if phonenumbers.IsValidNumberForRegion(num, c.ISOCode) {
+		return true
+	}
+	return slices.Contains(c.NationalNumberLengths, len(phonenumbers.GetNationalSignificantNumber(num)))
 }
 
 // phoneDigits strips the separators people type in phone numbers and returns the digits,
@@ -118,22 +123,19 @@ func isDigits(s string) bool {
 	return true
 }
 
-// maskCallingCodes are the dialling prefixes of the catalogue's countries, to mask numbers.
-var maskCallingCodes = map[string]string{
-	"BJ": "229", "CI": "225", "SN": "221", "TG": "228", "BF": "226", "ML": "223",
-	"NE": "227", "GN": "224", "CM": "237", "GA": "241", "CG": "242", "CD": "243",
-}
-
 // MaskPhone keeps a number's country code and last three digits: +229*****001, what logs and
-// the hosted pages may show of a customer's number. A number of an unknown country keeps the
-// ISO code instead: BJ:*****001; one too short to mask is ***.
+// the hosted pages may show of a customer's number. A number that does not start with its
+// country's calling code (libphonenumber's) keeps the ISO code instead: BJ:*****001; one too
+// short to mask is ***.
 func MaskPhone(msisdn, country string) string {
 	if len(msisdn) < 4 {
 		return "***"
 	}
 	last := msisdn[len(msisdn)-3:]
-	if code := maskCallingCodes[country]; code != "" && strings.HasPrefix(msisdn, "+"+code) {
-		return "+" + code + strings.Repeat("*", max(len(msisdn)-len(code)-4, 0)) + last
+	if code := phonenumbers.GetCountryCodeForRegion(country); code != 0 {
+		if cc := strconv.Itoa(code); strings.HasPrefix(msisdn, "+"+cc) {
+			return "+" + cc + strings.Repeat("*", max(len(msisdn)-len(cc)-4, 0)) + last
+		}
 	}
 	return country + ":*****" + last
 }

@@ -1,7 +1,9 @@
 package api
 
 import (
+	"context"
 	"net/http"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
@@ -41,7 +43,11 @@ func (s *Server) listNetworks(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeData(w, http.StatusOK, s.newPage(r, p, count, items))
+	out, err := s.withAvailability(r.Context(), items)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, s.newPage(r, p, count, out))
 	return nil
 }
 
@@ -54,8 +60,84 @@ func (s *Server) getNetwork(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeData(w, http.StatusOK, n)
+	out, err := s.networkAvailability(r.Context(), n)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, out)
 	return nil
+}
+
+// networkPredictionJSON is the answer of GET /networks/predict/.
+type networkPredictionJSON struct {
+	Phone        string                    `json:"phone"`
+	Country      string                    `json:"country"`
+	Network      *string                   `json:"network"`
+	NetworkName  *string                   `json:"network_name"`
+	Carrier      *string                   `json:"carrier"`
+	Confidence   sika.PredictionConfidence `json:"confidence"`
+	MayBePorted  bool                      `json:"may_be_ported"`
+	Alternatives []string                  `json:"alternatives"`
+	Uncertainty  []string                  `json:"uncertainty"`
+}
+
+// predictNetwork answers GET /networks/predict/ (predict).
+func (s *Server) predictNetwork(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	p, err := s.predict(r.Context(), q.Get("phone"), q.Get("country"))
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, p)
+	return nil
+}
+
+// predict tells the country and network of a phone number from the numbering plans
+// (sika.PredictNetwork), checked against the catalogue: a number of a country Sika does not
+// serve is refused on `phone`; an operator the catalogue lacks is an unknown carrier. country,
+// optional, is a catalogue country to read a national number in.
+func (s *Server) predict(ctx context.Context, phone, country string) (networkPredictionJSON, error) {
+	phone, country = strings.TrimSpace(phone), strings.TrimSpace(country)
+	var verr sika.Validation
+	if phone == "" {
+		verr.Add("phone", "This field is required.")
+	}
+	if country != "" {
+		if _, err := s.store.CountryByISO(ctx, country); sika.ErrorCode(err) == sika.CodeNotFound {
+			verr.Add("country", "Unknown country code.")
+		} else if err != nil {
+			return networkPredictionJSON{}, err
+		}
+	}
+	if err := verr.Err(); err != nil {
+		return networkPredictionJSON{}, err
+	}
+	p, err := sika.PredictNetwork(phone, country)
+	if err != nil {
+		return networkPredictionJSON{}, err
+	}
+	networks, err := s.store.CountryNetworks(ctx, p.Country)
+	if err != nil {
+		return networkPredictionJSON{}, err
+	}
+	if len(networks) == 0 {
+		return networkPredictionJSON{}, sika.FieldError("phone", "This number is of a country Sika does not serve.")
+	}
+	codes, names := make([]string, len(networks)), map[string]string{}
+	for i, n := range networks {
+		codes[i], names[n.Code] = n.Code, n.Name
+	}
+	p = p.InCatalogue(codes)
+	out := networkPredictionJSON{Phone: p.Phone, Country: p.Country, Confidence: p.Confidence, MayBePorted: p.MayBePorted,
+		Alternatives: p.Alternatives, Uncertainty: p.Uncertainty}
+	if p.Network != "" {
+		name := names[p.Network]
+		out.Network, out.NetworkName = &p.Network, &name
+	}
+	if p.Carrier != "" {
+		out.Carrier = &p.Carrier
+	}
+	return out, nil
 }
 
 // exchangeRateJSON renders a rate as a decimal string.

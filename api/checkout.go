@@ -40,6 +40,7 @@ func (s *Server) checkoutRoutes(root *mux.Router) {
 	s.handle(root, http.MethodGet, "/checkout/{slug}/status/", s.checkoutStatus, public)
 	s.handle(root, http.MethodPost, "/checkout/{slug}/pay/", s.payCheckoutSession, public)
 	s.handle(root, http.MethodPost, "/checkout/{slug}/confirm-otp/", s.confirmCheckoutOTP, public)
+	s.handle(root, http.MethodGet, "/checkout/{slug}/network/", s.checkoutNetwork, public)
 
 	s.paymentLinkRoutes(root)
 	s.hostedPageRoutes(root)

@@ -204,3 +204,39 @@ func (s *Server) confirmCheckoutOTP(w http.ResponseWriter, r *http.Request) erro
 		return t.CheckoutSession != nil && *t.CheckoutSession == c.ID
 	})
 }
+
+// checkoutNetwork predicts the network of the number a customer types on a session's hosted
+// page, read in the page's country unless it has its calling code (predict); the page
+// preselects it.
+func (s *Server) checkoutNetwork(w http.ResponseWriter, r *http.Request) error {
+	c, err := s.store.CheckoutSessionBySlug(r.Context(), mux.Vars(r)["slug"])
+	if err != nil {
+		return err
+	}
+	return s.hostedPrediction(w, r, c.Country)
+}
+
+// linkNetwork is checkoutNetwork for a payment link's page.
+func (s *Server) linkNetwork(w http.ResponseWriter, r *http.Request) error {
+	l, err := s.store.PaymentLinkBySlug(r.Context(), mux.Vars(r)["slug"])
+	if err != nil {
+		return err
+	}
+	return s.hostedPrediction(w, r, l.Country)
+}
+
+// hostedPrediction answers a hosted page's prediction: the country the customer picked on the
+// page, else the page's own.
+func (s *Server) hostedPrediction(w http.ResponseWriter, r *http.Request, pageCountry string) error {
+	q := r.URL.Query()
+	country := q.Get("country")
+	if country == "" {
+		country = pageCountry
+	}
+	p, err := s.predict(r.Context(), q.Get("phone"), country)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, p)
+	return nil
+}

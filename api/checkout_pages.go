@@ -32,7 +32,8 @@ func (s *Server) checkoutPage(w http.ResponseWriter, r *http.Request) {
 	p := web.Page{Kind: web.KindSession, Lang: web.Lang(r), Title: "", Description: c.Description,
 		Amount: &c.Amount.Decimal, Currency: c.Currency, Country: c.Country,
 		PayURL: basePath + "/checkout/" + url.PathEscape(slug) + "/pay/", OTPURL: basePath + "/checkout/" + url.PathEscape(slug) + "/confirm-otp/",
-		PollURL: basePath + "/checkout/" + url.PathEscape(slug) + "/status/", Test: c.Environment == sika.EnvironmentTest}
+		PollURL: basePath + "/checkout/" + url.PathEscape(slug) + "/status/", PredictURL: basePath + "/checkout/" + url.PathEscape(slug) + "/network/",
+		Test: c.Environment == sika.EnvironmentTest}
 	if c.CustomerPhone != "" {
 		p.PhoneMask = sika.MaskPhone(c.CustomerPhone, c.Country)
 	}
@@ -54,7 +55,8 @@ func (s *Server) paymentLinkPage(w http.ResponseWriter, r *http.Request) {
 	p := web.Page{Kind: web.KindLink, Lang: web.Lang(r), Title: l.Name, Description: l.Description, Currency: l.Currency,
 		Country: l.Country, AskCustomer: true, AskAmount: l.CustomerChoosesAmount(),
 		PayURL: basePath + "/links/" + url.PathEscape(slug) + "/pay/", OTPURL: basePath + "/links/" + url.PathEscape(slug) + "/confirm-otp/",
-		PollURL: basePath + "/links/" + url.PathEscape(slug) + "/payments/", Test: l.Environment == sika.EnvironmentTest}
+		PollURL: basePath + "/links/" + url.PathEscape(slug) + "/payments/", PredictURL: basePath + "/links/" + url.PathEscape(slug) + "/network/",
+		Test: l.Environment == sika.EnvironmentTest}
 	if !p.AskAmount {
 		p.Amount = &l.Amount.Decimal
 	}

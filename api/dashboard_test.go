@@ -488,6 +488,7 @@ func TestDashboardTenancySweep(t *testing.T) {
 		{"GET", "/dashboard/transactions/", "/dashboard/transactions/?status=SUCCESS&search=Shop", nil},
 		{"GET", "/dashboard/transactions/export/", "/dashboard/transactions/export/", nil},
 		{"GET", "/dashboard/transactions/{id}/", "/dashboard/transactions/" + own.ID.String() + "/", nil},
+		{"GET", "/dashboard/networks/", "/dashboard/networks/?phone=%2B2250707123456", nil},
 		{"GET", "/dashboard/merchants/", "/dashboard/merchants/", nil},
 		{"POST", "/dashboard/merchants/", "/dashboard/merchants/", url.Values{"merchant": {a.Merchant.ID.String()}}},
 		{"POST", "/dashboard/environment/", "/dashboard/environment/", url.Values{"environment": {"LIVE"}}},

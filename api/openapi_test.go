@@ -407,7 +407,8 @@ func TestOpenAPIValidatorCatchesDrift(t *testing.T) {
 	page := func(results string) string {
 		return `{"success":true,"data":{"count":1,"next":null,"previous":"https://pay.example/api/v1/networks/?page=1","results":[` + results + `]}}`
 	}
-	network := `{"id":"` + id + `","country":"` + id + `","code":"MTN_BJ","name":"MTN","is_active":true,"created_at":"` + ts + `","updated_at":"` + ts + `"}`
+	network := `{"id":"` + id + `","country":"` + id + `","code":"MTN_BJ","name":"MTN","is_active":true,` +
+		`"availability":{"status":"operational","reasons":[],"checked_at":"` + ts + `"},"created_at":"` + ts + `","updated_at":"` + ts + `"}`
 	apiKey := `{"id":"` + id + `","merchant":"` + id + `","environment":"TEST","scope":"BOTH","name":"","prefix":"sk_test_AbCd",` +
 		`"last_used_at":null,"revoked_at":null,"created_by_member":"` + id + `","created_at":"` + ts + `"`
 	secret := `"key":"sk_test_` + strings.Repeat("a", 43) + `"`
@@ -434,6 +435,8 @@ func TestOpenAPIValidatorCatchesDrift(t *testing.T) {
 		{"network page", "GET", "/api/v1/networks/", 200, ok, page(network), true},
 		{"network page relative next", "GET", "/api/v1/networks/", 200, ok, strings.Replace(page(network), `"next":null`, `"next":"/api/v1/networks/?page=2"`, 1), false},
 		{"network page no count", "GET", "/api/v1/networks/", 200, ok, strings.Replace(page(network), `"count":1,`, ``, 1), false},
+		{"network without availability", "GET", "/api/v1/networks/", 200, ok, page(strings.Replace(network, `"availability":{"status":"operational","reasons":[],"checked_at":"`+ts+`"},`, ``, 1)), false},
+		{"network availability unknown", "GET", "/api/v1/networks/", 200, ok, page(strings.Replace(network, `"operational"`, `"fine"`, 1)), false},
 		{"created key has its secret", "POST", "/api/v1/api-keys/", 201, ok, `{"success":true,"data":` + apiKey + `,` + secret + `}}`, true},
 		{"created key without secret", "POST", "/api/v1/api-keys/", 201, ok, `{"success":true,"data":` + apiKey + `}}`, false},
 		{"listed key without secret", "GET", "/api/v1/api-keys/", 200, ok, page(apiKey + `}`), true},

@@ -32,6 +32,7 @@ func (s *Server) paymentLinkRoutes(root *mux.Router) {
 	s.handle(root, http.MethodPost, "/links/{slug}/pay/", s.payPaymentLink, public)
 	s.handle(root, http.MethodGet, "/links/{slug}/payments/{id}/", s.getLinkPayment, public)
 	s.handle(root, http.MethodPost, "/links/{slug}/confirm-otp/", s.confirmLinkOTP, public)
+	s.handle(root, http.MethodGet, "/links/{slug}/network/", s.linkNetwork, public)
 }
 
 // paymentLinkRequest is a create or update body; a nil field was absent or null (present

@@ -60,6 +60,8 @@ func (s *Server) routes() *mux.Router {
 	s.handle(root, http.MethodGet, "/countries/", s.listCountries, routeOpts{throttleByIP: true})
 	s.handle(root, http.MethodGet, "/countries/{id}/", s.getCountry, merchant)
 	s.handle(root, http.MethodGet, "/networks/", s.listNetworks, merchant)
+	// Before /networks/{id}/, which would take "predict" for an id.
+	s.handle(root, http.MethodGet, "/networks/predict/", s.predictNetwork, merchant)
 	s.handle(root, http.MethodGet, "/networks/{id}/", s.getNetwork, merchant)
 	s.handle(root, http.MethodGet, "/exchange-rates/", s.listExchangeRates, merchant)
 	s.handle(root, http.MethodGet, "/pricing/my-rates/", s.myRates, merchant)

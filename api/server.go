@@ -97,6 +97,11 @@ type Config struct {
 	// CheckoutMinExpiry lowers the 5-minute floor of a checkout session's expires_at (tests
 	// only; zero keeps the contract's floor).
 	CheckoutMinExpiry time.Duration
+	// Availability says when a network is degraded or down (GET /networks/); the zero value
+	// uses gateway.AvailabilityPolicy's defaults. AvailabilityTTL is how long a replica serves
+	// one read of the gateways' recent answers (default 15 s).
+	Availability    gateway.AvailabilityPolicy
+	AvailabilityTTL time.Duration
 	// Files keeps KYC uploads under content-addressed names (a filestore.Dir); uploads and
 	// downloads answer 500 without it.
 	Files FileStore
@@ -121,6 +126,8 @@ type Server struct {
 	// streams runs the replica's stream pollers.
 	streams     *streamHub
 	stopStreams sync.Once
+	// availability caches the gateways' recent answers per environment (GET /networks/).
+	availability availabilityCache
 }
 
 // DefaultIdempotencyLease outlasts the longest idempotent request (a confirm-otp waits at most
@@ -179,6 +186,9 @@ func NewServer(cfg Config, st *store.Store) *Server {
 	}
 	if cfg.IdempotencyTTL == 0 {
 		cfg.IdempotencyTTL = 24 * time.Hour
+	}
+	if cfg.AvailabilityTTL == 0 {
+		cfg.AvailabilityTTL = defaultAvailabilityTTL
 	}
 	if cfg.IdempotencyLease == 0 {
 		cfg.IdempotencyLease = DefaultIdempotencyLease

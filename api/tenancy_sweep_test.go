@@ -129,6 +129,12 @@ var sweepBodies = map[string]any{
 	"POST /payout-batches/{id}/reject/":           map[string]string{"note": "no"},
 }
 
+// sweepQueries are the required query parameters of an operation, so that a call reaches its
+// answer instead of stopping at validation.
+var sweepQueries = map[string]string{
+	"GET /networks/predict/": "?phone=%2B2250707123456",
+}
+
 // sweepFixture is what merchant A owns, by environment and kind.
 type sweepFixture struct {
 	ids  map[sika.Environment]map[string]string // env → kind → id
@@ -383,7 +389,7 @@ func TestTenancySweep(t *testing.T) {
 					p = strings.Replace(p, "{id}", f.ids[env][kind], 1)
 				}
 				require.NotContains(t, p, "{", "%s: unfilled path parameter", where)
-				return basePath + p
+				return basePath + p + sweepQueries[where]
 			}
 			body := sweepBodies[where]
 			if where == "POST /merchant-kyc/{id}/documents/" {

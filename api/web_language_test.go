@@ -56,6 +56,7 @@ func TestPagesSpeakOneLanguage(t *testing.T) {
 		"/dashboard/transactions/{id}/#paid": "/dashboard/transactions/" + paid + "/",
 		"/dashboard/payout-batches/":         "/dashboard/payout-batches/",
 		"/dashboard/payout-batches/{id}/":    "/dashboard/payout-batches/" + batch + "/",
+		"/dashboard/networks/":               "/dashboard/networks/?country=CI&phone=0707123456",
 	}
 	for _, r := range dev.routes {
 		if r.method == http.MethodGet {

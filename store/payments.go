@@ -102,7 +102,8 @@ type AttemptUpdate struct {
 }
 
 // UpdateAttempt records a gateway's answer on an attempt that is still PENDING; a final attempt
-// never changes again.
+// never changes again. The time of the first answer is kept (answered_at: the gateway's latency,
+// read by NetworkHealth).
 func (s *Store) UpdateAttempt(ctx context.Context, u AttemptUpdate) error {
 	return updateAttempt(ctx, s.pool, u) // one statement: no BEGIN and COMMIT round trips
 }
@@ -115,7 +116,7 @@ type execer interface {
 func updateAttempt(ctx context.Context, tx execer, u AttemptUpdate) error {
 	_, err := tx.Exec(ctx, `UPDATE transaction_attempts SET status = $2,
 			gateway_reference = CASE WHEN $3 = '' THEN gateway_reference ELSE $3 END,
-			failure_code = $4, failure_message = $5, updated_at = now(),
+			failure_code = $4, failure_message = $5, updated_at = now(), answered_at = COALESCE(answered_at, now()),
 			completed_at = CASE WHEN $2 = 'PENDING' THEN NULL ELSE now() END,
 			recheck_until = CASE WHEN $6::bigint > 0 THEN now() + $6::bigint * interval '1 millisecond' ELSE recheck_until END
 		WHERE id = $1 AND status = 'PENDING'`, u.ID, u.Status, u.GatewayReference, u.FailureCode, u.FailureMessage, u.RecheckFor.Milliseconds())
@@ -274,7 +275,7 @@ func endAttempt(ctx context.Context, tx pgx.Tx, c Completion) error {
 	}
 	_, err := tx.Exec(ctx, `UPDATE transaction_attempts SET status = $2,
 			gateway_reference = CASE WHEN $3 = '' THEN gateway_reference ELSE $3 END,
-			failure_code = $4, failure_message = $5, updated_at = now(),
+			failure_code = $4, failure_message = $5, updated_at = now(), answered_at = COALESCE(answered_at, now()),
 			completed_at = CASE WHEN $2 = 'PENDING' THEN NULL ELSE now() END,
 			recheck_until = CASE WHEN $6::bigint > 0 THEN now() + $6::bigint * interval '1 millisecond' ELSE recheck_until END
 		WHERE id = $1 AND status = 'PENDING'`, c.Attempt.ID, c.Attempt.Status, c.Attempt.GatewayReference,

@@ -197,7 +197,7 @@ func (s *Store) ProcessOperatorAnswers(ctx context.Context, olderThan time.Durat
 func markAttemptPaid(ctx context.Context, tx pgx.Tx, attemptID uuid.UUID, ref string) error {
 	if _, err := tx.Exec(ctx, `UPDATE transaction_attempts SET status = 'SUCCESS', gateway_reference = $2,
 			failure_code = '', failure_message = '', last_answer = 'SUCCESS', last_answer_at = now(),
-			recheck_until = NULL, updated_at = now(), completed_at = now()
+			recheck_until = NULL, updated_at = now(), completed_at = now(), answered_at = COALESCE(answered_at, now())
 		WHERE id = $1`, attemptID, ref); err != nil {
 		return fmt.Errorf("record attempt paid: %w", err)
 	}

@@ -43,6 +43,8 @@ var translations = map[string]map[string]string{
 		"error_min_amount":           "Le montant doit être d'au moins",
 		"error_in_progress":          "Un paiement de cette commande est déjà en cours, peut-être sur un autre appareil. Validez-le ou attendez son résultat avant de réessayer.",
 		"no_network":                 "Aucun réseau n'est disponible pour ce pays.",
+		"network_detected":           "Réseau choisi d'après votre numéro :",
+		"network_detected_check":     "vérifiez-le, un numéro peut avoir changé d'opérateur.",
 		"secure":                     "Paiement sécurisé par Sika",
 		"field_required":             "Ce champ est obligatoire.",
 		"status_region_name":         "État du paiement",
@@ -93,6 +95,8 @@ var translations = map[string]map[string]string{
 		"error_min_amount":           "The amount must be at least",
 		"error_in_progress":          "A payment for this order is already in progress, perhaps on another device. Approve it or wait for its outcome before trying again.",
 		"no_network":                 "No network is available for this country.",
+		"network_detected":           "Network picked from your number:",
+		"network_detected_check":     "check it, a number may have moved to another operator.",
 		"secure":                     "Payment secured by Sika",
 		"field_required":             "This field is required.",
 		"status_region_name":         "Payment status",
@@ -106,6 +110,7 @@ var translations = map[string]map[string]string{
 
 // scriptKeys are the strings the page script shows.
 var scriptKeys = []string{"pay", "paying", "error_generic", "error_network", "error_min_amount", "error_in_progress", "no_network",
+	"network_detected", "network_detected_check",
 	"closed_PAID", "closed_EXPIRED", "closed_CANCELLED", "closed_INACTIVE", "field_required", "otp_help",
 	"failure_payer_declined", "failure_insufficient_funds", "failure_invalid_number", "failure_expired", "failure_invalid_otp"}
 

@@ -95,11 +95,14 @@ type Page struct {
 	PhoneMask string
 	Countries []Country
 	Networks  []Network
-	// PayURL, OTPURL and PollURL are the public API endpoints of the page; PollURL is the
+	// PayURL, OTPURL, PollURL and PredictURL are the public API endpoints of the page; PollURL is the
 	// session status, or the prefix of a link payment (the payment id and "/" are appended).
 	PayURL  string
 	OTPURL  string
 	PollURL string
+	// PredictURL predicts the network of the number typed (?phone=&country=), which the page
+	// preselects until the customer picks one.
+	PredictURL string
 	// Closed is why the page takes no payment: PAID, EXPIRED, CANCELLED or INACTIVE.
 	Closed string
 	// Test marks a sandbox page.

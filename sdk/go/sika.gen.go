@@ -702,6 +702,105 @@ func (e MoneyFlagKind) Valid() bool {
 	}
 }
 
+// Defines values for NetworkAvailabilityReasons.
+const (
+	NetworkAvailabilityReasonsAllGatewaysDown NetworkAvailabilityReasons = "all_gateways_down"
+	NetworkAvailabilityReasonsFailures        NetworkAvailabilityReasons = "failures"
+	NetworkAvailabilityReasonsGatewayDown     NetworkAvailabilityReasons = "gateway_down"
+	NetworkAvailabilityReasonsNetworkInactive NetworkAvailabilityReasons = "network_inactive"
+	NetworkAvailabilityReasonsNoGateway       NetworkAvailabilityReasons = "no_gateway"
+	NetworkAvailabilityReasonsSlow            NetworkAvailabilityReasons = "slow"
+)
+
+// Valid indicates whether the value is a known member of the NetworkAvailabilityReasons enum.
+func (e NetworkAvailabilityReasons) Valid() bool {
+	switch e {
+	case NetworkAvailabilityReasonsAllGatewaysDown:
+		return true
+	case NetworkAvailabilityReasonsFailures:
+		return true
+	case NetworkAvailabilityReasonsGatewayDown:
+		return true
+	case NetworkAvailabilityReasonsNetworkInactive:
+		return true
+	case NetworkAvailabilityReasonsNoGateway:
+		return true
+	case NetworkAvailabilityReasonsSlow:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for NetworkAvailabilityStatus.
+const (
+	NetworkAvailabilityStatusDegraded    NetworkAvailabilityStatus = "degraded"
+	NetworkAvailabilityStatusDown        NetworkAvailabilityStatus = "down"
+	NetworkAvailabilityStatusOperational NetworkAvailabilityStatus = "operational"
+)
+
+// Valid indicates whether the value is a known member of the NetworkAvailabilityStatus enum.
+func (e NetworkAvailabilityStatus) Valid() bool {
+	switch e {
+	case NetworkAvailabilityStatusDegraded:
+		return true
+	case NetworkAvailabilityStatusDown:
+		return true
+	case NetworkAvailabilityStatusOperational:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for NetworkPredictionConfidence.
+const (
+	NetworkPredictionConfidenceHIGH   NetworkPredictionConfidence = "HIGH"
+	NetworkPredictionConfidenceLOW    NetworkPredictionConfidence = "LOW"
+	NetworkPredictionConfidenceMEDIUM NetworkPredictionConfidence = "MEDIUM"
+	NetworkPredictionConfidenceNONE   NetworkPredictionConfidence = "NONE"
+)
+
+// Valid indicates whether the value is a known member of the NetworkPredictionConfidence enum.
+func (e NetworkPredictionConfidence) Valid() bool {
+	switch e {
+	case NetworkPredictionConfidenceHIGH:
+		return true
+	case NetworkPredictionConfidenceLOW:
+		return true
+	case NetworkPredictionConfidenceMEDIUM:
+		return true
+	case NetworkPredictionConfidenceNONE:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for NetworkPredictionUncertainty.
+const (
+	NetworkPredictionUncertaintyOutsideNumberingPlan NetworkPredictionUncertainty = "outside_numbering_plan"
+	NetworkPredictionUncertaintyPortedNumbers        NetworkPredictionUncertainty = "ported_numbers"
+	NetworkPredictionUncertaintySharedPrefix         NetworkPredictionUncertainty = "shared_prefix"
+	NetworkPredictionUncertaintyUnknownCarrier       NetworkPredictionUncertainty = "unknown_carrier"
+)
+
+// Valid indicates whether the value is a known member of the NetworkPredictionUncertainty enum.
+func (e NetworkPredictionUncertainty) Valid() bool {
+	switch e {
+	case NetworkPredictionUncertaintyOutsideNumberingPlan:
+		return true
+	case NetworkPredictionUncertaintyPortedNumbers:
+		return true
+	case NetworkPredictionUncertaintySharedPrefix:
+		return true
+	case NetworkPredictionUncertaintyUnknownCarrier:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for NetworkRateOtpKind.
 const (
 	NetworkRateOtpKindNONE       NetworkRateOtpKind = "NONE"
@@ -1776,6 +1875,21 @@ func (e ConfirmCheckoutOTP200JSONResponseBodySuccess) Valid() bool {
 	}
 }
 
+// Defines values for PredictCheckoutNetwork200JSONResponseBodySuccess.
+const (
+	PredictCheckoutNetwork200JSONResponseBodySuccessTrue PredictCheckoutNetwork200JSONResponseBodySuccess = true
+)
+
+// Valid indicates whether the value is a known member of the PredictCheckoutNetwork200JSONResponseBodySuccess enum.
+func (e PredictCheckoutNetwork200JSONResponseBodySuccess) Valid() bool {
+	switch e {
+	case PredictCheckoutNetwork200JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PayCheckoutSession201JSONResponseBodySuccess.
 const (
 	PayCheckoutSession201JSONResponseBodySuccessTrue PayCheckoutSession201JSONResponseBodySuccess = true
@@ -2046,6 +2160,21 @@ const (
 func (e ConfirmLinkOTP200JSONResponseBodySuccess) Valid() bool {
 	switch e {
 	case ConfirmLinkOTP200JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PredictLinkNetwork200JSONResponseBodySuccess.
+const (
+	PredictLinkNetwork200JSONResponseBodySuccessTrue PredictLinkNetwork200JSONResponseBodySuccess = true
+)
+
+// Valid indicates whether the value is a known member of the PredictLinkNetwork200JSONResponseBodySuccess enum.
+func (e PredictLinkNetwork200JSONResponseBodySuccess) Valid() bool {
+	switch e {
+	case PredictLinkNetwork200JSONResponseBodySuccessTrue:
 		return true
 	default:
 		return false
@@ -2502,6 +2631,21 @@ const (
 func (e ListNetworks200JSONResponseBodySuccess) Valid() bool {
 	switch e {
 	case ListNetworks200JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PredictNetwork200JSONResponseBodySuccess.
+const (
+	PredictNetwork200JSONResponseBodySuccessTrue PredictNetwork200JSONResponseBodySuccess = true
+)
+
+// Valid indicates whether the value is a known member of the PredictNetwork200JSONResponseBodySuccess enum.
+func (e PredictNetwork200JSONResponseBodySuccess) Valid() bool {
+	switch e {
+	case PredictNetwork200JSONResponseBodySuccessTrue:
 		return true
 	default:
 		return false
@@ -4271,6 +4415,9 @@ type MoneyFlagKind string
 
 // Network A mobile-money operator in one country.
 type Network struct {
+	// Availability How the network is doing in the caller's environment, from the routing table's health and its gateways' answers over the last 10 minutes.
+	Availability NetworkAvailability `json:"availability"`
+
 	// Code Operator and country (`MTN_BJ`); the value of `network` in softpay and of `method` in payout.
 	//
 	// Example: MTN_BJ
@@ -4281,11 +4428,30 @@ type Network struct {
 	CreatedAt time.Time          `json:"created_at"`
 	Id        openapi_types.UUID `json:"id"`
 
-	// IsActive The network is currently operational.
+	// IsActive The network is switched on in the catalogue (see `availability` for how it is doing).
 	IsActive  bool      `json:"is_active"`
 	Name      string    `json:"name"`
 	UpdatedAt time.Time `json:"updated_at"`
 }
+
+// NetworkAvailability How the network is doing in the caller's environment, from the routing table's health and its gateways' answers over the last 10 minutes.
+type NetworkAvailability struct {
+	// CheckedAt When the gateways' answers were last read.
+	CheckedAt time.Time `json:"checked_at"`
+
+	// Reasons Why it is not operational (empty when it is): `network_inactive` (switched off),
+	// `no_gateway` (no gateway for it in this environment), `all_gateways_down`,
+	// `gateway_down` (one is down, another serves), `failures` (a quarter or more of the
+	// recent requests refused or unanswered), `slow` (one answer in ten took 10 s or more).
+	Reasons []NetworkAvailabilityReasons `json:"reasons"`
+	Status  NetworkAvailabilityStatus    `json:"status"`
+}
+
+// NetworkAvailabilityReasons defines model for NetworkAvailability.Reasons.
+type NetworkAvailabilityReasons string
+
+// NetworkAvailabilityStatus defines model for NetworkAvailability.Status.
+type NetworkAvailabilityStatus string
 
 // NetworkPage A page of networks.
 type NetworkPage struct {
@@ -4299,6 +4465,46 @@ type NetworkPage struct {
 	Previous *string   `json:"previous"`
 	Results  []Network `json:"results"`
 }
+
+// NetworkPrediction The network a phone number most likely belongs to (`GET /networks/predict/`).
+type NetworkPrediction struct {
+	// Alternatives Other networks of the country the number may pay with (Wave opens wallets on numbers of any operator).
+	Alternatives []string `json:"alternatives"`
+
+	// Carrier The operator the numbering plans give the number's prefix to.
+	Carrier    *string                     `json:"carrier"`
+	Confidence NetworkPredictionConfidence `json:"confidence"`
+
+	// Country ISO 3166 code of the number's country.
+	//
+	// Example: CI
+	Country string `json:"country"`
+
+	// MayBePorted The country has mobile number portability.
+	MayBePorted bool `json:"may_be_ported"`
+
+	// Network The `code` of the predicted network; null when no network of the catalogue is known for the number.
+	//
+	// Example: ORANGE_CI
+	Network *string `json:"network"`
+
+	// NetworkName The predicted network's name.
+	NetworkName *string `json:"network_name"`
+
+	// Phone The number in E.164.
+	//
+	// Example: +2250707123456
+	Phone string `json:"phone"`
+
+	// Uncertainty Why the prediction is not sure; empty when `confidence` is `HIGH`.
+	Uncertainty []NetworkPredictionUncertainty `json:"uncertainty"`
+}
+
+// NetworkPredictionConfidence defines model for NetworkPrediction.Confidence.
+type NetworkPredictionConfidence string
+
+// NetworkPredictionUncertainty defines model for NetworkPrediction.Uncertainty.
+type NetworkPredictionUncertainty string
 
 // NetworkRate The merchant's effective price on one network.
 type NetworkRate struct {
@@ -6206,6 +6412,18 @@ type CancelCheckoutSession200JSONResponseBodySuccess bool
 // ConfirmCheckoutOTP200JSONResponseBodySuccess defines parameters for ConfirmCheckoutOTP.
 type ConfirmCheckoutOTP200JSONResponseBodySuccess bool
 
+// PredictCheckoutNetworkParams defines parameters for PredictCheckoutNetwork.
+type PredictCheckoutNetworkParams struct {
+	// Phone The number typed.
+	Phone string `form:"phone" json:"phone"`
+
+	// Country The country chosen on the page (ISO 3166 code).
+	Country *string `form:"country,omitempty" json:"country,omitempty"`
+}
+
+// PredictCheckoutNetwork200JSONResponseBodySuccess defines parameters for PredictCheckoutNetwork.
+type PredictCheckoutNetwork200JSONResponseBodySuccess bool
+
 // PayCheckoutSession201JSONResponseBodySuccess defines parameters for PayCheckoutSession.
 type PayCheckoutSession201JSONResponseBodySuccess bool
 
@@ -6436,6 +6654,18 @@ type GetPaymentLinkPageParamsLang string
 
 // ConfirmLinkOTP200JSONResponseBodySuccess defines parameters for ConfirmLinkOTP.
 type ConfirmLinkOTP200JSONResponseBodySuccess bool
+
+// PredictLinkNetworkParams defines parameters for PredictLinkNetwork.
+type PredictLinkNetworkParams struct {
+	// Phone The number typed.
+	Phone string `form:"phone" json:"phone"`
+
+	// Country The country chosen on the page (ISO 3166 code).
+	Country *string `form:"country,omitempty" json:"country,omitempty"`
+}
+
+// PredictLinkNetwork200JSONResponseBodySuccess defines parameters for PredictLinkNetwork.
+type PredictLinkNetwork200JSONResponseBodySuccess bool
 
 // PayPaymentLink201JSONResponseBodySuccess defines parameters for PayPaymentLink.
 type PayPaymentLink201JSONResponseBodySuccess bool
@@ -6964,6 +7194,28 @@ type ListNetworksParams struct {
 
 // ListNetworks200JSONResponseBodySuccess defines parameters for ListNetworks.
 type ListNetworks200JSONResponseBodySuccess bool
+
+// PredictNetworkParams defines parameters for PredictNetwork.
+type PredictNetworkParams struct {
+	// Phone The number, with its calling code (`+22997000123`, `0022997000123`) or in the national form of `country`.
+	Phone string `form:"phone" json:"phone"`
+
+	// Country ISO 3166 code of a catalogue country, to read a number written without its calling code. A number with its calling code is of its own country, whatever `country` says.
+	Country *string `form:"country,omitempty" json:"country,omitempty"`
+
+	// XEnvironment Dashboard session only (ignored with an API key, whose environment is its own): the
+	// environment the call acts in; case-insensitive. Any other value answers a validation
+	// error on `X-Environment`.
+	XEnvironment *XEnvironment `json:"X-Environment,omitempty"`
+
+	// XMerchantId Dashboard session only (ignored with an API key): the merchant the call acts for, among
+	// the member's merchants; default the first. A merchant the member does not belong to
+	// answers `404 not_found`.
+	XMerchantId *XMerchantId `json:"X-Merchant-Id,omitempty"`
+}
+
+// PredictNetwork200JSONResponseBodySuccess defines parameters for PredictNetwork.
+type PredictNetwork200JSONResponseBodySuccess bool
 
 // GetNetworkParams defines parameters for GetNetwork.
 type GetNetworkParams struct {
@@ -8942,6 +9194,15 @@ type ClientInterface interface {
 	// Corresponds with POST /checkout/{slug}/confirm-otp/ (the `ConfirmCheckoutOTP` operationId).
 	ConfirmCheckoutOTP(ctx context.Context, slug string, body ConfirmCheckoutOTPJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PredictCheckoutNetwork Predict the network of the number typed on a checkout page (public)
+	//
+	// Called by the hosted page as the customer types their number, to preselect its network
+	// (`GET /networks/predict/`'s answer, read in `country`, else the page's country). Public:
+	// the slug authorises it; limited per client address.
+	//
+	// Corresponds with GET /checkout/{slug}/network/ (the `PredictCheckoutNetwork` operationId).
+	PredictCheckoutNetwork(ctx context.Context, slug string, params *PredictCheckoutNetworkParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PayCheckoutSessionWithBody Pay a checkout session (hosted page)
 	//
 	// Called by the hosted page, not by merchants: starts the payment of the session with the
@@ -9196,6 +9457,15 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /links/{slug}/confirm-otp/ (the `ConfirmLinkOTP` operationId).
 	ConfirmLinkOTP(ctx context.Context, slug string, body ConfirmLinkOTPJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PredictLinkNetwork Predict the network of the number typed on a payment link page (public)
+	//
+	// Called by the hosted page as the customer types their number, to preselect its network
+	// (`GET /networks/predict/`'s answer, read in `country`, else the page's country). Public:
+	// the slug authorises it; limited per client address.
+	//
+	// Corresponds with GET /links/{slug}/network/ (the `PredictLinkNetwork` operationId).
+	PredictLinkNetwork(ctx context.Context, slug string, params *PredictLinkNetworkParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PayPaymentLinkWithBody Pay through a payment link (hosted page)
 	//
@@ -9534,8 +9804,34 @@ type ClientInterface interface {
 	// `country` client side. A network's `code` is the value of `network` in softpay and of
 	// `method` in payout.
 	//
+	// Each network says how it is doing in the caller's environment (`availability`):
+	// `operational`, `degraded` (payments go through, but a gateway is down and the next one
+	// serves, many requests are refused or unanswered, or answers are slow) or `down`
+	// (switched off, no gateway, or every gateway down: a payment now would likely fail).
+	// It is computed from the routing table's health and what the network's gateways
+	// answered over the last 10 minutes, and refreshed every 15 seconds at most
+	// (`checked_at`).
+	//
 	// Corresponds with GET /networks/ (the `ListNetworks` operationId).
 	ListNetworks(ctx context.Context, params *ListNetworksParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PredictNetwork Predict the network of a phone number
+	//
+	// The country and network of a phone number, from the numbering plans (libphonenumber's
+	// operator prefixes), as a network of the catalogue, and how sure that is. Nothing is
+	// sent to an operator: a number may have moved to another operator (number
+	// portability), and a network such as Wave pays on numbers of every operator, so show
+	// the prediction as a default the customer can change.
+	//
+	// `confidence`: `HIGH` (the prefix is one operator's, numbers are not ported in the
+	// country and no other network pays on any number), `MEDIUM` (see `uncertainty`), `LOW`
+	// (the number is not a valid mobile number of today's plan, such as Benin's 8-digit
+	// numbers: a guess from its prefix) or `NONE` (`network` is null). `uncertainty` lists
+	// why it is not `HIGH`: `ported_numbers`, `shared_prefix` (see `alternatives`),
+	// `outside_numbering_plan`, `unknown_carrier`.
+	//
+	// Corresponds with GET /networks/predict/ (the `PredictNetwork` operationId).
+	PredictNetwork(ctx context.Context, params *PredictNetworkParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetNetwork Get a network
 	//
@@ -11627,6 +11923,25 @@ func (c *RawClient) ConfirmCheckoutOTP(ctx context.Context, slug string, body Co
 	return c.Client.Do(req)
 }
 
+// PredictCheckoutNetwork Predict the network of the number typed on a checkout page (public)
+//
+// Called by the hosted page as the customer types their number, to preselect its network
+// (`GET /networks/predict/`'s answer, read in `country`, else the page's country). Public:
+// the slug authorises it; limited per client address.
+//
+// Corresponds with GET /checkout/{slug}/network/ (the `PredictCheckoutNetwork` operationId).
+func (c *RawClient) PredictCheckoutNetwork(ctx context.Context, slug string, params *PredictCheckoutNetworkParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPredictCheckoutNetworkRequest(c.Server, slug, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // PayCheckoutSessionWithBody Pay a checkout session (hosted page)
 //
 // Called by the hosted page, not by merchants: starts the payment of the session with the
@@ -12122,6 +12437,25 @@ func (c *RawClient) ConfirmLinkOTPWithBody(ctx context.Context, slug string, con
 // Corresponds with POST /links/{slug}/confirm-otp/ (the `ConfirmLinkOTP` operationId).
 func (c *RawClient) ConfirmLinkOTP(ctx context.Context, slug string, body ConfirmLinkOTPJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewConfirmLinkOTPRequest(c.Server, slug, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PredictLinkNetwork Predict the network of the number typed on a payment link page (public)
+//
+// Called by the hosted page as the customer types their number, to preselect its network
+// (`GET /networks/predict/`'s answer, read in `country`, else the page's country). Public:
+// the slug authorises it; limited per client address.
+//
+// Corresponds with GET /links/{slug}/network/ (the `PredictLinkNetwork` operationId).
+func (c *RawClient) PredictLinkNetwork(ctx context.Context, slug string, params *PredictLinkNetworkParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPredictLinkNetworkRequest(c.Server, slug, params)
 	if err != nil {
 		return nil, err
 	}
@@ -12789,9 +13123,45 @@ func (c *RawClient) Metrics(ctx context.Context, reqEditors ...RequestEditorFn) 
 // `country` client side. A network's `code` is the value of `network` in softpay and of
 // `method` in payout.
 //
+// Each network says how it is doing in the caller's environment (`availability`):
+// `operational`, `degraded` (payments go through, but a gateway is down and the next one
+// serves, many requests are refused or unanswered, or answers are slow) or `down`
+// (switched off, no gateway, or every gateway down: a payment now would likely fail).
+// It is computed from the routing table's health and what the network's gateways
+// answered over the last 10 minutes, and refreshed every 15 seconds at most
+// (`checked_at`).
+//
 // Corresponds with GET /networks/ (the `ListNetworks` operationId).
 func (c *RawClient) ListNetworks(ctx context.Context, params *ListNetworksParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListNetworksRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PredictNetwork Predict the network of a phone number
+//
+// The country and network of a phone number, from the numbering plans (libphonenumber's
+// operator prefixes), as a network of the catalogue, and how sure that is. Nothing is
+// sent to an operator: a number may have moved to another operator (number
+// portability), and a network such as Wave pays on numbers of every operator, so show
+// the prediction as a default the customer can change.
+//
+// `confidence`: `HIGH` (the prefix is one operator's, numbers are not ported in the
+// country and no other network pays on any number), `MEDIUM` (see `uncertainty`), `LOW`
+// (the number is not a valid mobile number of today's plan, such as Benin's 8-digit
+// numbers: a guess from its prefix) or `NONE` (`network` is null). `uncertainty` lists
+// why it is not `HIGH`: `ported_numbers`, `shared_prefix` (see `alternatives`),
+// `outside_numbering_plan`, `unknown_carrier`.
+//
+// Corresponds with GET /networks/predict/ (the `PredictNetwork` operationId).
+func (c *RawClient) PredictNetwork(ctx context.Context, params *PredictNetworkParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPredictNetworkRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -16071,6 +16441,75 @@ func NewConfirmCheckoutOTPRequestWithBody(server string, slug string, contentTyp
 	return req, nil
 }
 
+// NewPredictCheckoutNetworkRequest constructs an http.Request for the PredictCheckoutNetwork method
+func NewPredictCheckoutNetworkRequest(server string, slug string, params *PredictCheckoutNetworkParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "slug", slug, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/checkout/%s/network/", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "phone", params.Phone, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Country != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "country", *params.Country, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewPayCheckoutSessionRequest calls the generic PayCheckoutSession builder with application/json body
 func NewPayCheckoutSessionRequest(server string, slug string, body PayCheckoutSessionJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -17164,6 +17603,75 @@ func NewConfirmLinkOTPRequestWithBody(server string, slug string, contentType st
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPredictLinkNetworkRequest constructs an http.Request for the PredictLinkNetwork method
+func NewPredictLinkNetworkRequest(server string, slug string, params *PredictLinkNetworkParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "slug", slug, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/links/%s/network/", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "phone", params.Phone, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Country != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "country", *params.Country, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -18851,6 +19359,94 @@ func NewListNetworksRequest(server string, params *ListNetworksParams) (*http.Re
 		if params.PageSize != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page_size", *params.PageSize, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XEnvironment != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Environment", *params.XEnvironment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Environment", headerParam0)
+		}
+
+		if params.XMerchantId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Merchant-Id", *params.XMerchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Merchant-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPredictNetworkRequest constructs an http.Request for the PredictNetwork method
+func NewPredictNetworkRequest(server string, params *PredictNetworkParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/networks/predict/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "phone", params.Phone, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Country != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "country", *params.Country, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -23238,6 +23834,17 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /checkout/{slug}/confirm-otp/ (the `ConfirmCheckoutOTP` operationId).
 	ConfirmCheckoutOTPWithResponse(ctx context.Context, slug string, body ConfirmCheckoutOTPJSONRequestBody, reqEditors ...RequestEditorFn) (*ConfirmCheckoutOTPResponse, error)
 
+	// PredictCheckoutNetworkWithResponse Predict the network of the number typed on a checkout page (public)
+	//
+	// Called by the hosted page as the customer types their number, to preselect its network
+	// (`GET /networks/predict/`'s answer, read in `country`, else the page's country). Public:
+	// the slug authorises it; limited per client address.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /checkout/{slug}/network/ (the `PredictCheckoutNetwork` operationId).
+	PredictCheckoutNetworkWithResponse(ctx context.Context, slug string, params *PredictCheckoutNetworkParams, reqEditors ...RequestEditorFn) (*PredictCheckoutNetworkResponse, error)
+
 	// PayCheckoutSessionWithBodyWithResponse Pay a checkout session (hosted page)
 	//
 	// Called by the hosted page, not by merchants: starts the payment of the session with the
@@ -23522,6 +24129,17 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /links/{slug}/confirm-otp/ (the `ConfirmLinkOTP` operationId).
 	ConfirmLinkOTPWithResponse(ctx context.Context, slug string, body ConfirmLinkOTPJSONRequestBody, reqEditors ...RequestEditorFn) (*ConfirmLinkOTPResponse, error)
+
+	// PredictLinkNetworkWithResponse Predict the network of the number typed on a payment link page (public)
+	//
+	// Called by the hosted page as the customer types their number, to preselect its network
+	// (`GET /networks/predict/`'s answer, read in `country`, else the page's country). Public:
+	// the slug authorises it; limited per client address.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /links/{slug}/network/ (the `PredictLinkNetwork` operationId).
+	PredictLinkNetworkWithResponse(ctx context.Context, slug string, params *PredictLinkNetworkParams, reqEditors ...RequestEditorFn) (*PredictLinkNetworkResponse, error)
 
 	// PayPaymentLinkWithBodyWithResponse Pay through a payment link (hosted page)
 	//
@@ -23894,10 +24512,38 @@ type ClientWithResponsesInterface interface {
 	// `country` client side. A network's `code` is the value of `network` in softpay and of
 	// `method` in payout.
 	//
+	// Each network says how it is doing in the caller's environment (`availability`):
+	// `operational`, `degraded` (payments go through, but a gateway is down and the next one
+	// serves, many requests are refused or unanswered, or answers are slow) or `down`
+	// (switched off, no gateway, or every gateway down: a payment now would likely fail).
+	// It is computed from the routing table's health and what the network's gateways
+	// answered over the last 10 minutes, and refreshed every 15 seconds at most
+	// (`checked_at`).
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /networks/ (the `ListNetworks` operationId).
 	ListNetworksWithResponse(ctx context.Context, params *ListNetworksParams, reqEditors ...RequestEditorFn) (*ListNetworksResponse, error)
+
+	// PredictNetworkWithResponse Predict the network of a phone number
+	//
+	// The country and network of a phone number, from the numbering plans (libphonenumber's
+	// operator prefixes), as a network of the catalogue, and how sure that is. Nothing is
+	// sent to an operator: a number may have moved to another operator (number
+	// portability), and a network such as Wave pays on numbers of every operator, so show
+	// the prediction as a default the customer can change.
+	//
+	// `confidence`: `HIGH` (the prefix is one operator's, numbers are not ported in the
+	// country and no other network pays on any number), `MEDIUM` (see `uncertainty`), `LOW`
+	// (the number is not a valid mobile number of today's plan, such as Benin's 8-digit
+	// numbers: a guess from its prefix) or `NONE` (`network` is null). `uncertainty` lists
+	// why it is not `HIGH`: `ported_numbers`, `shared_prefix` (see `alternatives`),
+	// `outside_numbering_plan`, `unknown_carrier`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /networks/predict/ (the `PredictNetwork` operationId).
+	PredictNetworkWithResponse(ctx context.Context, params *PredictNetworkParams, reqEditors ...RequestEditorFn) (*PredictNetworkResponse, error)
 
 	// GetNetworkWithResponse Get a network
 	//
@@ -26750,6 +27396,65 @@ func (r ConfirmCheckoutOTPResponse) ContentType() string {
 	return ""
 }
 
+// PredictCheckoutNetworkResponse200Headers the declared response headers of an HTTP 200 response for PredictCheckoutNetwork
+type PredictCheckoutNetworkResponse200Headers struct {
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+type PredictCheckoutNetworkResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data The network a phone number most likely belongs to (`GET /networks/predict/`).
+		Data    NetworkPrediction                                `json:"data"`
+		Success PredictCheckoutNetwork200JSONResponseBodySuccess `json:"success"`
+	}
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PredictCheckoutNetworkResponse200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PredictCheckoutNetworkResponse) GetJSON200() *struct {
+	// Data The network a phone number most likely belongs to (`GET /networks/predict/`).
+	Data    NetworkPrediction                                `json:"data"`
+	Success PredictCheckoutNetwork200JSONResponseBodySuccess `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetBody returns the raw response body bytes
+func (r PredictCheckoutNetworkResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PredictCheckoutNetworkResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PredictCheckoutNetworkResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PredictCheckoutNetworkResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // PayCheckoutSessionResponse201Headers the declared response headers of an HTTP 201 response for PayCheckoutSession
 type PayCheckoutSessionResponse201Headers struct {
 	RateLimitLimit     int
@@ -27814,6 +28519,65 @@ func (r ConfirmLinkOTPResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ConfirmLinkOTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PredictLinkNetworkResponse200Headers the declared response headers of an HTTP 200 response for PredictLinkNetwork
+type PredictLinkNetworkResponse200Headers struct {
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+type PredictLinkNetworkResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data The network a phone number most likely belongs to (`GET /networks/predict/`).
+		Data    NetworkPrediction                            `json:"data"`
+		Success PredictLinkNetwork200JSONResponseBodySuccess `json:"success"`
+	}
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PredictLinkNetworkResponse200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PredictLinkNetworkResponse) GetJSON200() *struct {
+	// Data The network a phone number most likely belongs to (`GET /networks/predict/`).
+	Data    NetworkPrediction                            `json:"data"`
+	Success PredictLinkNetwork200JSONResponseBodySuccess `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetBody returns the raw response body bytes
+func (r PredictLinkNetworkResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PredictLinkNetworkResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PredictLinkNetworkResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PredictLinkNetworkResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -29322,6 +30086,65 @@ func (r ListNetworksResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListNetworksResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PredictNetworkResponse200Headers the declared response headers of an HTTP 200 response for PredictNetwork
+type PredictNetworkResponse200Headers struct {
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+type PredictNetworkResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data The network a phone number most likely belongs to (`GET /networks/predict/`).
+		Data    NetworkPrediction                        `json:"data"`
+		Success PredictNetwork200JSONResponseBodySuccess `json:"success"`
+	}
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PredictNetworkResponse200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PredictNetworkResponse) GetJSON200() *struct {
+	// Data The network a phone number most likely belongs to (`GET /networks/predict/`).
+	Data    NetworkPrediction                        `json:"data"`
+	Success PredictNetwork200JSONResponseBodySuccess `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetBody returns the raw response body bytes
+func (r PredictNetworkResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PredictNetworkResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PredictNetworkResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PredictNetworkResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -32851,6 +33674,23 @@ func (c *ClientWithResponses) ConfirmCheckoutOTPWithResponse(ctx context.Context
 	return ParseConfirmCheckoutOTPResponse(rsp)
 }
 
+// PredictCheckoutNetworkWithResponse Predict the network of the number typed on a checkout page (public)
+//
+// Called by the hosted page as the customer types their number, to preselect its network
+// (`GET /networks/predict/`'s answer, read in `country`, else the page's country). Public:
+// the slug authorises it; limited per client address.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /checkout/{slug}/network/ (the `PredictCheckoutNetwork` operationId).
+func (c *ClientWithResponses) PredictCheckoutNetworkWithResponse(ctx context.Context, slug string, params *PredictCheckoutNetworkParams, reqEditors ...RequestEditorFn) (*PredictCheckoutNetworkResponse, error) {
+	rsp, err := c.PredictCheckoutNetwork(ctx, slug, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePredictCheckoutNetworkResponse(rsp)
+}
+
 // PayCheckoutSessionWithBodyWithResponse Pay a checkout session (hosted page)
 //
 // Called by the hosted page, not by merchants: starts the payment of the session with the
@@ -33284,6 +34124,23 @@ func (c *ClientWithResponses) ConfirmLinkOTPWithResponse(ctx context.Context, sl
 		return nil, err
 	}
 	return ParseConfirmLinkOTPResponse(rsp)
+}
+
+// PredictLinkNetworkWithResponse Predict the network of the number typed on a payment link page (public)
+//
+// Called by the hosted page as the customer types their number, to preselect its network
+// (`GET /networks/predict/`'s answer, read in `country`, else the page's country). Public:
+// the slug authorises it; limited per client address.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /links/{slug}/network/ (the `PredictLinkNetwork` operationId).
+func (c *ClientWithResponses) PredictLinkNetworkWithResponse(ctx context.Context, slug string, params *PredictLinkNetworkParams, reqEditors ...RequestEditorFn) (*PredictLinkNetworkResponse, error) {
+	rsp, err := c.PredictLinkNetwork(ctx, slug, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePredictLinkNetworkResponse(rsp)
 }
 
 // PayPaymentLinkWithBodyWithResponse Pay through a payment link (hosted page)
@@ -33849,6 +34706,14 @@ func (c *ClientWithResponses) MetricsWithResponse(ctx context.Context, reqEditor
 // `country` client side. A network's `code` is the value of `network` in softpay and of
 // `method` in payout.
 //
+// Each network says how it is doing in the caller's environment (`availability`):
+// `operational`, `degraded` (payments go through, but a gateway is down and the next one
+// serves, many requests are refused or unanswered, or answers are slow) or `down`
+// (switched off, no gateway, or every gateway down: a payment now would likely fail).
+// It is computed from the routing table's health and what the network's gateways
+// answered over the last 10 minutes, and refreshed every 15 seconds at most
+// (`checked_at`).
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /networks/ (the `ListNetworks` operationId).
@@ -33858,6 +34723,32 @@ func (c *ClientWithResponses) ListNetworksWithResponse(ctx context.Context, para
 		return nil, err
 	}
 	return ParseListNetworksResponse(rsp)
+}
+
+// PredictNetworkWithResponse Predict the network of a phone number
+//
+// The country and network of a phone number, from the numbering plans (libphonenumber's
+// operator prefixes), as a network of the catalogue, and how sure that is. Nothing is
+// sent to an operator: a number may have moved to another operator (number
+// portability), and a network such as Wave pays on numbers of every operator, so show
+// the prediction as a default the customer can change.
+//
+// `confidence`: `HIGH` (the prefix is one operator's, numbers are not ported in the
+// country and no other network pays on any number), `MEDIUM` (see `uncertainty`), `LOW`
+// (the number is not a valid mobile number of today's plan, such as Benin's 8-digit
+// numbers: a guess from its prefix) or `NONE` (`network` is null). `uncertainty` lists
+// why it is not `HIGH`: `ported_numbers`, `shared_prefix` (see `alternatives`),
+// `outside_numbering_plan`, `unknown_carrier`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /networks/predict/ (the `PredictNetwork` operationId).
+func (c *ClientWithResponses) PredictNetworkWithResponse(ctx context.Context, params *PredictNetworkParams, reqEditors ...RequestEditorFn) (*PredictNetworkResponse, error) {
+	rsp, err := c.PredictNetwork(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePredictNetworkResponse(rsp)
 }
 
 // GetNetworkWithResponse Get a network
@@ -37219,6 +38110,70 @@ func ParseConfirmCheckoutOTPResponse(rsp *http.Response) (*ConfirmCheckoutOTPRes
 	return response, nil
 }
 
+// ParsePredictCheckoutNetworkResponse parses an HTTP response from a PredictCheckoutNetworkWithResponse call
+func ParsePredictCheckoutNetworkResponse(rsp *http.Response) (*PredictCheckoutNetworkResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PredictCheckoutNetworkResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data The network a phone number most likely belongs to (`GET /networks/predict/`).
+			Data    NetworkPrediction                                `json:"data"`
+			Success PredictCheckoutNetwork200JSONResponseBodySuccess `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PredictCheckoutNetworkResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
 // ParsePayCheckoutSessionResponse parses an HTTP response from a PayCheckoutSessionWithResponse call
 func ParsePayCheckoutSessionResponse(rsp *http.Response) (*PayCheckoutSessionResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -38235,6 +39190,70 @@ func ParseConfirmLinkOTPResponse(rsp *http.Response) (*ConfirmLinkOTPResponse, e
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ConfirmLinkOTPResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePredictLinkNetworkResponse parses an HTTP response from a PredictLinkNetworkWithResponse call
+func ParsePredictLinkNetworkResponse(rsp *http.Response) (*PredictLinkNetworkResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PredictLinkNetworkResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data The network a phone number most likely belongs to (`GET /networks/predict/`).
+			Data    NetworkPrediction                            `json:"data"`
+			Success PredictLinkNetwork200JSONResponseBodySuccess `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PredictLinkNetworkResponse200Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -39860,6 +40879,70 @@ func ParseListNetworksResponse(rsp *http.Response) (*ListNetworksResponse, error
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListNetworksResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePredictNetworkResponse parses an HTTP response from a PredictNetworkWithResponse call
+func ParsePredictNetworkResponse(rsp *http.Response) (*PredictNetworkResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PredictNetworkResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data The network a phone number most likely belongs to (`GET /networks/predict/`).
+			Data    NetworkPrediction                        `json:"data"`
+			Success PredictNetwork200JSONResponseBodySuccess `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PredictNetworkResponse200Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {

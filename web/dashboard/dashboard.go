@@ -153,6 +153,7 @@ func (a *App) routes() *mux.Router {
 	r.Handle(Prefix+"transactions/export/", a.forMerchant(a.exportTransactions)).Methods(get)
 	r.Handle(Prefix+"transactions/", a.forMerchant(a.transactions)).Methods(get)
 	r.Handle(Prefix+"transactions/{id}/", a.forMerchant(a.transaction)).Methods(get)
+	r.Handle(Prefix+"networks/", a.forMerchant(a.networks)).Methods(get)
 	a.moneyRoutes(r)
 	a.batchRoutes(r)
 	a.developerRoutes(r)

@@ -6,7 +6,7 @@ import "github.com/sikahq/sika/web/webapp"
 // (webapp.Shared); each page family keeps its own in its file. TestTranslationsComplete checks
 // that both languages have every key the templates and handlers use.
 var translations = webapp.Merge(baseTranslations, moneyTranslations, batchTranslations, formTranslations, developersTranslations,
-	webhookTranslations, kycTranslations, settingsTranslations)
+	webhookTranslations, kycTranslations, settingsTranslations, networksTranslations)
 
 // baseTranslations are the strings of the frame, login, home and transactions.
 var baseTranslations = webapp.Catalogue{

@@ -14,7 +14,7 @@ import (
 )
 
 // pageNames are the page templates; each is parsed with layout.html, which frames it.
-var pageNames = slices.Concat([]string{"login", "merchants", "home", "transactions", "transaction", "error"}, moneyPages,
+var pageNames = slices.Concat([]string{"login", "merchants", "home", "transactions", "transaction", "networks", "error"}, moneyPages,
 	[]string{"payout_batches", "payout_batch"}, developerPages)
 
 // view is what every page template is given: the visit (webapp.Visit: language, member,
@@ -57,6 +57,7 @@ var (
 		webapp.Entry("payment-links/", "payment-links", "nav_payment_links", "payment-links"),
 		webapp.Entry("checkout-sessions/", "checkout-sessions", "nav_checkout_sessions", "checkout-sessions"),
 		webapp.Entry("payouts/", "payouts", "nav_payouts", "payouts"),
+		webapp.Entry("networks/", "networks", "nav_networks", "networks"),
 		webapp.Entry("developers/", "developers", "nav_developers", "developers"),
 		webapp.Entry("kyc/", "kyc", "nav_kyc", "kyc"),
 		webapp.Entry("settings/", "settings", "nav_settings", "settings"),

@@ -170,7 +170,52 @@
     show("form-screen");
   });
 
+  // The network is preselected from the number typed, as the service predicts it from the
+  // numbering plans, until the customer picks one; the country follows the number's calling code.
+  var picked = false, predictTimer = null, predictSeq = 0;
+
+  function showHint(radio) {
+    var hint = $("network-hint");
+    if (!radio) { hint.hidden = true; hint.textContent = ""; return; }
+    var name = radio.parentNode.querySelector("span").textContent;
+    hint.textContent = msg.network_detected + " " + name + " (" + msg.network_detected_check + ")";
+    hint.hidden = false;
+  }
+
+  function predict() {
+    var phone = $("customer_phone").value.trim();
+    var seq = ++predictSeq;
+    if (picked || !page.dataset.predictUrl || phone.replace(/\D/g, "").length < 8) return;
+    var url = page.dataset.predictUrl + "?phone=" + encodeURIComponent(phone) + "&country=" + encodeURIComponent($("country").value);
+    fetch(url, { headers: { "Accept": "application/json" }, credentials: "omit" })
+      .then(function (r) { return r.ok ? r.json() : null; })
+      .then(function (body) {
+        var p = body && body.data;
+        if (picked || seq !== predictSeq || !p || !p.network) return;
+        var country = $("country");
+        if (p.country !== country.value && country.querySelector("option[value='" + p.country + "']")) {
+          country.value = p.country;
+          filterNetworks();
+        }
+        var radio = form.querySelector("input[name=network][value='" + p.network + "']");
+        if (!radio || radio.parentNode.hidden) return;
+        radio.checked = true;
+        updateOTP();
+        showHint(radio);
+      })
+      .catch(function () {});
+  }
+
+  $("customer_phone").addEventListener("input", function () {
+    clearTimeout(predictTimer);
+    predictTimer = setTimeout(predict, 300);
+  });
   $("country").addEventListener("change", filterNetworks);
-  form.addEventListener("change", function (ev) { if (ev.target.name === "network") updateOTP(); });
+  form.addEventListener("change", function (ev) {
+    if (ev.target.name !== "network") return;
+    // a choice of the customer's own is never overridden
+    if (ev.isTrusted) { picked = true; showHint(null); }
+    updateOTP();
+  });
   filterNetworks();
 })();

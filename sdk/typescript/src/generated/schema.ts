@@ -285,8 +285,47 @@ export interface paths {
          * @description The mobile-money networks of every country. There is no `country` filter: filter on
          *     `country` client side. A network's `code` is the value of `network` in softpay and of
          *     `method` in payout.
+         *
+         *     Each network says how it is doing in the caller's environment (`availability`):
+         *     `operational`, `degraded` (payments go through, but a gateway is down and the next one
+         *     serves, many requests are refused or unanswered, or answers are slow) or `down`
+         *     (switched off, no gateway, or every gateway down: a payment now would likely fail).
+         *     It is computed from the routing table's health and what the network's gateways
+         *     answered over the last 10 minutes, and refreshed every 15 seconds at most
+         *     (`checked_at`).
          */
         get: operations["listNetworks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/networks/predict/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Predict the network of a phone number
+         * @description The country and network of a phone number, from the numbering plans (libphonenumber's
+         *     operator prefixes), as a network of the catalogue, and how sure that is. Nothing is
+         *     sent to an operator: a number may have moved to another operator (number
+         *     portability), and a network such as Wave pays on numbers of every operator, so show
+         *     the prediction as a default the customer can change.
+         *
+         *     `confidence`: `HIGH` (the prefix is one operator's, numbers are not ported in the
+         *     country and no other network pays on any number), `MEDIUM` (see `uncertainty`), `LOW`
+         *     (the number is not a valid mobile number of today's plan, such as Benin's 8-digit
+         *     numbers: a guess from its prefix) or `NONE` (`network` is null). `uncertainty` lists
+         *     why it is not `HIGH`: `ported_numbers`, `shared_prefix` (see `alternatives`),
+         *     `outside_numbering_plan`, `unknown_carrier`.
+         */
+        get: operations["predictNetwork"];
         put?: never;
         post?: never;
         delete?: never;
@@ -672,6 +711,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/checkout/{slug}/network/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Predict the network of the number typed on a checkout page (public)
+         * @description Called by the hosted page as the customer types their number, to preselect its network
+         *     (`GET /networks/predict/`'s answer, read in `country`, else the page's country). Public:
+         *     the slug authorises it; limited per client address.
+         */
+        get: operations["predictCheckoutNetwork"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/checkout/{slug}/pay/": {
         parameters: {
             query?: never;
@@ -836,6 +897,28 @@ export interface paths {
          *     minutes, so that a stranger cannot use up `usage_limit` with numbers that fail.
          */
         post: operations["payPaymentLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/links/{slug}/network/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Predict the network of the number typed on a payment link page (public)
+         * @description Called by the hosted page as the customer types their number, to preselect its network
+         *     (`GET /networks/predict/`'s answer, read in `country`, else the page's country). Public:
+         *     the slug authorises it; limited per client address.
+         */
+        get: operations["predictLinkNetwork"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -3633,12 +3716,60 @@ export interface components {
              */
             code: string;
             name: string;
-            /** @description The network is currently operational. */
+            /** @description The network is switched on in the catalogue (see `availability` for how it is doing). */
             is_active: boolean;
+            availability: components["schemas"]["NetworkAvailability"];
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+        };
+        /** @description How the network is doing in the caller's environment, from the routing table's health and its gateways' answers over the last 10 minutes. */
+        NetworkAvailability: {
+            /** @enum {string} */
+            status: "operational" | "degraded" | "down";
+            /**
+             * @description Why it is not operational (empty when it is): `network_inactive` (switched off),
+             *     `no_gateway` (no gateway for it in this environment), `all_gateways_down`,
+             *     `gateway_down` (one is down, another serves), `failures` (a quarter or more of the
+             *     recent requests refused or unanswered), `slow` (one answer in ten took 10 s or more).
+             */
+            reasons: ("network_inactive" | "no_gateway" | "all_gateways_down" | "gateway_down" | "failures" | "slow")[];
+            /**
+             * Format: date-time
+             * @description When the gateways' answers were last read.
+             */
+            checked_at: string;
+        };
+        /** @description The network a phone number most likely belongs to (`GET /networks/predict/`). */
+        NetworkPrediction: {
+            /**
+             * @description The number in E.164.
+             * @example +2250707123456
+             */
+            phone: string;
+            /**
+             * @description ISO 3166 code of the number's country.
+             * @example CI
+             */
+            country: string;
+            /**
+             * @description The `code` of the predicted network; null when no network of the catalogue is known for the number.
+             * @example ORANGE_CI
+             */
+            network: string | null;
+            /** @description The predicted network's name. */
+            network_name: string | null;
+            /** @description The operator the numbering plans give the number's prefix to. */
+            carrier: string | null;
+            /** @enum {string} */
+            confidence: "HIGH" | "MEDIUM" | "LOW" | "NONE";
+            /** @description The country has mobile number portability. */
+            may_be_ported: boolean;
+            /** @description Other networks of the country the number may pay with (Wave opens wallets on numbers of any operator). */
+            alternatives: string[];
+            /** @description Why the prediction is not sure; empty when `confidence` is `HIGH`. */
+            uncertainty: ("ported_numbers" | "shared_prefix" | "outside_numbering_plan" | "unknown_carrier")[];
         };
         /** @description One unit of `from_currency` is worth `rate` units of `to_currency`. Read-only. */
         ExchangeRate: {
@@ -6019,6 +6150,58 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    predictNetwork: {
+        parameters: {
+            query: {
+                /** @description The number, with its calling code (`+22997000123`, `0022997000123`) or in the national form of `country`. */
+                phone: string;
+                /** @description ISO 3166 code of a catalogue country, to read a number written without its calling code. A number with its calling code is of its own country, whatever `country` says. */
+                country?: string;
+            };
+            header?: {
+                /**
+                 * @description Dashboard session only (ignored with an API key, whose environment is its own): the
+                 *     environment the call acts in; case-insensitive. Any other value answers a validation
+                 *     error on `X-Environment`.
+                 */
+                "X-Environment"?: components["parameters"]["X-Environment"];
+                /**
+                 * @description Dashboard session only (ignored with an API key): the merchant the call acts for, among
+                 *     the member's merchants; default the first. A merchant the member does not belong to
+                 *     answers `404 not_found`.
+                 */
+                "X-Merchant-Id"?: components["parameters"]["X-Merchant-Id"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The prediction. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success"] & {
+                        data: components["schemas"]["NetworkPrediction"];
+                    };
+                };
+            };
+            /** @description `phone` missing, not a number, or of a country Sika does not serve; `country` unknown. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["MerchantForbidden"];
+            404: components["responses"]["MerchantNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getNetwork: {
         parameters: {
             query?: never;
@@ -6853,6 +7036,46 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    predictCheckoutNetwork: {
+        parameters: {
+            query: {
+                /** @description The number typed. */
+                phone: string;
+                /** @description The country chosen on the page (ISO 3166 code). */
+                country?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The public slug of the session or link (in its page URL). */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The prediction. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success"] & {
+                        data: components["schemas"]["NetworkPrediction"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description `not_found`: no page with this slug. */
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     payCheckoutSession: {
         parameters: {
             query?: never;
@@ -7411,6 +7634,46 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["PaymentUnprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    predictLinkNetwork: {
+        parameters: {
+            query: {
+                /** @description The number typed. */
+                phone: string;
+                /** @description The country chosen on the page (ISO 3166 code). */
+                country?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The public slug of the session or link (in its page URL). */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The prediction. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success"] & {
+                        data: components["schemas"]["NetworkPrediction"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description `not_found`: no page with this slug. */
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
