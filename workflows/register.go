@@ -15,6 +15,21 @@ import (
 	"github.com/sikahq/sika/activities"
 )
 
+// StickyScheduleToStart is how long a workflow task waits on the worker's sticky queue (the
+// worker that has the workflow in its cache) before the server moves it to the normal queue,
+// where any worker replays the whole history. The SDK's 5 s made a starved machine's dev
+// server spiral: late sticky tasks timed out, came back through the normal queue as full
+// replays, which made every task later (issue 25; docs/performance.md). A worker that stops
+// hands its sticky tasks back at shutdown; one that dies leaves the tasks already on its sticky
+// queue waiting up to this long (the server sends new ones to the normal queue once nobody
+// polls the sticky one).
+const StickyScheduleToStart = 30 * time.Second
+
+// WorkerOptions are the options of the workers of TaskQueue (sika worker, sika dev, the bench).
+func WorkerOptions() worker.Options {
+	return worker.Options{StickyScheduleToStartTimeout: StickyScheduleToStart}
+}
+
 // Register puts every workflow and the activities on the worker of TaskQueue. WebhookDelivery
 // stays on it for the retries started on TaskQueue before they had a queue of their own.
 func Register(w worker.Registry, a *activities.Activities) {

@@ -188,7 +188,7 @@ func SweepOutbox(ctx context.Context, st *store.Store, c client.Client, a *activ
 	}()
 	// The retries of what the sender could not deliver run on their own task queue and worker;
 	// stopped after the sender, which may still start some.
-	retries := worker.New(c, WebhookTaskQueue(), worker.Options{})
+	retries := worker.New(c, WebhookTaskQueue(), WorkerOptions())
 	RegisterWebhookRetries(retries, a)
 	if err := retries.Start(); err != nil {
 		// The retry workflows wait, durable, in Temporal until a worker polls their queue.

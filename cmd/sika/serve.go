@@ -193,7 +193,7 @@ func runWorker(ctx context.Context, cfg Config, st *store.Store, tc client.Clien
 	if err := workflows.EnsureSchedules(ctx, tc); err != nil {
 		return err
 	}
-	w := worker.New(tc, workflows.TaskQueue, worker.Options{})
+	w := worker.New(tc, workflows.TaskQueue, workflows.WorkerOptions())
 	acts := &activities.Activities{
 		Store: st, Gateways: gateways, CallbackBaseURL: cfg.PublicURL, PushLifetime: cfg.PushLifetime,
 		WebhookGuard: webhook.Guard{AllowPrivate: cfg.WebhookAllowPrivate},

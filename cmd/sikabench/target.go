@@ -193,7 +193,7 @@ func startSelf(ctx context.Context, o options) (_ *target, err error) {
 	}, apiLn)
 	t.baseURL = publicURL + "/api/v1"
 
-	w := worker.New(rawTC, workflows.TaskQueue, worker.Options{})
+	w := worker.New(rawTC, workflows.TaskQueue, workflows.WorkerOptions())
 	acts := &activities.Activities{
 		Store: st, Gateways: router(), CallbackBaseURL: publicURL, PushLifetime: 5 * time.Minute,
 		WebhookGuard: webhook.Guard{AllowPrivate: true},
