@@ -17,6 +17,18 @@ import (
 // others for the operations of money.go.
 
 // opsByTx groups the sandbox's operations by the transaction of their attempt.
+// routedPastA reports whether none of a transaction's operations reached sandbox-a: the
+// router skipped it (its health marks it down after the 503s of 005 and 012 numbers), so a 012
+// number meets sandbox-b alone, which holds its push as 004 does.
+func routedPastA(ops []sandboxOp) bool {
+	for _, op := range ops {
+		if op.Gateway == "sandbox-a" {
+			return false
+		}
+	}
+	return true
+}
+
 func opsByTx(w *world, ops []sandboxOp) map[uuid.UUID][]sandboxOp {
 	out := map[uuid.UUID][]sandboxOp{}
 	for _, op := range ops {
@@ -472,9 +484,17 @@ func checkKeyReuse(w *world, b *book) *checkResult {
 func checkClosedPaid(w *world, ops []sandboxOp) *checkResult {
 	c := &checkResult{name: "012 'a closed attempt paid while the run is at the next gateway': kept and settled"}
 	byTx := opsByTx(w, ops)
-	atEnd, afterFailed, twice := 0, 0, 0
+	atEnd, afterFailed, twice, skipped := 0, 0, 0, 0
 	payouts, payoutsAtEnd, payoutsTwice := 0, 0, 0
 	for _, t := range w.txs {
+		if (t.typ == "RETRAIT" && suffixOf(t.recipient) == suffixClosedPaid || t.typ == "PAIEMENT" && suffixOf(t.phone) == suffixClosedPaid) &&
+			routedPastA(byTx[t.id]) {
+			// Never at sandbox-a: nothing was paid despite a 503; the final-state and money
+			// checks hold it to sandbox-b's outcome.
+			c.checked++
+			skipped++
+			continue
+		}
 		if t.typ == "RETRAIT" && suffixOf(t.recipient) == suffixClosedPaid {
 			c.checked++
 			payouts++
@@ -556,7 +576,7 @@ func checkClosedPaid(w *world, ops []sandboxOp) *checkResult {
 		c.addf("%d operator answers left unprocessed", w.pendingAnswers)
 	}
 	c.figures = fmt.Sprintf("collections: %d settled at their run's end on the kept answer, %d reconciled after FAILED, %d paid at both gateways (refund due); "+
-		"payouts: %d, %d ended SUCCESS by their run, %d paid at both gateways (PAYOUT_PAID_TWICE)",
-		atEnd, afterFailed, twice, payouts, payoutsAtEnd, payoutsTwice)
+		"payouts: %d, %d ended SUCCESS by their run, %d paid at both gateways (PAYOUT_PAID_TWICE); %d routed past sandbox-a (its health down)",
+		atEnd, afterFailed, twice, payouts, payoutsAtEnd, payoutsTwice, skipped)
 	return c
 }
