@@ -163,14 +163,34 @@ func (s *Server) PriceBatchRows(ctx context.Context, merchant uuid.UUID, env sik
 	return items, nil
 }
 
-// batchRowNetwork is the network a row pays out on: the one it names. A row without one is
-// refused as incomplete; this is where a network found from the number's numbering plan would
-// be taken instead.
-func (s *Server) batchRowNetwork(_ context.Context, row PayoutBatchRow) (string, error) {
-	if strings.TrimSpace(row.Network) == "" {
+// batchRowNetwork is the network a row pays out on: the one it names, or else the one the
+// number's numbering plan gives (sika.PredictNetwork, as GET /networks/predict/ answers) when the
+// plan is sure of it (HIGH, or MEDIUM: the prefix's operator, the number possibly ported, which
+// the operator would refuse as a definite failure that releases the item's hold). A number the
+// plan cannot place is refused with what was found, so the merchant names the network.
+func (s *Server) batchRowNetwork(ctx context.Context, row PayoutBatchRow) (string, error) {
+	if strings.TrimSpace(row.Network) != "" {
+		return row.Network, nil
+	}
+	if strings.TrimSpace(row.Phone) == "" {
 		return "", sika.FieldError("network", sika.MsgRequired)
 	}
-	return row.Network, nil
+	p, err := sika.PredictNetwork(row.Phone, row.Country)
+	if err != nil {
+		return "", sika.FieldError("network", "Required: the network could not be told from this number.")
+	}
+	networks, err := s.store.CountryNetworks(ctx, p.Country)
+	if err != nil {
+		return "", err
+	}
+	codes := make([]string, len(networks))
+	for i, n := range networks {
+		codes[i] = n.Code
+	}
+	if p = p.InCatalogue(codes); p.Network == "" || (p.Confidence != sika.ConfidenceHigh && p.Confidence != sika.ConfidenceMedium) {
+		return "", sika.FieldError("network", "Required: the network could not be told from this number with confidence; name it.")
+	}
+	return p.Network, nil
 }
 
 // addRowError adds a row's error to v: each invalid field under the row's name for it, a

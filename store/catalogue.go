@@ -69,16 +69,19 @@ func (s *Store) ListNetworks(ctx context.Context, page PageRequest) ([]sika.Netw
 // CountryNetworks returns the networks of a country (ISO code), by code; none for an unknown
 // country.
 func (s *Store) CountryNetworks(ctx context.Context, iso string) ([]sika.Network, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+networkColumns+` FROM networks
-		WHERE country_id = (SELECT id FROM countries WHERE iso_code = $1) ORDER BY code`, strings.ToUpper(iso))
-	if err != nil {
-		return nil, fmt.Errorf("list country networks: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (sika.Network, error) { return scanNetwork(r) })
-	if err != nil {
-		return nil, fmt.Errorf("scan country networks: %w", err)
-	}
-	return out, nil
+	iso = strings.ToUpper(iso)
+	return cachedRead(s, "country networks "+iso, func() ([]sika.Network, error) {
+		rows, err := s.pool.Query(ctx, `SELECT `+networkColumns+` FROM networks
+			WHERE country_id = (SELECT id FROM countries WHERE iso_code = $1) ORDER BY code`, iso)
+		if err != nil {
+			return nil, fmt.Errorf("list country networks: %w", err)
+		}
+		out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (sika.Network, error) { return scanNetwork(r) })
+		if err != nil {
+			return nil, fmt.Errorf("scan country networks: %w", err)
+		}
+		return out, nil
+	}, slices.Clone)
 }
 
 // NetworkByID returns a network, or not_found.

@@ -163,9 +163,13 @@ func startHarness(ctx context.Context, o options) (_ *harness, err error) {
 		Args: []string{"worker"}, Env: env, LogPath: filepath.Join(dir, "worker.log"), ReadyLine: "worker polling", Logger: h.log})}
 	h.apis = []*devstack.Replica{devstack.NewReplica(devstack.ReplicaOptions{Name: "api", Path: h.sikaBin,
 		Args: []string{"api"}, Env: apiEnv, LogPath: filepath.Join(dir, "api.log"), ReadyLine: "api listening", Logger: h.log})}
+	// The time before the processes start: one started before a time taken after Run would
+	// never count as ready since it (on a loaded machine the worker started first: TestChaosShort
+	// waited its two minutes for a worker that had been polling all along).
+	since := time.Now()
 	h.workers[0].Run()
 	h.apis[0].Run()
-	if err := h.awaitHealthy(ctx, time.Now(), true, 2*time.Minute); err != nil {
+	if err := h.awaitHealthy(ctx, since, true, 2*time.Minute); err != nil {
 		return nil, err
 	}
 	if h.setup, err = setUpMerchant(ctx, h, h.receiverURL); err != nil {
