@@ -101,11 +101,15 @@ func TestDashboardHomeVolume(t *testing.T) {
 	en := c.get(t, "/dashboard/", "Accept-Language", "en")
 	assert.Contains(t, en.Body, "75.0%")
 
-	// The aggregate reads the covering index, the tenancy in its condition.
+	// The aggregate reads an index with the tenancy and the window in its condition, never the
+	// whole table. Which of the two indexes that lead with (merchant_id, environment) the planner
+	// takes on a table this small depends on its statistics of the moment (in .ci/run it took
+	// transactions_network_idx once): either is bounded by the merchant.
 	plan := explain(t, `SELECT (t.created_at AT TIME ZONE 'UTC')::date, t.currency, sum(t.requested_amount)
 		FROM transactions t WHERE t.merchant_id = $1 AND t.environment = $2 AND t.created_at >= $3 GROUP BY 1, 2`,
 		acct.Merchant.ID, sika.EnvironmentTest, now.AddDate(0, 0, -29))
-	assert.Contains(t, plan, "transactions_volume_idx", plan)
+	assert.NotContains(t, plan, "Seq Scan", plan)
+	assert.Regexp(t, `(transactions_volume_idx|transactions_network_idx)[\s\S]*Cond: \(\(merchant_id = `, plan)
 }
 
 // chartJSON is what money.js reads from data-volume.
