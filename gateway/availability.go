@@ -67,9 +67,9 @@ type AvailabilityPolicy struct {
 	Window time.Duration
 	// MinSample is the fewest answers at a network before rates and latency count (default 5).
 	MinSample int
-	// FailureRate of unavailable and unanswered requests at or above which the network is
-	// degraded (default 0.25).
-	FailureRate float64
+	// FailurePercent of unavailable and unanswered requests at or above which the network is
+	// degraded (default 25), in whole percent: counts compared as integers.
+	FailurePercent int
 	// SlowAnswer: a ninetieth percentile of first answers at or above it is degraded (default
 	// 10 s; the sandbox answers in milliseconds, operators in a second or two).
 	SlowAnswer time.Duration
@@ -86,8 +86,8 @@ func (p AvailabilityPolicy) withDefaults() AvailabilityPolicy {
 	if p.MinSample == 0 {
 		p.MinSample = 5
 	}
-	if p.FailureRate == 0 {
-		p.FailureRate = 0.25
+	if p.FailurePercent == 0 {
+		p.FailurePercent = 25
 	}
 	if p.SlowAnswer == 0 {
 		p.SlowAnswer = 10 * time.Second
@@ -141,7 +141,7 @@ func (p AvailabilityPolicy) Classify(active bool, routes []RouteState, activity 
 	if down > 0 {
 		reasons = append(reasons, ReasonGatewayDown)
 	}
-	if answered >= p.MinSample && float64(failed) >= p.FailureRate*float64(answered) {
+	if answered >= p.MinSample && failed*100 >= p.FailurePercent*answered {
 		reasons = append(reasons, ReasonFailures)
 	}
 	if slow {

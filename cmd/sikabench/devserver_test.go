@@ -22,9 +22,6 @@ import (
 // behaviour, not a speed target: the bound is far above what a sound run needs on a loaded
 // machine (see docs/performance.md).
 func TestDevServerKeepsUp(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a 20 s load on a dev server of its own")
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	o := options{self: true, namespace: "default", tick: time.Second, acceptRate: 60, temporalFile: true,
