@@ -63,6 +63,9 @@ deps:
 SIKA_TEST_ARTIFACTS ?= $(CURDIR)/.sika/test-artifacts
 test: deps build temporal-cli temporal-server temporal-ui
 	SIKA_TEST_ARTIFACTS=$(SIKA_TEST_ARTIFACTS) $(BIN)/sika stack -- $(GO) test -count=1 -p 2 -timeout 12m ./...
+	@# The stall guard loads its own dev server at 30 payments/s: alone, so that it neither starves
+	@# the other packages' shared dev server nor is starved by them.
+	SIKA_LOAD_GUARD=1 $(BIN)/sika stack -- $(GO) test -count=1 -timeout 10m -run '^TestDevServerKeepsUp$$' ./cmd/sikabench
 
 ## bench: one report on an in-process stack, a few minutes: the Postgres ceiling (pgbench), collections, payouts,
 ## webhooks and the CSV export; then scaling on a Temporal cluster (1+1 and 2+2 replicas against the bare-workflow

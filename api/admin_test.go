@@ -21,7 +21,7 @@ func TestSupportTooling(t *testing.T) {
 	// The attempt is recorded before it is sent: wait for the sandbox to have the push.
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		assert.NotEmpty(c, ps.operations(ps.detail(t, acct, p.ID)))
-	}, 10*time.Second, 20*time.Millisecond)
+	}, settle, 20*time.Millisecond)
 
 	r := ps.call(t, "GET", "/api/v1/admin/transactions/stuck/?older_than=0s", nil, bearer(acct.Token)...)
 	assert.Equal(t, 403, r.Status)

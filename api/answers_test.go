@@ -48,7 +48,7 @@ func closedAttemptPaid(t *testing.T, ps *paymentStack, acct *account, payout boo
 			}
 			assert.Equal(c, 1, atB, "sandbox-b has the push")
 		}
-	}, 15*time.Second, 20*time.Millisecond, "the run is at sandbox-b")
+	}, settle, 20*time.Millisecond, "the run is at sandbox-b")
 	// The 503 is this test's doing: the package's router, shared by every test, must not take
 	// sandbox-a for down (three in a row trip it) and route the other tests' payments elsewhere.
 	ps.acts.Gateways.Observe("sandbox-a", nil)
@@ -68,7 +68,7 @@ func closedAttemptPaid(t *testing.T, ps *paymentStack, acct *account, payout boo
 		assert.NoError(c, testStore.Pool().QueryRow(t.Context(),
 			`SELECT count(*) FROM operator_answers WHERE attempt_id = $1 AND status = 'SUCCESS'`, first.ID).Scan(&kept))
 		assert.Positive(c, kept, "kept while the run is at sandbox-b")
-	}, 10*time.Second, 20*time.Millisecond)
+	}, settle, 20*time.Millisecond)
 	// The row is committed before the handler answers: the sandbox counts the 2xx a moment later.
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		for _, op := range ps.sandbox.Operations() {
@@ -76,7 +76,7 @@ func closedAttemptPaid(t *testing.T, ps *paymentStack, acct *account, payout boo
 				assert.Positive(c, op.CallbacksSent, "the callback was answered 2xx, after it was kept")
 			}
 		}
-	}, 10*time.Second, 20*time.Millisecond)
+	}, settle, 20*time.Millisecond)
 	assert.Equal(t, sika.StatusPending, ps.detail(t, acct, id).Status, "the run still decides")
 	return id, first, second
 }
@@ -144,7 +144,7 @@ func TestASignedSuccessOfAClosedAttemptIsNeverDropped(t *testing.T) {
 				assert.Equal(c, store.FlagRefundDue, flags[0].Kind)
 				assert.Equal(c, first.ID, *flags[0].Attempt)
 			}
-		}, 10*time.Second, 50*time.Millisecond)
+		}, settle, 50*time.Millisecond)
 		assert.Equal(t, sika.FormatAmount(d.NetAmount.Mul(dec("2"))), sika.FormatAmount(ps.balances(t, acct)[0].AvailableAmount.Decimal),
 			"both payments are in the wallet, one due back to the customer")
 	})
@@ -163,6 +163,6 @@ func TestASignedSuccessOfAClosedAttemptIsNeverDropped(t *testing.T) {
 				assert.Equal(c, store.FlagPayoutPaidTwice, flags[0].Kind)
 				assert.Equal(c, first.ID, *flags[0].Attempt)
 			}
-		}, 10*time.Second, 50*time.Millisecond)
+		}, settle, 50*time.Millisecond)
 	})
 }

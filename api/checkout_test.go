@@ -415,7 +415,7 @@ func TestCheckoutSessionLatePayments(t *testing.T) {
 		r.data(t, &p)
 		require.EventuallyWithT(t, func(ct *assert.CollectT) {
 			assert.Equal(ct, sika.CheckoutExpired, ps.session(t, acct, c.ID).Status)
-		}, 10*time.Second, 50*time.Millisecond, "the expiry workflow expires the session")
+		}, settle, 50*time.Millisecond, "the expiry workflow expires the session")
 		r = ps.call(t, "POST", "/api/v1/checkout/"+c.Slug+"/confirm-otp/", map[string]any{"transaction": p.ID, "otp": sandbox.ValidOTP})
 		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 		assert.Equal(t, sika.StatusSuccess, ps.final(t, acct, p.ID, 10*time.Second).Status)
@@ -430,7 +430,7 @@ func TestCheckoutSessionExpires(t *testing.T) {
 	c := ps.newSession(t, acct, map[string]any{"expires_at": time.Now().Add(1500 * time.Millisecond).UTC().Format(time.RFC3339Nano)})
 	require.EventuallyWithT(t, func(ct *assert.CollectT) {
 		assert.Equal(ct, sika.CheckoutExpired, ps.session(t, acct, c.ID).Status)
-	}, 10*time.Second, 50*time.Millisecond)
+	}, settle, 50*time.Millisecond)
 	assert.Equal(t, map[string]int{"checkout_session.expired": 1}, sessionEvents(t, c.ID))
 	r := ps.hostedPay(t, c, map[string]any{"network": "MTN_BJ", "country": "BJ", "customer_phone": "97000123"})
 	assert.Equal(t, http.StatusConflict, r.Status)

@@ -49,7 +49,7 @@ func refundAttempt(t *testing.T, ps *paymentStack, acct *account, id uuid.UUID) 
 			}
 			assert.True(c, sent, "the sandbox has the refund")
 		}
-	}, 10*time.Second, 20*time.Millisecond)
+	}, settle, 20*time.Millisecond)
 	return a
 }
 

@@ -83,7 +83,7 @@ func TestMetricsCountAWebhookDelivery(t *testing.T) {
 	before := metricstest.Scrape(t, ps.url+"/metrics")
 	p := ps.pay(t, acct, benin("97000123"))
 	ps.final(t, acct, p.ID, 15*time.Second)
-	require.Eventually(t, func() bool { return rc.deliveredCount() >= 2 }, 15*time.Second, 50*time.Millisecond,
+	require.Eventually(t, func() bool { return rc.deliveredCount() >= 2 }, settle, 50*time.Millisecond,
 		"transaction.pending and transaction.succeeded delivered")
 	after := metricstest.Scrape(t, ps.url+"/metrics")
 	assert.GreaterOrEqual(t, after.Sum("sika_webhook_deliveries_total", "outcome", "delivered")-before.Sum("sika_webhook_deliveries_total", "outcome", "delivered"), 2.0)
@@ -134,7 +134,7 @@ func TestOneTraceFromRequestToGatewayCall(t *testing.T) {
 		assert.Contains(c, names, "RunWorkflow:Payment")
 		assert.Contains(c, names, "RunActivity:StartCollection")
 		assert.Contains(c, names, "gateway.collect")
-	}, 10*time.Second, 50*time.Millisecond)
+	}, settle, 50*time.Millisecond)
 	// The gateway call is a child of the activity that made it.
 	byID := map[string]sdktrace.ReadOnlySpan{}
 	for _, s := range rec.Ended() {

@@ -264,7 +264,7 @@ func TestVerifyPayout(t *testing.T) {
 	r.data(t, &p)
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		assert.NotEmpty(c, ps.detail(t, acct, p.ID).Attempts)
-	}, 5*time.Second, 20*time.Millisecond)
+	}, settle, 20*time.Millisecond)
 	attempt := ps.detail(t, acct, p.ID).Attempts[0]
 	resp, err := http.Post(ps.sandboxURL()+"/sandbox/pushes/"+attempt.ID.String()+"/approve", "application/json", nil)
 	require.NoError(t, err)

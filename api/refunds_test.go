@@ -180,7 +180,7 @@ func TestRefundDeclinedReleasesItsHold(t *testing.T) {
 		d := ps.detail(t, acct, rf.ID)
 		require.Len(c, d.Attempts, 1)
 		attempt = d.Attempts[0]
-	}, 10*time.Second, 20*time.Millisecond)
+	}, settle, 20*time.Millisecond)
 	resp, err := http.Post(ps.sandboxURL()+"/sandbox/pushes/"+attempt.ID.String()+"/decline", "application/json", nil)
 	require.NoError(t, err)
 	resp.Body.Close()

@@ -169,7 +169,7 @@ func TestStreamsAreCappedAcrossReplicas(t *testing.T) {
 		require.NoError(c, err)
 		defer resp.Body.Close()
 		assert.Equal(c, http.StatusOK, resp.StatusCode, "the closed stream's place is free")
-	}, 10*time.Second, 100*time.Millisecond)
+	}, settle, 100*time.Millisecond)
 }
 
 // openStreamCtx is openStream ended by ctx.

@@ -449,7 +449,7 @@ func sweepStreams(t *testing.T, ts *testServer, a, b *account, f *sweepFixture) 
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		assert.NoError(c, testStore.Pool().QueryRow(t.Context(), `SELECT id FROM api_request_logs WHERE merchant_id = $1 AND environment = 'LIVE'
 			ORDER BY id LIMIT 1`, a.Merchant.ID).Scan(&aLog))
-	}, 10*time.Second, 100*time.Millisecond, "A's requests are logged")
+	}, settle, 100*time.Millisecond, "A's requests are logged")
 	// An events stream must not carry A's objects; a request-log stream carries the caller's own
 	// requests (B's probes name A's ids in their paths), so there A's requests are what must
 	// not come: their request ids and A's keys.
