@@ -45,20 +45,30 @@ func (t TransactionType) FlowDirection() Direction {
 type TransactionStatus string
 
 // Transaction statuses. CANCELLED exists in the data model but no flow reaches it.
+// AWAITING_APPROVAL is a payout over the merchant's approval threshold: its money is held and
+// nothing is sent until a second member approves it (it then becomes PENDING); rejected or
+// not approved in time it ends FAILED (approval_rejected, approval_expired).
 const (
-	StatusPending   TransactionStatus = "PENDING"
-	StatusSuccess   TransactionStatus = "SUCCESS"
-	StatusFailed    TransactionStatus = "FAILED"
-	StatusCancelled TransactionStatus = "CANCELLED"
+	StatusAwaitingApproval TransactionStatus = "AWAITING_APPROVAL"
+	StatusPending          TransactionStatus = "PENDING"
+	StatusSuccess          TransactionStatus = "SUCCESS"
+	StatusFailed           TransactionStatus = "FAILED"
+	StatusCancelled        TransactionStatus = "CANCELLED"
+)
+
+// The failure codes of a payout that waited for approval and was not sent.
+const (
+	FailureApprovalRejected = "approval_rejected"
+	FailureApprovalExpired  = "approval_expired"
 )
 
 // Valid reports whether s is a known status.
 func (s TransactionStatus) Valid() bool {
-	return s == StatusPending || s == StatusSuccess || s == StatusFailed || s == StatusCancelled
+	return s == StatusAwaitingApproval || s == StatusPending || s == StatusSuccess || s == StatusFailed || s == StatusCancelled
 }
 
 // Final reports whether s ends the transaction (a FAILED payment may still be retried).
-func (s TransactionStatus) Final() bool { return s != StatusPending }
+func (s TransactionStatus) Final() bool { return s != StatusPending && s != StatusAwaitingApproval }
 
 // Trigger says who caused a status change.
 type Trigger string

@@ -28,11 +28,15 @@ type PaymentInput struct {
 type PaymentPlan struct {
 	// Proceed is false when the transaction is no longer PENDING in this run (a duplicate start
 	// from the outbox, or a run replaced by a retry): the run ends without touching anything.
-	Proceed      bool
-	Gateways     []gateway.Candidate
-	OTPKind      sika.OTPKind
-	Redirect     bool
-	PushLifetime time.Duration
+	Proceed bool
+	// AwaitApprovalUntil is set on a payout that waits for a second member's approval
+	// (AWAITING_APPROVAL, Proceed false): the run waits for the decision until then, when the
+	// approval expires (ExpirePayoutApproval), and prepares again.
+	AwaitApprovalUntil *time.Time
+	Gateways           []gateway.Candidate
+	OTPKind            sika.OTPKind
+	Redirect           bool
+	PushLifetime       time.Duration
 }
 
 // PreparePayment reads the transaction and orders its gateways.
@@ -40,6 +44,13 @@ func (a *Activities) PreparePayment(ctx context.Context, in PaymentInput) (Payme
 	t, err := a.Store.Transaction(ctx, in.TransactionID)
 	if err != nil {
 		return PaymentPlan{}, fmt.Errorf("prepare payment: %w", err)
+	}
+	if t.Status == sika.StatusAwaitingApproval && t.Run == in.Run {
+		approval, err := a.Store.PayoutApprovalOf(ctx, t.ID)
+		if err != nil {
+			return PaymentPlan{}, fmt.Errorf("prepare payment: %w", err)
+		}
+		return PaymentPlan{AwaitApprovalUntil: &approval.ExpiresAt}, nil
 	}
 	if t.Status != sika.StatusPending || t.Run != in.Run {
 		return PaymentPlan{}, nil

@@ -42,3 +42,9 @@ func (a *Activities) EndPayoutBatch(ctx context.Context, batch uuid.UUID) (sika.
 func (a *Activities) ExpirePayoutBatch(ctx context.Context, batch uuid.UUID) (store.PayoutBatchState, error) {
 	return a.Store.ExpirePayoutBatch(ctx, batch)
 }
+
+// ExpirePayoutApproval ends a payout whose approval window has passed without a decision
+// (store.ExpirePayoutApproval) and answers its status.
+func (a *Activities) ExpirePayoutApproval(ctx context.Context, transaction uuid.UUID) (sika.TransactionStatus, error) {
+	return a.Store.ExpirePayoutApproval(ctx, transaction)
+}

@@ -497,6 +497,8 @@ func TestDashboardTenancySweep(t *testing.T) {
 		{"GET", "/dashboard/transactions/{id}/invoice/", "/dashboard/transactions/" + own.ID.String() + "/invoice/", nil},
 		{"POST", "/dashboard/transactions/{id}/verify/", "/dashboard/transactions/" + own.ID.String() + "/verify/", url.Values{}},
 		{"POST", "/dashboard/transactions/{id}/retry/", "/dashboard/transactions/" + own.ID.String() + "/retry/", url.Values{"idempotency_key": {"k"}}},
+		{"POST", "/dashboard/transactions/{id}/approve/", "/dashboard/transactions/" + own.ID.String() + "/approve/", url.Values{}},
+		{"POST", "/dashboard/transactions/{id}/reject/", "/dashboard/transactions/" + own.ID.String() + "/reject/", url.Values{}},
 		{"POST", "/dashboard/transactions/{id}/refund/preview/", "/dashboard/transactions/" + own.ID.String() + "/refund/preview/", url.Values{"amount": {"1"}}},
 		{"POST", "/dashboard/transactions/{id}/refund/", "/dashboard/transactions/" + own.ID.String() + "/refund/", url.Values{"amount": {"1"}, "idempotency_key": {"k"}}},
 		{"GET", "/dashboard/payment-links/", "/dashboard/payment-links/", nil},

@@ -76,7 +76,7 @@ func (ps *paymentStack) final(t *testing.T, acct *account, id uuid.UUID, within 
 	var d sika.TransactionDetail
 	if !assert.EventuallyWithT(t, func(c *assert.CollectT) {
 		d = ps.detail(t, acct, id)
-		assert.NotEqual(c, sika.StatusPending, d.Status)
+		assert.True(c, d.Status.Final(), "status %s", d.Status)
 	}, within, 50*time.Millisecond, "transaction %s still PENDING", id) {
 		ps.explainPending(t, id)
 		t.FailNow()

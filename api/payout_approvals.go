@@ -1,14 +1,18 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"strings"
 
+	"github.com/google/uuid"
+
 	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/store"
+	"github.com/sikahq/sika/workflows"
 )
 
-// batchDecisionRequest is the body of a batch's approve/ and reject/.
+// batchDecisionRequest is the body of a payout's or a batch's approve/ and reject/.
 type batchDecisionRequest struct {
 	Note string `json:"note"`
 }
@@ -27,7 +31,43 @@ func (s *Server) rejectPayoutBatch(w http.ResponseWriter, r *http.Request) error
 }
 
 func (s *Server) decidePayoutBatch(w http.ResponseWriter, r *http.Request, approve bool) error {
-	id, err := pathUUID(r, "id", "Payout batch")
+	return decideApproval(w, r, "Payout batch", func(ctx context.Context, merchant uuid.UUID, env sika.Environment, id, member uuid.UUID, note string) (sika.PayoutBatch, error) {
+		b, err := s.store.DecidePayoutBatch(ctx, merchant, env, id, member, approve, note)
+		if err == nil {
+			s.signalPayoutBatch(ctx, id)
+		}
+		return b, err
+	})
+}
+
+// approvePayout is a second member's approval of a payout over the merchant's threshold: it
+// becomes PENDING and its workflow sends it. Dashboard only, as for batches.
+func (s *Server) approvePayout(w http.ResponseWriter, r *http.Request) error {
+	return s.decidePayout(w, r, true)
+}
+
+// rejectPayout refuses a payout that waits for approval: it ends FAILED approval_rejected and its
+// hold is released.
+func (s *Server) rejectPayout(w http.ResponseWriter, r *http.Request) error {
+	return s.decidePayout(w, r, false)
+}
+
+func (s *Server) decidePayout(w http.ResponseWriter, r *http.Request, approve bool) error {
+	return decideApproval(w, r, "Payout", func(ctx context.Context, merchant uuid.UUID, env sika.Environment, id, member uuid.UUID, note string) (sika.Transaction, error) {
+		t, err := s.store.DecidePayout(ctx, merchant, env, id, member, approve, note)
+		if err == nil {
+			s.signalPayoutApproval(ctx, id)
+		}
+		return t, err
+	})
+}
+
+// decideApproval reads a decision on something that waits for a second member (the path's id,
+// an optional note of at most 500 characters), has decide record it for the member calling and
+// answers what decide returns.
+func decideApproval[T any](w http.ResponseWriter, r *http.Request, what string,
+	decide func(ctx context.Context, merchant uuid.UUID, env sika.Environment, id, member uuid.UUID, note string) (T, error)) error {
+	id, err := pathUUID(r, "id", what)
 	if err != nil {
 		return err
 	}
@@ -42,14 +82,24 @@ func (s *Server) decidePayoutBatch(w http.ResponseWriter, r *http.Request, appro
 	}
 	ctx := r.Context()
 	merchant, env := tenant(ctx)
-	p := principalFrom(ctx)
-	b, err := s.store.DecidePayoutBatch(ctx, merchant, env, id, p.Member.ID, approve, strings.TrimSpace(req.Note))
+	out, err := decide(ctx, merchant, env, id, principalFrom(ctx).Member.ID, strings.TrimSpace(req.Note))
 	if err != nil {
 		return err
 	}
-	s.signalPayoutBatch(ctx, id)
-	writeData(w, http.StatusOK, b)
+	writeData(w, http.StatusOK, out)
 	return nil
+}
+
+// signalPayoutApproval wakes a payout's workflow after a decision; a lost signal only delays it
+// until its next periodic read.
+func (s *Server) signalPayoutApproval(ctx context.Context, id uuid.UUID) {
+	if s.cfg.Temporal == nil {
+		return
+	}
+	if err := s.cfg.Temporal.SignalWorkflow(context.WithoutCancel(ctx), workflows.PayoutWorkflowID(id), "",
+		workflows.SignalPayoutApprovalDecided, nil); err != nil {
+		logFrom(ctx).Warn("signal payout workflow", "transaction", id, "err", err)
+	}
 }
 
 // teamMemberRequest is the body of POST /team-members/.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -151,4 +152,106 @@ func TestPayoutBatchApprovalBySecondMember(t *testing.T) {
 	available, pending = walletFigures(ps.wallet(t, acct))
 	assert.Equal(t, "12000.00", available, "20,000 − 2,000 − 6,000 paid; the rejected 6,000 released")
 	assert.Equal(t, "0.00", pending)
+}
+
+// TestPayoutApprovalBySecondMember: over the merchant's threshold a single payout waits
+// AWAITING_APPROVAL, its money held and nothing sent; its creator, an API key and a viewer may
+// not approve it, a second member may, and it is then sent. A rejected payout, and one nobody
+// approves in time, end FAILED (approval_rejected, approval_expired) with their hold released.
+func TestPayoutApprovalBySecondMember(t *testing.T) {
+	ps := payments(t)
+	acct := ps.newAccount(t, true)
+	whitelistLoopback(t, acct, sika.EnvironmentTest)
+	fund(t, acct, "BJ", "MTN_BJ", "50000")
+	_, admin := ps.teammate(t, acct, sika.RoleAdmin)
+	_, viewer := ps.teammate(t, acct, sika.RoleViewer)
+	owner := acct.dashboard(sika.EnvironmentTest)
+	r := ps.call(t, "PATCH", "/api/v1/merchant-settings/", map[string]any{"payout_approval_threshold": "5000", "approval_window_hours": 2}, owner...)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	create := func(amount string, headers ...string) sika.Transaction {
+		t.Helper()
+		body := payoutBody("97000123")
+		body["amount"] = amount
+		r := ps.call(t, "POST", "/api/v1/payouts/initialize/", body, headers...)
+		require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+		var tx sika.Transaction
+		r.data(t, &tx)
+		return tx
+	}
+	held := func() string { _, pending := walletFigures(ps.wallet(t, acct)); return pending }
+
+	small := create("1000", acct.key(sika.EnvironmentTest, sika.ScopePayout)...)
+	assert.Equal(t, sika.StatusPending, small.Status, "under the threshold: no approval")
+	assert.Equal(t, sika.StatusSuccess, ps.final(t, acct, small.ID, 60*time.Second).Status)
+
+	// Requested from the owner's dashboard session: 6,000 > 5,000.
+	big := create("6000", owner...)
+	require.Equal(t, sika.StatusAwaitingApproval, big.Status)
+	assert.Equal(t, sika.FormatAmount(big.DebitedAmount.Decimal), held(), "what waits holds its money")
+	time.Sleep(2 * time.Second)
+	d := ps.detail(t, acct, big.ID)
+	assert.Equal(t, sika.StatusAwaitingApproval, d.Status, "nothing is sent before the approval")
+	assert.Empty(t, d.Attempts)
+	require.Len(t, d.StatusLogs, 1)
+	assert.Contains(t, d.StatusLogs[0].Reason, "approval threshold of 5000.00 XOF")
+
+	path := "/api/v1/payouts/" + big.ID.String()
+	r = ps.call(t, "POST", path+"/approve/", nil, owner...)
+	require.Equal(t, http.StatusForbidden, r.Status, "%s", r.Body)
+	assert.Equal(t, "self_approval_forbidden", r.code())
+	r = ps.call(t, "POST", path+"/approve/", nil, acct.key(sika.EnvironmentTest, sika.ScopeBoth)...)
+	require.Equal(t, http.StatusForbidden, r.Status, "%s", r.Body)
+	assert.Equal(t, "dashboard_only", r.code())
+	r = ps.call(t, "POST", path+"/approve/", nil, viewer...)
+	require.Equal(t, http.StatusForbidden, r.Status, "%s", r.Body)
+	assert.Equal(t, "role_forbidden", r.code())
+	r = ps.call(t, "POST", "/api/v1/payouts/"+small.ID.String()+"/approve/", nil, admin...)
+	require.Equal(t, http.StatusConflict, r.Status, "%s", r.Body)
+	assert.Equal(t, "not_awaiting_approval", r.code())
+	r = ps.call(t, "POST", path+"/approve/", map[string]string{"note": "checked the invoice"}, admin...)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	var approved sika.Transaction
+	r.data(t, &approved)
+	assert.Equal(t, sika.StatusPending, approved.Status)
+	r = ps.call(t, "POST", path+"/reject/", nil, admin...)
+	assert.Equal(t, http.StatusConflict, r.Status, "%s", r.Body)
+	assert.Equal(t, "not_awaiting_approval", r.code())
+	sent := ps.final(t, acct, big.ID, 60*time.Second)
+	assert.Equal(t, sika.StatusSuccess, sent.Status)
+	require.GreaterOrEqual(t, len(sent.StatusLogs), 3)
+	assert.Equal(t, sika.StatusAwaitingApproval, *sent.StatusLogs[1].FromStatus)
+	assert.Contains(t, sent.StatusLogs[1].Reason, "checked the invoice")
+	assert.Equal(t, "0.00", held())
+
+	// By API key there is no member behind it: the owner may decide it. Rejected, it fails and
+	// its hold is released.
+	byKey := create("7000", acct.key(sika.EnvironmentTest, sika.ScopePayout)...)
+	require.Equal(t, sika.StatusAwaitingApproval, byKey.Status)
+	r = ps.call(t, "POST", "/api/v1/payouts/"+byKey.ID.String()+"/reject/", map[string]string{"note": "unknown beneficiary"}, owner...)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	var rejected sika.Transaction
+	r.data(t, &rejected)
+	assert.Equal(t, sika.StatusFailed, rejected.Status)
+	assert.Equal(t, sika.FailureApprovalRejected, rejected.FailureCode)
+	assert.Equal(t, "0.00", held(), "the rejected payout's hold is released")
+	assert.Empty(t, ps.detail(t, acct, byKey.ID).Attempts, "a rejected payout never reached an operator")
+
+	// Not approved in time: its workflow ends it at the approval's end.
+	late := create("8000", acct.key(sika.EnvironmentTest, sika.ScopePayout)...)
+	require.Equal(t, sika.StatusAwaitingApproval, late.Status)
+	_, err := testStore.Pool().Exec(context.Background(), `UPDATE payout_approvals SET expires_at = now() - interval '1 second' WHERE transaction_id = $1`, late.ID)
+	require.NoError(t, err)
+	r = ps.call(t, "POST", "/api/v1/payouts/"+late.ID.String()+"/approve/", nil, admin...)
+	require.Equal(t, http.StatusConflict, r.Status, "%s", r.Body)
+	assert.Equal(t, "not_awaiting_approval", r.code())
+	// Wake its workflow (which may have read the past expiry by itself and ended already).
+	_ = ps.temporal.SignalWorkflow(context.Background(), "payout:"+late.ID.String(), "", "payout-approval-decided", nil)
+	expired := ps.final(t, acct, late.ID, 60*time.Second)
+	assert.Equal(t, sika.StatusFailed, expired.Status)
+	assert.Equal(t, sika.FailureApprovalExpired, expired.FailureCode)
+	assert.Equal(t, sika.TriggerSystem, expired.StatusLogs[len(expired.StatusLogs)-1].TriggeredBy)
+	assert.Equal(t, "0.00", held())
+	available, _ := walletFigures(ps.wallet(t, acct))
+	assert.Equal(t, sika.FormatAmount(decimal.RequireFromString("50000").Sub(small.DebitedAmount.Decimal).Sub(big.DebitedAmount.Decimal)), available,
+		"only the two payouts sent left the wallet")
 }

@@ -3,8 +3,10 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"go.temporal.io/sdk/client"
@@ -66,9 +68,12 @@ func (s *Server) initializePayout(w http.ResponseWriter, r *http.Request) error 
 		Metadata: metadata, FeeChargeMode: fees.Mode,
 	}
 	key, fingerprint := idempotencyFrom(r)
-	t, outboxID, created, err := s.store.CreatePayout(ctx, store.NewTransaction{
-		Transaction: t, IdempotencyKey: key, Fingerprint: fingerprint, Reason: "Payout requested",
-	}, workflows.PayoutStart(activities.PaymentInput{TransactionID: id, Run: 1}))
+	nt := store.NewTransaction{Transaction: t, IdempotencyKey: key, Fingerprint: fingerprint, Reason: "Payout requested"}
+	if nt.Approval = s.payoutApproval(ctx, p); nt.Approval != nil {
+		nt.Reason = fmt.Sprintf("Payout requested over the approval threshold of %s %s: waits for a second member's approval until %s",
+			sika.FormatAmount(nt.Approval.Threshold), country.DefaultCurrency, nt.Approval.ExpiresAt.Format(time.RFC3339))
+	}
+	t, outboxID, created, err := s.store.CreatePayout(ctx, nt, workflows.PayoutStart(activities.PaymentInput{TransactionID: id, Run: 1}))
 	if err != nil {
 		return err
 	}
@@ -86,6 +91,25 @@ type payoutPlan struct {
 	recipient string
 	metadata  json.RawMessage
 	fees      sika.Fees
+	settings  sika.MerchantSettings
+}
+
+// payoutApproval is the approval a payout must wait for, or nil: the merchant's settings have a
+// threshold and what leaves the wallet (fees included, the rule of batches) is over it. The
+// caller asking (a member, who may then not approve it, or an API key) is recorded.
+func (s *Server) payoutApproval(ctx context.Context, p payoutPlan) *store.NewPayoutApproval {
+	threshold := p.settings.PayoutApprovalThreshold
+	if threshold == nil || !p.fees.DebitedAmount.GreaterThan(threshold.Decimal) {
+		return nil
+	}
+	a := &store.NewPayoutApproval{Threshold: threshold.Decimal,
+		ExpiresAt: s.cfg.Now().UTC().Add(time.Duration(p.settings.ApprovalWindowHours) * time.Hour)}
+	if by := principalFrom(ctx); by != nil && by.Member != nil {
+		a.CreatedByMember = &by.Member.ID
+	} else if by != nil {
+		a.CreatedByAPIKey = &by.APIKeyID
+	}
+	return a
 }
 
 // pricePayout is the one rule of what a payout costs: it validates the request (amount,
@@ -135,7 +159,7 @@ func (s *Server) pricePayout(ctx context.Context, merchant uuid.UUID, env sika.E
 		return p, sika.Errorf(sika.CodeAmountOutOfRange, "%s pays out from %s to %s %s.", network.Code,
 			sika.FormatAmount(network.MinAmount), sika.FormatAmount(network.MaxAmount), country.DefaultCurrency)
 	}
-	return payoutPlan{country: country, network: network, recipient: recipient, metadata: metadata, fees: fees}, nil
+	return payoutPlan{country: country, network: network, recipient: recipient, metadata: metadata, fees: fees, settings: settings}, nil
 }
 
 // quotePayout prices a payout the dashboard is about to send (dashboard.Config.QuotePayout),

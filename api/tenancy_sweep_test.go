@@ -125,6 +125,8 @@ var sweepBodies = map[string]any{
 	"POST /admin/merchants/{id}/suspend/":         map[string]string{},
 	"POST /admin/merchants/{id}/unsuspend/":       map[string]string{},
 	"POST /merchant-kyc/{id}/documents/":          nil, // filled with A's uploaded file below
+	"POST /payouts/{id}/approve/":                 map[string]string{"note": "ok"},
+	"POST /payouts/{id}/reject/":                  map[string]string{"note": "no"},
 	"POST /payout-batches/{id}/approve/":          map[string]string{"note": "ok"},
 	"POST /payout-batches/{id}/reject/":           map[string]string{"note": "no"},
 }

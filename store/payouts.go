@@ -16,10 +16,14 @@ import (
 // and the outbox row of its workflow, all in one Postgres transaction. The wallet row is locked
 // while the balance is checked, so concurrent payouts can never overdraw it: a wallet that
 // cannot cover the amount answers 422 insufficient_balance, a frozen one 422 wallet_frozen, and
-// nothing is written.
+// nothing is written. A payout with an Approval is recorded AWAITING_APPROVAL, held the same
+// way, with its approval row (payout_approvals) in the same transaction.
 func (s *Store) CreatePayout(ctx context.Context, nt NewTransaction, start WorkflowStart) (sika.Transaction, int64, bool, error) {
 	return s.createTransaction(ctx, nt, start, func(tx pgx.Tx, t sika.Transaction) error {
-		return hold(ctx, tx, t, nil)
+		if err := hold(ctx, tx, t, nil); err != nil {
+			return err
+		}
+		return insertPayoutApproval(ctx, tx, t, nt.Approval)
 	})
 }
 

@@ -48,6 +48,7 @@ var enumColumns = map[string]string{
 	"operator_answers.outcome":             "store.ReconcileOutcome",
 	"operator_answers.status":              "store.AnswerStatus",
 	"payment_links.amount_type":            "sika.AmountType",
+	"payout_approvals.decision":            "store.ApprovalDecision",
 	"payout_batches.status":                "sika.PayoutBatchStatus",
 	"payout_batch_items.status":            "store.BatchItemState",
 	"payout_batch_items.fee_charge_mode":   "sika.FeeChargeMode",

@@ -25,7 +25,7 @@ func (s *Store) OperationalState(ctx context.Context) (telemetry.State, error) {
 	rows, err := s.pool.Query(ctx, `SELECT w.currency, w.environment, w.held, coalesce(p.n, 0)
 		FROM (SELECT currency, environment, sum(pending_amount) AS held FROM wallets GROUP BY currency, environment) w
 		LEFT JOIN (SELECT currency, environment, count(*) AS n FROM transactions
-			WHERE status = 'PENDING' AND flow_direction = 'OUTBOUND' GROUP BY currency, environment) p
+			WHERE status IN ('PENDING', 'AWAITING_APPROVAL') AND flow_direction = 'OUTBOUND' GROUP BY currency, environment) p
 			ON p.currency = w.currency AND p.environment = w.environment
 		ORDER BY w.currency, w.environment`)
 	if err != nil {

@@ -145,6 +145,9 @@ type NewTransaction struct {
 	// Flag, on a refund, is the REFUND_DUE flag it is issued for: the flag closes when the
 	// refund succeeds.
 	Flag *uuid.UUID
+	// Approval, on a payout over the merchant's approval threshold, makes it AWAITING_APPROVAL
+	// (its money held, nothing sent) until a second member decides (DecidePayout).
+	Approval *NewPayoutApproval
 }
 
 // CreateTransaction inserts a PENDING transaction, its first status log (from null, CLIENT) and
@@ -189,9 +192,9 @@ func (s *Store) createTransaction(ctx context.Context, nt NewTransaction, start 
 	return t, outboxID, true, nil
 }
 
-// insertTransaction writes a PENDING transaction, its first status log (from null, CLIENT) and
-// its events in the caller's Postgres transaction; an idempotency key already taken answers
-// errDuplicateKey.
+// insertTransaction writes a PENDING transaction (AWAITING_APPROVAL when it waits for an
+// approval), its first status log (from null, CLIENT) and its events in the caller's Postgres
+// transaction; an idempotency key already taken answers errDuplicateKey.
 func insertTransaction(ctx context.Context, tx pgx.Tx, nt NewTransaction) (sika.Transaction, error) {
 	t := nt.Transaction
 	metadata := []byte(t.Metadata)
@@ -211,12 +214,16 @@ func insertTransaction(ctx context.Context, tx pgx.Tx, nt NewTransaction) (sika.
 	if t.OriginalAmount != nil {
 		origAmount = &t.OriginalAmount.Decimal
 	}
+	status := sika.StatusPending
+	if nt.Approval != nil {
+		status = sika.StatusAwaitingApproval
+	}
 	row := tx.QueryRow(ctx, `INSERT INTO transactions AS t (id, reference, merchant_id, environment, transaction_type, status,
 			requested_amount, client_fee, debited_amount, gateway_fee, platform_fee, net_amount, currency,
 			original_amount, original_currency, exchange_rate, country, network_id, network, customer_name, customer_email,
 			customer_phone, recipient, description, metadata, fee_charge_mode, checkout_session_id, payment_link_id,
 			otp, idempotency_key, idempotency_fingerprint, refunded_transaction_id, refund_via)
-		VALUES ($1, $2, $3, $4, $5, 'PENDING', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, NULLIF($17, '00000000-0000-0000-0000-000000000000'::uuid), $18, $19, $20,
+		VALUES ($1, $2, $3, $4, $5, $33, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, NULLIF($17, '00000000-0000-0000-0000-000000000000'::uuid), $18, $19, $20,
 			$21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, NULLIF($32, ''))
 		ON CONFLICT (merchant_id, environment, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
 		RETURNING `+transactionColumns,
@@ -224,7 +231,7 @@ func insertTransaction(ctx context.Context, tx pgx.Tx, nt NewTransaction) (sika.
 		t.DebitedAmount.Decimal, t.GatewayFee.Decimal, t.PlatformFee.Decimal, t.NetAmount.Decimal, t.Currency,
 		origAmount, t.OriginalCurrency, t.ExchangeRate, t.Country, t.NetworkID, t.Network, t.CustomerName,
 		t.CustomerEmail, t.CustomerPhone, t.Recipient, t.Description, metadata, t.FeeChargeMode, t.CheckoutSession,
-		t.PaymentLink, otp, key, fingerprint, t.RefundedTransaction, string(nt.RefundVia))
+		t.PaymentLink, otp, key, fingerprint, t.RefundedTransaction, string(nt.RefundVia), status)
 	created, err := scanTransaction(row)
 	if isNoRows(err) {
 		return t, errDuplicateKey
@@ -232,7 +239,7 @@ func insertTransaction(ctx context.Context, tx pgx.Tx, nt NewTransaction) (sika.
 	if err != nil {
 		return t, fmt.Errorf("insert transaction: %w", err)
 	}
-	if err := insertStatusLog(ctx, tx, created, nil, sika.StatusPending, nt.Reason, sika.TriggerClient); err != nil {
+	if err := insertStatusLog(ctx, tx, created, nil, status, nt.Reason, sika.TriggerClient); err != nil {
 		return created, err
 	}
 	return created, transactionEvents(ctx, tx, created)

@@ -57,4 +57,7 @@ const (
 	// UpdateSupportResolution carries support's decision (SupportResolution) on a run the
 	// operator leaves unclear, and answers once it is recorded.
 	UpdateSupportResolution = "support-resolution"
+	// SignalPayoutApprovalDecided tells a payout that waits for approval that it was approved
+	// or rejected: it reads the payout again.
+	SignalPayoutApprovalDecided = "payout-approval-decided"
 )

@@ -343,6 +343,9 @@ func (p *payment) run(ctx workflow.Context) (PaymentResult, error) {
 	if err := workflow.ExecuteLocalActivity(ctx, a.PreparePayment, p.in).Get(ctx, &p.plan); err != nil {
 		return PaymentResult{}, err
 	}
+	if err := p.awaitApproval(ctx); err != nil {
+		return PaymentResult{}, err
+	}
 	if !p.plan.Proceed {
 		return PaymentResult{}, nil
 	}

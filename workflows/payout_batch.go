@@ -32,9 +32,9 @@ const (
 	// BatchItemsPerRun is how many items one workflow run sends before it continues as new, so
 	// that a batch of 1,000 never grows one history past Temporal's limits.
 	BatchItemsPerRun = 200
-	// batchDecisionCheckEvery bounds each wait for an approval: the batch is read again between
-	// two waits, in case a signal was lost.
-	batchDecisionCheckEvery = 15 * time.Minute
+	// decisionCheckEvery bounds each wait for an approval (of a batch or a payout): what waits
+	// is read again between two waits, in case a signal was lost.
+	decisionCheckEvery = 15 * time.Minute
 )
 
 // PayoutBatchInput names the batch and where its run starts; Concurrency and PerRun default to
@@ -132,7 +132,7 @@ func (b *payoutBatch) awaitDecision(ctx workflow.Context, st store.PayoutBatchSt
 			// Not due yet by the database's clock (the worker's runs ahead): again shortly.
 			remaining = 10 * time.Second
 		}
-		b.wait(ctx, min(remaining, batchDecisionCheckEvery))
+		b.wait(ctx, min(remaining, decisionCheckEvery))
 		if st, err = b.state(ctx); err != nil {
 			return st, err
 		}
@@ -142,16 +142,7 @@ func (b *payoutBatch) awaitDecision(ctx workflow.Context, st store.PayoutBatchSt
 
 // wait sleeps for d or until the batch's changed signal, whichever comes first; the timer is
 // cancelled when the signal wins.
-func (b *payoutBatch) wait(ctx workflow.Context, d time.Duration) {
-	timerCtx, cancel := workflow.WithCancel(ctx)
-	defer cancel()
-	sel := workflow.NewSelector(ctx)
-	sel.AddFuture(workflow.NewTimer(timerCtx, d), func(workflow.Future) {})
-	sel.AddReceive(b.changed, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, nil) })
-	sel.Select(ctx)
-	for b.changed.ReceiveAsync(nil) { // several signals mean one more read
-	}
-}
+func (b *payoutBatch) wait(ctx workflow.Context, d time.Duration) { waitSignalOrTimer(ctx, b.changed, d) }
 
 // send dispatches the items of this run from in.Next, in index order, with at most
 // in.Concurrency child payouts running, and waits for those it started. It answers the next

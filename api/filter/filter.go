@@ -28,7 +28,7 @@ const (
 
 // Choices of the enumerated filters, in the order the messages list them.
 var (
-	TransactionStatuses = []string{string(sika.StatusPending), string(sika.StatusSuccess), string(sika.StatusFailed), string(sika.StatusCancelled)}
+	TransactionStatuses = []string{string(sika.StatusAwaitingApproval), string(sika.StatusPending), string(sika.StatusSuccess), string(sika.StatusFailed), string(sika.StatusCancelled)}
 	TransactionTypes    = []string{string(sika.TypePayment), string(sika.TypeTopUp), string(sika.TypePayout), string(sika.TypeTransfer), string(sika.TypeRefund)}
 	FlowDirections      = []string{string(sika.DirectionInbound), string(sika.DirectionOutbound)}
 	AttemptStatuses     = []string{string(sika.AttemptPending), string(sika.AttemptSuccess), string(sika.AttemptFailed)}

@@ -1259,15 +1259,18 @@ func (e TransactionDetailRefundStatus) Valid() bool {
 
 // Defines values for TransactionStatus.
 const (
-	TransactionStatusCANCELLED TransactionStatus = "CANCELLED"
-	TransactionStatusFAILED    TransactionStatus = "FAILED"
-	TransactionStatusPENDING   TransactionStatus = "PENDING"
-	TransactionStatusSUCCESS   TransactionStatus = "SUCCESS"
+	TransactionStatusAWAITINGAPPROVAL TransactionStatus = "AWAITING_APPROVAL"
+	TransactionStatusCANCELLED        TransactionStatus = "CANCELLED"
+	TransactionStatusFAILED           TransactionStatus = "FAILED"
+	TransactionStatusPENDING          TransactionStatus = "PENDING"
+	TransactionStatusSUCCESS          TransactionStatus = "SUCCESS"
 )
 
 // Valid indicates whether the value is a known member of the TransactionStatus enum.
 func (e TransactionStatus) Valid() bool {
 	switch e {
+	case TransactionStatusAWAITINGAPPROVAL:
+		return true
 	case TransactionStatusCANCELLED:
 		return true
 	case TransactionStatusFAILED:
@@ -3021,6 +3024,36 @@ func (e InitializePayout201JSONResponseBodySuccess) Valid() bool {
 	}
 }
 
+// Defines values for ApprovePayout200JSONResponseBodySuccess.
+const (
+	ApprovePayout200JSONResponseBodySuccessTrue ApprovePayout200JSONResponseBodySuccess = true
+)
+
+// Valid indicates whether the value is a known member of the ApprovePayout200JSONResponseBodySuccess enum.
+func (e ApprovePayout200JSONResponseBodySuccess) Valid() bool {
+	switch e {
+	case ApprovePayout200JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RejectPayout200JSONResponseBodySuccess.
+const (
+	RejectPayout200JSONResponseBodySuccessTrue RejectPayout200JSONResponseBodySuccess = true
+)
+
+// Valid indicates whether the value is a known member of the RejectPayout200JSONResponseBodySuccess enum.
+func (e RejectPayout200JSONResponseBodySuccess) Valid() bool {
+	switch e {
+	case RejectPayout200JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for VerifyPayout200JSONResponseBodySuccess.
 const (
 	VerifyPayout200JSONResponseBodySuccessTrue VerifyPayout200JSONResponseBodySuccess = true
@@ -3883,7 +3916,11 @@ type HostedPayment struct {
 	// Status `PENDING`: pushed or initiated, waiting for the customer or the operator. `SUCCESS`:
 	// confirmed (the wallet is credited, or the beneficiary). `FAILED`: refused or failed
 	// (`failure_code` says why); an inbound payment may be retried. `CANCELLED` exists in the
-	// data model but no flow reaches it.
+	// data model but no flow reaches it. `AWAITING_APPROVAL`: a payout over the merchant's
+	// `payout_approval_threshold`, its money held and nothing sent, until a second member
+	// approves it (`POST /payouts/{id}/approve/`: it becomes `PENDING`) or rejects it (`FAILED`
+	// `approval_rejected`); not decided within `approval_window_hours` it ends `FAILED`
+	// `approval_expired`. Either way its hold is released.
 	//
 	// **Late successes are reconciled.** Sika ends a run only on a definite answer. A
 	// collection whose push expired is first withdrawn at the operator where it can be; when
@@ -4278,7 +4315,7 @@ type MerchantSettings struct {
 	// AllowClientOverride Whether a request's own `fee_charge_mode` is honoured (otherwise silently ignored).
 	AllowClientOverride bool `json:"allow_client_override"`
 
-	// ApprovalWindowHours How long a batch waits for approval before it expires and releases its hold (default 24).
+	// ApprovalWindowHours How long a payout or a batch waits for approval before it expires and releases its hold (default 24).
 	ApprovalWindowHours int `json:"approval_window_hours"`
 
 	// Environment `TEST` (sandbox) or `LIVE` (real money).
@@ -4288,7 +4325,7 @@ type MerchantSettings struct {
 	FeeChargeMode FeeChargeMode      `json:"fee_charge_mode"`
 	Merchant      openapi_types.UUID `json:"merchant"`
 
-	// PayoutApprovalThreshold When set, a payout batch whose total in one currency (fees included) is over it waits for the approval of a second member (`POST /payout-batches/{id}/approve/`), its money held; null: no approval.
+	// PayoutApprovalThreshold When set, a payout whose debited amount (fees included) is over it, and a payout batch whose total in one currency is over it, wait for the approval of a second member (`POST /payouts/{id}/approve/`, `POST /payout-batches/{id}/approve/`), their money held; null: no approval.
 	PayoutApprovalThreshold *Amount   `json:"payout_approval_threshold"`
 	UpdatedAt               time.Time `json:"updated_at"`
 }
@@ -4745,7 +4782,11 @@ type Payment struct {
 	// Status `PENDING`: pushed or initiated, waiting for the customer or the operator. `SUCCESS`:
 	// confirmed (the wallet is credited, or the beneficiary). `FAILED`: refused or failed
 	// (`failure_code` says why); an inbound payment may be retried. `CANCELLED` exists in the
-	// data model but no flow reaches it.
+	// data model but no flow reaches it. `AWAITING_APPROVAL`: a payout over the merchant's
+	// `payout_approval_threshold`, its money held and nothing sent, until a second member
+	// approves it (`POST /payouts/{id}/approve/`: it becomes `PENDING`) or rejects it (`FAILED`
+	// `approval_rejected`); not decided within `approval_window_hours` it ends `FAILED`
+	// `approval_expired`. Either way its hold is released.
 	//
 	// **Late successes are reconciled.** Sika ends a run only on a definite answer. A
 	// collection whose push expired is first withdrawn at the operator where it can be; when
@@ -5505,7 +5546,11 @@ type Transaction struct {
 	// Status `PENDING`: pushed or initiated, waiting for the customer or the operator. `SUCCESS`:
 	// confirmed (the wallet is credited, or the beneficiary). `FAILED`: refused or failed
 	// (`failure_code` says why); an inbound payment may be retried. `CANCELLED` exists in the
-	// data model but no flow reaches it.
+	// data model but no flow reaches it. `AWAITING_APPROVAL`: a payout over the merchant's
+	// `payout_approval_threshold`, its money held and nothing sent, until a second member
+	// approves it (`POST /payouts/{id}/approve/`: it becomes `PENDING`) or rejects it (`FAILED`
+	// `approval_rejected`); not decided within `approval_window_hours` it ends `FAILED`
+	// `approval_expired`. Either way its hold is released.
 	//
 	// **Late successes are reconciled.** Sika ends a run only on a definite answer. A
 	// collection whose push expired is first withdrawn at the operator where it can be; when
@@ -5737,7 +5782,11 @@ type TransactionDetail struct {
 	// Status `PENDING`: pushed or initiated, waiting for the customer or the operator. `SUCCESS`:
 	// confirmed (the wallet is credited, or the beneficiary). `FAILED`: refused or failed
 	// (`failure_code` says why); an inbound payment may be retried. `CANCELLED` exists in the
-	// data model but no flow reaches it.
+	// data model but no flow reaches it. `AWAITING_APPROVAL`: a payout over the merchant's
+	// `payout_approval_threshold`, its money held and nothing sent, until a second member
+	// approves it (`POST /payouts/{id}/approve/`: it becomes `PENDING`) or rejects it (`FAILED`
+	// `approval_rejected`); not decided within `approval_window_hours` it ends `FAILED`
+	// `approval_expired`. Either way its hold is released.
 	//
 	// **Late successes are reconciled.** Sika ends a run only on a definite answer. A
 	// collection whose push expired is first withdrawn at the operator where it can be; when
@@ -5775,7 +5824,11 @@ type TransactionDetailRefundStatus string
 // TransactionStatus `PENDING`: pushed or initiated, waiting for the customer or the operator. `SUCCESS`:
 // confirmed (the wallet is credited, or the beneficiary). `FAILED`: refused or failed
 // (`failure_code` says why); an inbound payment may be retried. `CANCELLED` exists in the
-// data model but no flow reaches it.
+// data model but no flow reaches it. `AWAITING_APPROVAL`: a payout over the merchant's
+// `payout_approval_threshold`, its money held and nothing sent, until a second member
+// approves it (`POST /payouts/{id}/approve/`: it becomes `PENDING`) or rejects it (`FAILED`
+// `approval_rejected`); not decided within `approval_window_hours` it ends `FAILED`
+// `approval_expired`. Either way its hold is released.
 //
 // **Late successes are reconciled.** Sika ends a run only on a definite answer. A
 // collection whose push expired is first withdrawn at the operator where it can be; when
@@ -5805,7 +5858,11 @@ type TransactionStatusLog struct {
 	// ToStatus `PENDING`: pushed or initiated, waiting for the customer or the operator. `SUCCESS`:
 	// confirmed (the wallet is credited, or the beneficiary). `FAILED`: refused or failed
 	// (`failure_code` says why); an inbound payment may be retried. `CANCELLED` exists in the
-	// data model but no flow reaches it.
+	// data model but no flow reaches it. `AWAITING_APPROVAL`: a payout over the merchant's
+	// `payout_approval_threshold`, its money held and nothing sent, until a second member
+	// approves it (`POST /payouts/{id}/approve/`: it becomes `PENDING`) or rejects it (`FAILED`
+	// `approval_rejected`); not decided within `approval_window_hours` it ends `FAILED`
+	// `approval_expired`. Either way its hold is released.
 	//
 	// **Late successes are reconciled.** Sika ends a run only on a definite answer. A
 	// collection whose push expired is first withdrawn at the operator where it can be; when
@@ -7828,6 +7885,50 @@ type InitializePayoutParams struct {
 // InitializePayout201JSONResponseBodySuccess defines parameters for InitializePayout.
 type InitializePayout201JSONResponseBodySuccess bool
 
+// ApprovePayoutJSONBody defines parameters for ApprovePayout.
+type ApprovePayoutJSONBody struct {
+	// Note Why; kept as the batch's `decision_note`.
+	Note *string `json:"note,omitempty"`
+}
+
+// ApprovePayoutParams defines parameters for ApprovePayout.
+type ApprovePayoutParams struct {
+	// XEnvironment Dashboard session only (ignored with an API key, whose environment is its own): the
+	// environment the call acts in; case-insensitive. Any other value answers a validation
+	// error on `X-Environment`.
+	XEnvironment *XEnvironment `json:"X-Environment,omitempty"`
+
+	// XMerchantId Dashboard session only (ignored with an API key): the merchant the call acts for, among
+	// the member's merchants; default the first. A merchant the member does not belong to
+	// answers `404 not_found`.
+	XMerchantId *XMerchantId `json:"X-Merchant-Id,omitempty"`
+}
+
+// ApprovePayout200JSONResponseBodySuccess defines parameters for ApprovePayout.
+type ApprovePayout200JSONResponseBodySuccess bool
+
+// RejectPayoutJSONBody defines parameters for RejectPayout.
+type RejectPayoutJSONBody struct {
+	// Note Why; kept as the batch's `decision_note`.
+	Note *string `json:"note,omitempty"`
+}
+
+// RejectPayoutParams defines parameters for RejectPayout.
+type RejectPayoutParams struct {
+	// XEnvironment Dashboard session only (ignored with an API key, whose environment is its own): the
+	// environment the call acts in; case-insensitive. Any other value answers a validation
+	// error on `X-Environment`.
+	XEnvironment *XEnvironment `json:"X-Environment,omitempty"`
+
+	// XMerchantId Dashboard session only (ignored with an API key): the merchant the call acts for, among
+	// the member's merchants; default the first. A merchant the member does not belong to
+	// answers `404 not_found`.
+	XMerchantId *XMerchantId `json:"X-Merchant-Id,omitempty"`
+}
+
+// RejectPayout200JSONResponseBodySuccess defines parameters for RejectPayout.
+type RejectPayout200JSONResponseBodySuccess bool
+
 // VerifyPayoutParams defines parameters for VerifyPayout.
 type VerifyPayoutParams struct {
 	// XEnvironment Dashboard session only (ignored with an API key, whose environment is its own): the
@@ -8525,6 +8626,12 @@ type RejectPayoutBatchJSONRequestBody RejectPayoutBatchJSONBody
 
 // InitializePayoutJSONRequestBody defines body for InitializePayout for application/json ContentType.
 type InitializePayoutJSONRequestBody InitializePayoutJSONBody
+
+// ApprovePayoutJSONRequestBody defines body for ApprovePayout for application/json ContentType.
+type ApprovePayoutJSONRequestBody ApprovePayoutJSONBody
+
+// RejectPayoutJSONRequestBody defines body for RejectPayout for application/json ContentType.
+type RejectPayoutJSONRequestBody RejectPayoutJSONBody
 
 // CreateRefundJSONRequestBody defines body for CreateRefund for application/json ContentType.
 type CreateRefundJSONRequestBody CreateRefundJSONBody
@@ -10522,6 +10629,66 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /payouts/initialize/ (the `InitializePayout` operationId).
 	InitializePayout(ctx context.Context, params *InitializePayoutParams, body InitializePayoutJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ApprovePayoutWithBody Approve a payout that waits for a second member
+	//
+	// A payout whose debited amount (fees included) is over the merchant's
+	// `payout_approval_threshold` is created `AWAITING_APPROVAL`, its money held and nothing
+	// sent. Another member of the merchant whose role allows approvals (`OWNER` or `ADMIN`)
+	// approves it: it becomes `PENDING` (`transaction.pending`) and is sent. The member who
+	// requested it may not (`403 self_approval_forbidden`); a payout requested with an API key
+	// has no member behind it and any approver may decide it. Dashboard session only (`403
+	// dashboard_only` with an API key). A payout that no longer waits, or whose approval window
+	// (`approval_window_hours` from its creation) has passed, answers `409
+	// not_awaiting_approval`; past that time an undecided payout ends `FAILED`
+	// `approval_expired` and its hold is released.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /payouts/{id}/approve/ (the `ApprovePayout` operationId).
+	ApprovePayoutWithBody(ctx context.Context, id Id, params *ApprovePayoutParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ApprovePayout Approve a payout that waits for a second member
+	//
+	// A payout whose debited amount (fees included) is over the merchant's
+	// `payout_approval_threshold` is created `AWAITING_APPROVAL`, its money held and nothing
+	// sent. Another member of the merchant whose role allows approvals (`OWNER` or `ADMIN`)
+	// approves it: it becomes `PENDING` (`transaction.pending`) and is sent. The member who
+	// requested it may not (`403 self_approval_forbidden`); a payout requested with an API key
+	// has no member behind it and any approver may decide it. Dashboard session only (`403
+	// dashboard_only` with an API key). A payout that no longer waits, or whose approval window
+	// (`approval_window_hours` from its creation) has passed, answers `409
+	// not_awaiting_approval`; past that time an undecided payout ends `FAILED`
+	// `approval_expired` and its hold is released.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /payouts/{id}/approve/ (the `ApprovePayout` operationId).
+	ApprovePayout(ctx context.Context, id Id, params *ApprovePayoutParams, body ApprovePayoutJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RejectPayoutWithBody Reject a payout that waits for a second member
+	//
+	// Refuses a payout `AWAITING_APPROVAL`: it ends `FAILED` with `failure_code`
+	// `approval_rejected` (`transaction.failed`, `payout.failed`) and its hold is released.
+	// The rules of `approve/` apply (another member whose role allows approvals, dashboard
+	// session only).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /payouts/{id}/reject/ (the `RejectPayout` operationId).
+	RejectPayoutWithBody(ctx context.Context, id Id, params *RejectPayoutParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RejectPayout Reject a payout that waits for a second member
+	//
+	// Refuses a payout `AWAITING_APPROVAL`: it ends `FAILED` with `failure_code`
+	// `approval_rejected` (`transaction.failed`, `payout.failed`) and its hold is released.
+	// The rules of `approve/` apply (another member whose role allows approvals, dashboard
+	// session only).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /payouts/{id}/reject/ (the `RejectPayout` operationId).
+	RejectPayout(ctx context.Context, id Id, params *RejectPayoutParams, body RejectPayoutJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// VerifyPayout Verify a payout at the gateway
 	//
@@ -14202,6 +14369,106 @@ func (c *RawClient) InitializePayoutWithBody(ctx context.Context, params *Initia
 // Corresponds with POST /payouts/initialize/ (the `InitializePayout` operationId).
 func (c *RawClient) InitializePayout(ctx context.Context, params *InitializePayoutParams, body InitializePayoutJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewInitializePayoutRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ApprovePayoutWithBody Approve a payout that waits for a second member
+//
+// A payout whose debited amount (fees included) is over the merchant's
+// `payout_approval_threshold` is created `AWAITING_APPROVAL`, its money held and nothing
+// sent. Another member of the merchant whose role allows approvals (`OWNER` or `ADMIN`)
+// approves it: it becomes `PENDING` (`transaction.pending`) and is sent. The member who
+// requested it may not (`403 self_approval_forbidden`); a payout requested with an API key
+// has no member behind it and any approver may decide it. Dashboard session only (`403
+// dashboard_only` with an API key). A payout that no longer waits, or whose approval window
+// (`approval_window_hours` from its creation) has passed, answers `409
+// not_awaiting_approval`; past that time an undecided payout ends `FAILED`
+// `approval_expired` and its hold is released.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /payouts/{id}/approve/ (the `ApprovePayout` operationId).
+func (c *RawClient) ApprovePayoutWithBody(ctx context.Context, id Id, params *ApprovePayoutParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewApprovePayoutRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ApprovePayout Approve a payout that waits for a second member
+//
+// A payout whose debited amount (fees included) is over the merchant's
+// `payout_approval_threshold` is created `AWAITING_APPROVAL`, its money held and nothing
+// sent. Another member of the merchant whose role allows approvals (`OWNER` or `ADMIN`)
+// approves it: it becomes `PENDING` (`transaction.pending`) and is sent. The member who
+// requested it may not (`403 self_approval_forbidden`); a payout requested with an API key
+// has no member behind it and any approver may decide it. Dashboard session only (`403
+// dashboard_only` with an API key). A payout that no longer waits, or whose approval window
+// (`approval_window_hours` from its creation) has passed, answers `409
+// not_awaiting_approval`; past that time an undecided payout ends `FAILED`
+// `approval_expired` and its hold is released.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /payouts/{id}/approve/ (the `ApprovePayout` operationId).
+func (c *RawClient) ApprovePayout(ctx context.Context, id Id, params *ApprovePayoutParams, body ApprovePayoutJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewApprovePayoutRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RejectPayoutWithBody Reject a payout that waits for a second member
+//
+// Refuses a payout `AWAITING_APPROVAL`: it ends `FAILED` with `failure_code`
+// `approval_rejected` (`transaction.failed`, `payout.failed`) and its hold is released.
+// The rules of `approve/` apply (another member whose role allows approvals, dashboard
+// session only).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /payouts/{id}/reject/ (the `RejectPayout` operationId).
+func (c *RawClient) RejectPayoutWithBody(ctx context.Context, id Id, params *RejectPayoutParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRejectPayoutRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RejectPayout Reject a payout that waits for a second member
+//
+// Refuses a payout `AWAITING_APPROVAL`: it ends `FAILED` with `failure_code`
+// `approval_rejected` (`transaction.failed`, `payout.failed`) and its hold is released.
+// The rules of `approve/` apply (another member whose role allows approvals, dashboard
+// session only).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /payouts/{id}/reject/ (the `RejectPayout` operationId).
+func (c *RawClient) RejectPayout(ctx context.Context, id Id, params *RejectPayoutParams, body RejectPayoutJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRejectPayoutRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -21220,6 +21487,152 @@ func NewInitializePayoutRequestWithBody(server string, params *InitializePayoutP
 	return req, nil
 }
 
+// NewApprovePayoutRequest calls the generic ApprovePayout builder with application/json body
+func NewApprovePayoutRequest(server string, id Id, params *ApprovePayoutParams, body ApprovePayoutJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewApprovePayoutRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewApprovePayoutRequestWithBody constructs an http.Request for the ApprovePayout method, with any body, and a specified content type
+func NewApprovePayoutRequestWithBody(server string, id Id, params *ApprovePayoutParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/payouts/%s/approve/", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XEnvironment != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Environment", *params.XEnvironment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Environment", headerParam0)
+		}
+
+		if params.XMerchantId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Merchant-Id", *params.XMerchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Merchant-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewRejectPayoutRequest calls the generic RejectPayout builder with application/json body
+func NewRejectPayoutRequest(server string, id Id, params *RejectPayoutParams, body RejectPayoutJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRejectPayoutRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewRejectPayoutRequestWithBody constructs an http.Request for the RejectPayout method, with any body, and a specified content type
+func NewRejectPayoutRequestWithBody(server string, id Id, params *RejectPayoutParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/payouts/%s/reject/", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XEnvironment != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Environment", *params.XEnvironment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Environment", headerParam0)
+		}
+
+		if params.XMerchantId != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Merchant-Id", *params.XMerchantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Merchant-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewVerifyPayoutRequest constructs an http.Request for the VerifyPayout method
 func NewVerifyPayoutRequest(server string, id openapi_types.UUID, params *VerifyPayoutParams) (*http.Request, error) {
 	var err error
@@ -25260,6 +25673,66 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /payouts/initialize/ (the `InitializePayout` operationId).
 	InitializePayoutWithResponse(ctx context.Context, params *InitializePayoutParams, body InitializePayoutJSONRequestBody, reqEditors ...RequestEditorFn) (*InitializePayoutResponse, error)
+
+	// ApprovePayoutWithBodyWithResponse Approve a payout that waits for a second member
+	//
+	// A payout whose debited amount (fees included) is over the merchant's
+	// `payout_approval_threshold` is created `AWAITING_APPROVAL`, its money held and nothing
+	// sent. Another member of the merchant whose role allows approvals (`OWNER` or `ADMIN`)
+	// approves it: it becomes `PENDING` (`transaction.pending`) and is sent. The member who
+	// requested it may not (`403 self_approval_forbidden`); a payout requested with an API key
+	// has no member behind it and any approver may decide it. Dashboard session only (`403
+	// dashboard_only` with an API key). A payout that no longer waits, or whose approval window
+	// (`approval_window_hours` from its creation) has passed, answers `409
+	// not_awaiting_approval`; past that time an undecided payout ends `FAILED`
+	// `approval_expired` and its hold is released.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /payouts/{id}/approve/ (the `ApprovePayout` operationId).
+	ApprovePayoutWithBodyWithResponse(ctx context.Context, id Id, params *ApprovePayoutParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ApprovePayoutResponse, error)
+
+	// ApprovePayoutWithResponse Approve a payout that waits for a second member
+	//
+	// A payout whose debited amount (fees included) is over the merchant's
+	// `payout_approval_threshold` is created `AWAITING_APPROVAL`, its money held and nothing
+	// sent. Another member of the merchant whose role allows approvals (`OWNER` or `ADMIN`)
+	// approves it: it becomes `PENDING` (`transaction.pending`) and is sent. The member who
+	// requested it may not (`403 self_approval_forbidden`); a payout requested with an API key
+	// has no member behind it and any approver may decide it. Dashboard session only (`403
+	// dashboard_only` with an API key). A payout that no longer waits, or whose approval window
+	// (`approval_window_hours` from its creation) has passed, answers `409
+	// not_awaiting_approval`; past that time an undecided payout ends `FAILED`
+	// `approval_expired` and its hold is released.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /payouts/{id}/approve/ (the `ApprovePayout` operationId).
+	ApprovePayoutWithResponse(ctx context.Context, id Id, params *ApprovePayoutParams, body ApprovePayoutJSONRequestBody, reqEditors ...RequestEditorFn) (*ApprovePayoutResponse, error)
+
+	// RejectPayoutWithBodyWithResponse Reject a payout that waits for a second member
+	//
+	// Refuses a payout `AWAITING_APPROVAL`: it ends `FAILED` with `failure_code`
+	// `approval_rejected` (`transaction.failed`, `payout.failed`) and its hold is released.
+	// The rules of `approve/` apply (another member whose role allows approvals, dashboard
+	// session only).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /payouts/{id}/reject/ (the `RejectPayout` operationId).
+	RejectPayoutWithBodyWithResponse(ctx context.Context, id Id, params *RejectPayoutParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RejectPayoutResponse, error)
+
+	// RejectPayoutWithResponse Reject a payout that waits for a second member
+	//
+	// Refuses a payout `AWAITING_APPROVAL`: it ends `FAILED` with `failure_code`
+	// `approval_rejected` (`transaction.failed`, `payout.failed`) and its hold is released.
+	// The rules of `approve/` apply (another member whose role allows approvals, dashboard
+	// session only).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /payouts/{id}/reject/ (the `RejectPayout` operationId).
+	RejectPayoutWithResponse(ctx context.Context, id Id, params *RejectPayoutParams, body RejectPayoutJSONRequestBody, reqEditors ...RequestEditorFn) (*RejectPayoutResponse, error)
 
 	// VerifyPayoutWithResponse Verify a payout at the gateway
 	//
@@ -31569,6 +32042,204 @@ func (r InitializePayoutResponse) ContentType() string {
 	return ""
 }
 
+// ApprovePayoutResponse200Headers the declared response headers of an HTTP 200 response for ApprovePayout
+type ApprovePayoutResponse200Headers struct {
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+type ApprovePayoutResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data The record of one collection, payout, refund or transfer. Amounts are in `currency`, the
+		// country's currency (for a wallet transfer, the source wallet's), and each has one
+		// meaning for every `transaction_type` and `fee_charge_mode`:
+		//
+		// - `requested_amount` (the same as `amount`): what was asked, after conversion.
+		// - `client_fee`: the fee charged, `gateway_fee` + `platform_fee`.
+		// - `debited_amount`: what the paying side gives: the customer (`INBOUND`), the
+		//   merchant's wallet (`OUTBOUND`: held when the payout is created, debited when it
+		//   succeeds).
+		// - `net_amount`: what the receiving side gets: the merchant's wallet (`INBOUND`,
+		//   credited when the payment succeeds), the beneficiary (`OUTBOUND`: the amount sent to
+		//   the operator; for a refund, what the customer gets back).
+		//
+		// Always `debited_amount` − `net_amount` = `client_fee`. `ADD_ON`: `net_amount` =
+		// `requested_amount`, `debited_amount` = `requested_amount` + `client_fee`. `DEDUCTED`:
+		// `debited_amount` = `requested_amount`, `net_amount` = `requested_amount` − `client_fee`.
+		// A refund is `ADD_ON`: the customer gets the amount refunded, the wallet gives it and
+		// the fee. Settlements (`RETRAIT` to the merchant's own payout method) and wallet transfers
+		// (`TRANSFERT`) carry no fee: the three amounts are equal; a transfer's destination
+		// wallet gains the conversion of `net_amount` (the wallet transfer's `credited_amount`).
+		// The CSV export and the PDF invoice carry the same values.
+		Data    Transaction                             `json:"data"`
+		Success ApprovePayout200JSONResponseBodySuccess `json:"success"`
+	}
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ApprovePayoutResponse200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ApprovePayoutResponse) GetJSON200() *struct {
+	// Data The record of one collection, payout, refund or transfer. Amounts are in `currency`, the
+	// country's currency (for a wallet transfer, the source wallet's), and each has one
+	// meaning for every `transaction_type` and `fee_charge_mode`:
+	//
+	// - `requested_amount` (the same as `amount`): what was asked, after conversion.
+	// - `client_fee`: the fee charged, `gateway_fee` + `platform_fee`.
+	// - `debited_amount`: what the paying side gives: the customer (`INBOUND`), the
+	//   merchant's wallet (`OUTBOUND`: held when the payout is created, debited when it
+	//   succeeds).
+	// - `net_amount`: what the receiving side gets: the merchant's wallet (`INBOUND`,
+	//   credited when the payment succeeds), the beneficiary (`OUTBOUND`: the amount sent to
+	//   the operator; for a refund, what the customer gets back).
+	//
+	// Always `debited_amount` − `net_amount` = `client_fee`. `ADD_ON`: `net_amount` =
+	// `requested_amount`, `debited_amount` = `requested_amount` + `client_fee`. `DEDUCTED`:
+	// `debited_amount` = `requested_amount`, `net_amount` = `requested_amount` − `client_fee`.
+	// A refund is `ADD_ON`: the customer gets the amount refunded, the wallet gives it and
+	// the fee. Settlements (`RETRAIT` to the merchant's own payout method) and wallet transfers
+	// (`TRANSFERT`) carry no fee: the three amounts are equal; a transfer's destination
+	// wallet gains the conversion of `net_amount` (the wallet transfer's `credited_amount`).
+	// The CSV export and the PDF invoice carry the same values.
+	Data    Transaction                             `json:"data"`
+	Success ApprovePayout200JSONResponseBodySuccess `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetBody returns the raw response body bytes
+func (r ApprovePayoutResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ApprovePayoutResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ApprovePayoutResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ApprovePayoutResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RejectPayoutResponse200Headers the declared response headers of an HTTP 200 response for RejectPayout
+type RejectPayoutResponse200Headers struct {
+	RateLimitLimit     int
+	RateLimitRemaining int
+	RateLimitReset     int
+	XRequestId         string
+}
+
+type RejectPayoutResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data The record of one collection, payout, refund or transfer. Amounts are in `currency`, the
+		// country's currency (for a wallet transfer, the source wallet's), and each has one
+		// meaning for every `transaction_type` and `fee_charge_mode`:
+		//
+		// - `requested_amount` (the same as `amount`): what was asked, after conversion.
+		// - `client_fee`: the fee charged, `gateway_fee` + `platform_fee`.
+		// - `debited_amount`: what the paying side gives: the customer (`INBOUND`), the
+		//   merchant's wallet (`OUTBOUND`: held when the payout is created, debited when it
+		//   succeeds).
+		// - `net_amount`: what the receiving side gets: the merchant's wallet (`INBOUND`,
+		//   credited when the payment succeeds), the beneficiary (`OUTBOUND`: the amount sent to
+		//   the operator; for a refund, what the customer gets back).
+		//
+		// Always `debited_amount` − `net_amount` = `client_fee`. `ADD_ON`: `net_amount` =
+		// `requested_amount`, `debited_amount` = `requested_amount` + `client_fee`. `DEDUCTED`:
+		// `debited_amount` = `requested_amount`, `net_amount` = `requested_amount` − `client_fee`.
+		// A refund is `ADD_ON`: the customer gets the amount refunded, the wallet gives it and
+		// the fee. Settlements (`RETRAIT` to the merchant's own payout method) and wallet transfers
+		// (`TRANSFERT`) carry no fee: the three amounts are equal; a transfer's destination
+		// wallet gains the conversion of `net_amount` (the wallet transfer's `credited_amount`).
+		// The CSV export and the PDF invoice carry the same values.
+		Data    Transaction                            `json:"data"`
+		Success RejectPayout200JSONResponseBodySuccess `json:"success"`
+	}
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RejectPayoutResponse200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RejectPayoutResponse) GetJSON200() *struct {
+	// Data The record of one collection, payout, refund or transfer. Amounts are in `currency`, the
+	// country's currency (for a wallet transfer, the source wallet's), and each has one
+	// meaning for every `transaction_type` and `fee_charge_mode`:
+	//
+	// - `requested_amount` (the same as `amount`): what was asked, after conversion.
+	// - `client_fee`: the fee charged, `gateway_fee` + `platform_fee`.
+	// - `debited_amount`: what the paying side gives: the customer (`INBOUND`), the
+	//   merchant's wallet (`OUTBOUND`: held when the payout is created, debited when it
+	//   succeeds).
+	// - `net_amount`: what the receiving side gets: the merchant's wallet (`INBOUND`,
+	//   credited when the payment succeeds), the beneficiary (`OUTBOUND`: the amount sent to
+	//   the operator; for a refund, what the customer gets back).
+	//
+	// Always `debited_amount` − `net_amount` = `client_fee`. `ADD_ON`: `net_amount` =
+	// `requested_amount`, `debited_amount` = `requested_amount` + `client_fee`. `DEDUCTED`:
+	// `debited_amount` = `requested_amount`, `net_amount` = `requested_amount` − `client_fee`.
+	// A refund is `ADD_ON`: the customer gets the amount refunded, the wallet gives it and
+	// the fee. Settlements (`RETRAIT` to the merchant's own payout method) and wallet transfers
+	// (`TRANSFERT`) carry no fee: the three amounts are equal; a transfer's destination
+	// wallet gains the conversion of `net_amount` (the wallet transfer's `credited_amount`).
+	// The CSV export and the PDF invoice carry the same values.
+	Data    Transaction                            `json:"data"`
+	Success RejectPayout200JSONResponseBodySuccess `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetBody returns the raw response body bytes
+func (r RejectPayoutResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RejectPayoutResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RejectPayoutResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RejectPayoutResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // VerifyPayoutResponse200Headers the declared response headers of an HTTP 200 response for VerifyPayout
 type VerifyPayoutResponse200Headers struct {
 	RateLimitLimit     int
@@ -35675,6 +36346,90 @@ func (c *ClientWithResponses) InitializePayoutWithResponse(ctx context.Context, 
 		return nil, err
 	}
 	return ParseInitializePayoutResponse(rsp)
+}
+
+// ApprovePayoutWithBodyWithResponse Approve a payout that waits for a second member
+//
+// A payout whose debited amount (fees included) is over the merchant's
+// `payout_approval_threshold` is created `AWAITING_APPROVAL`, its money held and nothing
+// sent. Another member of the merchant whose role allows approvals (`OWNER` or `ADMIN`)
+// approves it: it becomes `PENDING` (`transaction.pending`) and is sent. The member who
+// requested it may not (`403 self_approval_forbidden`); a payout requested with an API key
+// has no member behind it and any approver may decide it. Dashboard session only (`403
+// dashboard_only` with an API key). A payout that no longer waits, or whose approval window
+// (`approval_window_hours` from its creation) has passed, answers `409
+// not_awaiting_approval`; past that time an undecided payout ends `FAILED`
+// `approval_expired` and its hold is released.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /payouts/{id}/approve/ (the `ApprovePayout` operationId).
+func (c *ClientWithResponses) ApprovePayoutWithBodyWithResponse(ctx context.Context, id Id, params *ApprovePayoutParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ApprovePayoutResponse, error) {
+	rsp, err := c.ApprovePayoutWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseApprovePayoutResponse(rsp)
+}
+
+// ApprovePayoutWithResponse Approve a payout that waits for a second member
+//
+// A payout whose debited amount (fees included) is over the merchant's
+// `payout_approval_threshold` is created `AWAITING_APPROVAL`, its money held and nothing
+// sent. Another member of the merchant whose role allows approvals (`OWNER` or `ADMIN`)
+// approves it: it becomes `PENDING` (`transaction.pending`) and is sent. The member who
+// requested it may not (`403 self_approval_forbidden`); a payout requested with an API key
+// has no member behind it and any approver may decide it. Dashboard session only (`403
+// dashboard_only` with an API key). A payout that no longer waits, or whose approval window
+// (`approval_window_hours` from its creation) has passed, answers `409
+// not_awaiting_approval`; past that time an undecided payout ends `FAILED`
+// `approval_expired` and its hold is released.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /payouts/{id}/approve/ (the `ApprovePayout` operationId).
+func (c *ClientWithResponses) ApprovePayoutWithResponse(ctx context.Context, id Id, params *ApprovePayoutParams, body ApprovePayoutJSONRequestBody, reqEditors ...RequestEditorFn) (*ApprovePayoutResponse, error) {
+	rsp, err := c.ApprovePayout(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseApprovePayoutResponse(rsp)
+}
+
+// RejectPayoutWithBodyWithResponse Reject a payout that waits for a second member
+//
+// Refuses a payout `AWAITING_APPROVAL`: it ends `FAILED` with `failure_code`
+// `approval_rejected` (`transaction.failed`, `payout.failed`) and its hold is released.
+// The rules of `approve/` apply (another member whose role allows approvals, dashboard
+// session only).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /payouts/{id}/reject/ (the `RejectPayout` operationId).
+func (c *ClientWithResponses) RejectPayoutWithBodyWithResponse(ctx context.Context, id Id, params *RejectPayoutParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RejectPayoutResponse, error) {
+	rsp, err := c.RejectPayoutWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRejectPayoutResponse(rsp)
+}
+
+// RejectPayoutWithResponse Reject a payout that waits for a second member
+//
+// Refuses a payout `AWAITING_APPROVAL`: it ends `FAILED` with `failure_code`
+// `approval_rejected` (`transaction.failed`, `payout.failed`) and its hold is released.
+// The rules of `approve/` apply (another member whose role allows approvals, dashboard
+// session only).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /payouts/{id}/reject/ (the `RejectPayout` operationId).
+func (c *ClientWithResponses) RejectPayoutWithResponse(ctx context.Context, id Id, params *RejectPayoutParams, body RejectPayoutJSONRequestBody, reqEditors ...RequestEditorFn) (*RejectPayoutResponse, error) {
+	rsp, err := c.RejectPayout(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRejectPayoutResponse(rsp)
 }
 
 // VerifyPayoutWithResponse Verify a payout at the gateway
@@ -42509,6 +43264,174 @@ func ParseInitializePayoutResponse(rsp *http.Response) (*InitializePayoutRespons
 			headers.XRequestId = value
 		}
 		response.Headers201 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseApprovePayoutResponse parses an HTTP response from a ApprovePayoutWithResponse call
+func ParseApprovePayoutResponse(rsp *http.Response) (*ApprovePayoutResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ApprovePayoutResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data The record of one collection, payout, refund or transfer. Amounts are in `currency`, the
+			// country's currency (for a wallet transfer, the source wallet's), and each has one
+			// meaning for every `transaction_type` and `fee_charge_mode`:
+			//
+			// - `requested_amount` (the same as `amount`): what was asked, after conversion.
+			// - `client_fee`: the fee charged, `gateway_fee` + `platform_fee`.
+			// - `debited_amount`: what the paying side gives: the customer (`INBOUND`), the
+			//   merchant's wallet (`OUTBOUND`: held when the payout is created, debited when it
+			//   succeeds).
+			// - `net_amount`: what the receiving side gets: the merchant's wallet (`INBOUND`,
+			//   credited when the payment succeeds), the beneficiary (`OUTBOUND`: the amount sent to
+			//   the operator; for a refund, what the customer gets back).
+			//
+			// Always `debited_amount` − `net_amount` = `client_fee`. `ADD_ON`: `net_amount` =
+			// `requested_amount`, `debited_amount` = `requested_amount` + `client_fee`. `DEDUCTED`:
+			// `debited_amount` = `requested_amount`, `net_amount` = `requested_amount` − `client_fee`.
+			// A refund is `ADD_ON`: the customer gets the amount refunded, the wallet gives it and
+			// the fee. Settlements (`RETRAIT` to the merchant's own payout method) and wallet transfers
+			// (`TRANSFERT`) carry no fee: the three amounts are equal; a transfer's destination
+			// wallet gains the conversion of `net_amount` (the wallet transfer's `credited_amount`).
+			// The CSV export and the PDF invoice carry the same values.
+			Data    Transaction                             `json:"data"`
+			Success ApprovePayout200JSONResponseBodySuccess `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ApprovePayoutResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRejectPayoutResponse parses an HTTP response from a RejectPayoutWithResponse call
+func ParseRejectPayoutResponse(rsp *http.Response) (*RejectPayoutResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RejectPayoutResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data The record of one collection, payout, refund or transfer. Amounts are in `currency`, the
+			// country's currency (for a wallet transfer, the source wallet's), and each has one
+			// meaning for every `transaction_type` and `fee_charge_mode`:
+			//
+			// - `requested_amount` (the same as `amount`): what was asked, after conversion.
+			// - `client_fee`: the fee charged, `gateway_fee` + `platform_fee`.
+			// - `debited_amount`: what the paying side gives: the customer (`INBOUND`), the
+			//   merchant's wallet (`OUTBOUND`: held when the payout is created, debited when it
+			//   succeeds).
+			// - `net_amount`: what the receiving side gets: the merchant's wallet (`INBOUND`,
+			//   credited when the payment succeeds), the beneficiary (`OUTBOUND`: the amount sent to
+			//   the operator; for a refund, what the customer gets back).
+			//
+			// Always `debited_amount` − `net_amount` = `client_fee`. `ADD_ON`: `net_amount` =
+			// `requested_amount`, `debited_amount` = `requested_amount` + `client_fee`. `DEDUCTED`:
+			// `debited_amount` = `requested_amount`, `net_amount` = `requested_amount` − `client_fee`.
+			// A refund is `ADD_ON`: the customer gets the amount refunded, the wallet gives it and
+			// the fee. Settlements (`RETRAIT` to the merchant's own payout method) and wallet transfers
+			// (`TRANSFERT`) carry no fee: the three amounts are equal; a transfer's destination
+			// wallet gains the conversion of `net_amount` (the wallet transfer's `credited_amount`).
+			// The CSV export and the PDF invoice carry the same values.
+			Data    Transaction                            `json:"data"`
+			Success RejectPayout200JSONResponseBodySuccess `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RejectPayoutResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
 	}
 
 	return response, nil

@@ -26,6 +26,9 @@ func (a *App) moneyRoutes(r *mux.Router) {
 	r.Handle(Prefix+"transactions/{id}/invoice/", a.forMerchant(a.transactionInvoice)).Methods(get)
 	r.Handle(Prefix+"transactions/{id}/verify/", a.forMerchant(a.verifyTransaction)).Methods(post)
 	r.Handle(Prefix+"transactions/{id}/retry/", a.forMerchant(a.retryTransaction)).Methods(post)
+	for _, action := range []string{"approve", "reject"} {
+		r.Handle(Prefix+"transactions/{id}/"+action+"/", a.forMerchant(a.decideTransaction(action))).Methods(post)
+	}
 	r.Handle(Prefix+"transactions/{id}/refund/preview/", a.forMerchant(a.previewRefund)).Methods(post)
 	r.Handle(Prefix+"transactions/{id}/refund/", a.forMerchant(a.sendRefund)).Methods(post)
 

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/gorilla/mux"
 
@@ -31,6 +32,10 @@ func (d transactionData) CanVerify() bool {
 	return d.Status == sika.StatusPending && d.Type != sika.TypeTransfer && d.Type != sika.TypeRefund
 }
 
+// CanDecide reports whether the page offers to approve or reject: a payout over the merchant's
+// approval threshold that waits for a second member (the API refuses its creator).
+func (d transactionData) CanDecide() bool { return d.Status == sika.StatusAwaitingApproval }
+
 // transactionExtras reads the deliveries of the transaction's events and prepares its forms.
 func (a *App) transactionExtras(r *http.Request, v *visit, d *transactionData) error {
 	deliveries, err := a.cfg.Store.TransactionDeliveries(r.Context(), v.merchant.ID, v.env, d.ID)
@@ -52,6 +57,10 @@ func (a *App) transactionExtras(r *http.Request, v *visit, d *transactionData) e
 		d.Notice = "verified_notice"
 	case r.URL.Query().Get("retried") == "1":
 		d.Notice = "retried_notice"
+	case r.URL.Query().Get("decided") == "approve":
+		d.Notice = "approved_notice"
+	case r.URL.Query().Get("decided") == "reject":
+		d.Notice = "rejected_notice"
 	}
 	return nil
 }
@@ -82,6 +91,24 @@ func (a *App) verifyTransaction(w http.ResponseWriter, r *http.Request, v *visit
 	}
 	webapp.Redirect(w, r, Prefix+"transactions/"+t.ID.String()+"/?verified=1")
 	return nil
+}
+
+// decideTransaction approves or rejects a payout that waits for a second member, by POST
+// /payouts/{id}/approve/ or /reject/; a refusal (its creator deciding, a role that may not, an
+// approval that expired) is shown on the page.
+func (a *App) decideTransaction(action string) handler {
+	return func(w http.ResponseWriter, r *http.Request, v *visit) error {
+		t, err := a.actionTransaction(r, v)
+		if err != nil {
+			return err
+		}
+		body := map[string]string{"note": strings.TrimSpace(r.PostFormValue("note"))}
+		if err := a.call(r, v, http.MethodPost, "/payouts/"+t.ID.String()+"/"+action+"/", nil, body, "", nil); err != nil {
+			return a.transactionRefused(w, r, v, t, newForm(nil), err)
+		}
+		webapp.Redirect(w, r, Prefix+"transactions/"+t.ID.String()+"/?decided="+action)
+		return nil
+	}
 }
 
 // retryTransaction retries a FAILED payment (POST /payments/{id}/retry/) with the page's

@@ -87,6 +87,7 @@ var Shared = Catalogue{
 		"no_document":      "Aucun document.",
 
 		"transaction_title":        "Transaction",
+		"status_AWAITING_APPROVAL": "En attente d'approbation",
 		"status_PENDING":           "En attente",
 		"status_SUCCESS":           "Réussie",
 		"status_FAILED":            "Échouée",
@@ -160,6 +161,7 @@ var Shared = Catalogue{
 		"no_document":      "No document.",
 
 		"transaction_title":        "Transaction",
+		"status_AWAITING_APPROVAL": "Awaiting approval",
 		"status_PENDING":           "Pending",
 		"status_SUCCESS":           "Succeeded",
 		"status_FAILED":            "Failed",

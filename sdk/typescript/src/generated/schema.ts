@@ -1282,6 +1282,58 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/payouts/{id}/approve/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve a payout that waits for a second member
+         * @description A payout whose debited amount (fees included) is over the merchant's
+         *     `payout_approval_threshold` is created `AWAITING_APPROVAL`, its money held and nothing
+         *     sent. Another member of the merchant whose role allows approvals (`OWNER` or `ADMIN`)
+         *     approves it: it becomes `PENDING` (`transaction.pending`) and is sent. The member who
+         *     requested it may not (`403 self_approval_forbidden`); a payout requested with an API key
+         *     has no member behind it and any approver may decide it. Dashboard session only (`403
+         *     dashboard_only` with an API key). A payout that no longer waits, or whose approval window
+         *     (`approval_window_hours` from its creation) has passed, answers `409
+         *     not_awaiting_approval`; past that time an undecided payout ends `FAILED`
+         *     `approval_expired` and its hold is released.
+         */
+        post: operations["approvePayout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/payouts/{id}/reject/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reject a payout that waits for a second member
+         * @description Refuses a payout `AWAITING_APPROVAL`: it ends `FAILED` with `failure_code`
+         *     `approval_rejected` (`transaction.failed`, `payout.failed`) and its hold is released.
+         *     The rules of `approve/` apply (another member whose role allows approvals, dashboard
+         *     session only).
+         */
+        post: operations["rejectPayout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/payout-batches/{id}/cancel/": {
         parameters: {
             query?: never;
@@ -3659,9 +3711,9 @@ export interface components {
             fee_charge_mode: components["schemas"]["FeeChargeMode"];
             /** @description Whether a request's own `fee_charge_mode` is honoured (otherwise silently ignored). */
             allow_client_override: boolean;
-            /** @description When set, a payout batch whose total in one currency (fees included) is over it waits for the approval of a second member (`POST /payout-batches/{id}/approve/`), its money held; null: no approval. */
+            /** @description When set, a payout whose debited amount (fees included) is over it, and a payout batch whose total in one currency is over it, wait for the approval of a second member (`POST /payouts/{id}/approve/`, `POST /payout-batches/{id}/approve/`), their money held; null: no approval. */
             payout_approval_threshold: components["schemas"]["Amount"] | null;
-            /** @description How long a batch waits for approval before it expires and releases its hold (default 24). */
+            /** @description How long a payout or a batch waits for approval before it expires and releases its hold (default 24). */
             approval_window_hours: number;
             /** Format: date-time */
             updated_at: string;
@@ -3841,7 +3893,11 @@ export interface components {
          * @description `PENDING`: pushed or initiated, waiting for the customer or the operator. `SUCCESS`:
          *     confirmed (the wallet is credited, or the beneficiary). `FAILED`: refused or failed
          *     (`failure_code` says why); an inbound payment may be retried. `CANCELLED` exists in the
-         *     data model but no flow reaches it.
+         *     data model but no flow reaches it. `AWAITING_APPROVAL`: a payout over the merchant's
+         *     `payout_approval_threshold`, its money held and nothing sent, until a second member
+         *     approves it (`POST /payouts/{id}/approve/`: it becomes `PENDING`) or rejects it (`FAILED`
+         *     `approval_rejected`); not decided within `approval_window_hours` it ends `FAILED`
+         *     `approval_expired`. Either way its hold is released.
          *
          *     **Late successes are reconciled.** Sika ends a run only on a definite answer. A
          *     collection whose push expired is first withdrawn at the operator where it can be; when
@@ -3857,7 +3913,7 @@ export interface components {
          *     `PENDING` (see `pending_reason`) until the operator's final word.
          * @enum {string}
          */
-        TransactionStatus: "PENDING" | "SUCCESS" | "FAILED" | "CANCELLED";
+        TransactionStatus: "AWAITING_APPROVAL" | "PENDING" | "SUCCESS" | "FAILED" | "CANCELLED";
         /**
          * @description The record of one collection, payout, refund or transfer. Amounts are in `currency`, the
          *     country's currency (for a wallet transfer, the source wallet's), and each has one
@@ -5050,7 +5106,7 @@ export interface components {
                 };
             };
         };
-        /** @description `dashboard_only` (an API key), `role_forbidden` (a role that may not approve: `DEVELOPER`, `VIEWER`), `self_approval_forbidden` (the batch's creator), `merchant_suspended`. */
+        /** @description `dashboard_only` (an API key), `role_forbidden` (a role that may not approve: `DEVELOPER`, `VIEWER`), `self_approval_forbidden` (who created the payout or batch), `merchant_suspended`. */
         BatchDecisionForbidden: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5071,7 +5127,7 @@ export interface components {
                 };
             };
         };
-        /** @description `not_awaiting_approval`: the batch does not wait for approval (any more), or its approval expired. */
+        /** @description `not_awaiting_approval`: the payout or batch does not wait for approval (any more), or its approval expired. */
         BatchDecisionConflict: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8401,6 +8457,124 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Success"] & {
                         data: components["schemas"]["PayoutBatch"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["BatchDecisionForbidden"];
+            /** @description Unknown or malformed id, or (dashboard session) unknown `X-Merchant-Id`. */
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["BatchDecisionConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    approvePayout: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Dashboard session only (ignored with an API key, whose environment is its own): the
+                 *     environment the call acts in; case-insensitive. Any other value answers a validation
+                 *     error on `X-Environment`.
+                 */
+                "X-Environment"?: components["parameters"]["X-Environment"];
+                /**
+                 * @description Dashboard session only (ignored with an API key): the merchant the call acts for, among
+                 *     the member's merchants; default the first. A merchant the member does not belong to
+                 *     answers `404 not_found`.
+                 */
+                "X-Merchant-Id"?: components["parameters"]["X-Merchant-Id"];
+            };
+            path: {
+                /** @description The object's id. A malformed id answers `404 not_found`, as an unknown one does. */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description Why; kept as the batch's `decision_note`. */
+                    note?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The payout after the decision. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success"] & {
+                        data: components["schemas"]["Transaction"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["BatchDecisionForbidden"];
+            /** @description Unknown or malformed id, or (dashboard session) unknown `X-Merchant-Id`. */
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["BatchDecisionConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    rejectPayout: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Dashboard session only (ignored with an API key, whose environment is its own): the
+                 *     environment the call acts in; case-insensitive. Any other value answers a validation
+                 *     error on `X-Environment`.
+                 */
+                "X-Environment"?: components["parameters"]["X-Environment"];
+                /**
+                 * @description Dashboard session only (ignored with an API key): the merchant the call acts for, among
+                 *     the member's merchants; default the first. A merchant the member does not belong to
+                 *     answers `404 not_found`.
+                 */
+                "X-Merchant-Id"?: components["parameters"]["X-Merchant-Id"];
+            };
+            path: {
+                /** @description The object's id. A malformed id answers `404 not_found`, as an unknown one does. */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description Why; kept as the batch's `decision_note`. */
+                    note?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The payout after the decision. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success"] & {
+                        data: components["schemas"]["Transaction"];
                     };
                 };
             };
