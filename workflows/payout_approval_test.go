@@ -22,7 +22,9 @@ func TestPayoutAwaitsApproval(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	txID := uuid.New()
 	in := activities.PaymentInput{TransactionID: txID, Run: 1}
-	awaiting := func(until time.Time) activities.PaymentPlan { return activities.PaymentPlan{AwaitApprovalUntil: &until} }
+	awaiting := func(until time.Time) activities.PaymentPlan {
+		return activities.PaymentPlan{AwaitApprovalUntil: &until}
+	}
 	t.Run("approved after 100 minutes, then sent", func(t *testing.T) {
 		env := s.NewTestWorkflowEnvironment()
 		plan := awaiting(env.Now().Add(24 * time.Hour))

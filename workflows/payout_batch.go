@@ -142,7 +142,9 @@ func (b *payoutBatch) awaitDecision(ctx workflow.Context, st store.PayoutBatchSt
 
 // wait sleeps for d or until the batch's changed signal, whichever comes first; the timer is
 // cancelled when the signal wins.
-func (b *payoutBatch) wait(ctx workflow.Context, d time.Duration) { waitSignalOrTimer(ctx, b.changed, d) }
+func (b *payoutBatch) wait(ctx workflow.Context, d time.Duration) {
+	waitSignalOrTimer(ctx, b.changed, d)
+}
 
 // send dispatches the items of this run from in.Next, in index order, with at most
 // in.Concurrency child payouts running, and waits for those it started. It answers the next
