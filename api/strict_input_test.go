@@ -42,6 +42,8 @@ var requestBodies = map[string]any{
 	"POST /refunds/":                              refundRequest{},
 	"POST /payout-batches/":                       payoutBatchRequest{},
 	"POST /payout-batches/{id}/cancel/":           struct{}{},
+	"POST /payouts/{id}/approve/":                 batchDecisionRequest{},
+	"POST /payouts/{id}/reject/":                  batchDecisionRequest{},
 	"POST /payout-batches/{id}/approve/":          batchDecisionRequest{},
 	"POST /payout-batches/{id}/reject/":           batchDecisionRequest{},
 	"POST /team-members/":                         teamMemberRequest{},
@@ -296,6 +298,7 @@ func newStrictFixture(t *testing.T, ts *testServer) *strictFixture {
 	f.ids["/payments/"] = uuid.NewString()
 	f.ids["/admin/transactions/"] = uuid.NewString()
 	f.ids["/admin/money-decisions/"] = uuid.NewString()
+	f.ids["/payouts/"] = uuid.NewString()
 	f.ids["/payout-batches/"] = uuid.NewString()
 	f.ids["/admin/money-flags/"] = uuid.NewString()
 	f.ids["/events/"] = "evt_" + strings.ReplaceAll(uuid.NewString(), "-", "")
@@ -345,6 +348,8 @@ func strictValidBodies(f *strictFixture) map[string]map[string]any {
 		"POST /payout-batches/": {"description": "Salaries", "items": []any{map[string]any{"amount": "1000", "currency": "XOF",
 			"country": "BJ", "phone": "97000123", "network": "MTN_BJ", "reference": "r1", "description": "Ama"}}},
 		"POST /payout-batches/{id}/cancel/":           {},
+		"POST /payouts/{id}/approve/":                 {"note": "checked"},
+		"POST /payouts/{id}/reject/":                  {"note": "unknown beneficiary"},
 		"POST /payout-batches/{id}/approve/":          {"note": "checked"},
 		"POST /payout-batches/{id}/reject/":           {"note": "wrong list"},
 		"POST /team-members/":                         {"email": "nobody@example.com", "role": "VIEWER"},
