@@ -11,7 +11,11 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
+	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/sikahq/sika/workflows"
 )
@@ -145,17 +149,27 @@ func collectCompletions(ctx context.Context, db *pgxpool.Pool, ids []uuid.UUID, 
 	return c, nil
 }
 
-// histories counts the Temporal history events of a sample of successful payments.
+// histories counts the Temporal history events of a sample of successful payments, and their
+// size as the server stores them.
 type histories struct {
-	skipped string
-	counts  []int
-	types   map[string]int // event type → events over the sample
-	errors  []string
-	stalled string // the timeline of the first sampled payment with a WorkflowTaskTimedOut
+	skipped  string
+	counts   []int
+	types    map[string]int // event type → events over the sample
+	errors   []string
+	stalled  string // the timeline of the first sampled payment with a WorkflowTaskTimedOut
+	bytes    int    // encoded size of the sample's events
+	payloads payloadSum
+}
+
+// payloadSum is the payloads of a sample's histories: their number and encoded size as stored
+// (data and metadata, after the payload codec), in all and by place.
+type payloadSum struct {
+	count, bytes int
+	by           map[string]int // "WorkflowExecutionStarted.input" → bytes
 }
 
 func countHistories(ctx context.Context, t *target, ids []uuid.UUID, n int) *histories {
-	h := &histories{types: map[string]int{}}
+	h := &histories{types: map[string]int{}, payloads: payloadSum{by: map[string]int{}}}
 	switch {
 	case t.tc == nil:
 		h.skipped = "no Temporal client (-temporal)"
@@ -173,7 +187,7 @@ func countHistories(ctx context.Context, t *target, ids []uuid.UUID, n int) *his
 	for i := 0; i < len(sorted) && len(h.counts) < n; i += step {
 		wf := workflows.PaymentWorkflowID(sorted[i])
 		timedOut := h.types["WORKFLOW_TASK_TIMED_OUT"]
-		count, err := countHistory(ctx, t, wf, h.types)
+		count, err := countHistory(ctx, t, wf, h)
 		if err != nil {
 			h.errors = append(h.errors, fmt.Sprintf("%s: %v", wf, err))
 			continue
@@ -192,8 +206,8 @@ func countHistories(ctx context.Context, t *target, ids []uuid.UUID, n int) *his
 }
 
 // countHistory waits for the workflow to close (the record is written just before it returns),
-// then counts its events by type.
-func countHistory(ctx context.Context, t *target, wf string, types map[string]int) (int, error) {
+// then counts its events by type, their size and their payloads into h.
+func countHistory(ctx context.Context, t *target, wf string, h *histories) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if err := t.tc.GetWorkflow(ctx, wf, "").Get(ctx, nil); err != nil {
@@ -207,9 +221,85 @@ func countHistory(ctx context.Context, t *target, wf string, types map[string]in
 			return 0, err
 		}
 		count++
-		types[strings.TrimPrefix(ev.GetEventType().String(), "EVENT_TYPE_")]++
+		h.types[strings.TrimPrefix(ev.GetEventType().String(), "EVENT_TYPE_")]++
+		h.bytes += proto.Size(ev)
+		h.payloads.add(ev)
 	}
 	return count, nil
+}
+
+// sizes is the mean encoded size of a sampled history, of its payloads, and the payloads'
+// bytes by place, largest first.
+func (h *histories) sizes() string {
+	n := float64(len(h.counts))
+	if n == 0 {
+		return "-"
+	}
+	type kv struct {
+		k string
+		v int
+	}
+	var by []kv
+	for k, v := range h.payloads.by {
+		by = append(by, kv{k, v})
+	}
+	sort.Slice(by, func(i, j int) bool { return by[i].v > by[j].v || by[i].v == by[j].v && by[i].k < by[j].k })
+	parts := []string{fmt.Sprintf("history %.0f, payloads %.0f in %.1f payloads (as stored, after the codec)",
+		float64(h.bytes)/n, float64(h.payloads.bytes)/n, float64(h.payloads.count)/n)}
+	for _, x := range by {
+		parts = append(parts, fmt.Sprintf("%s %.0f", x.k, float64(x.v)/n))
+	}
+	return wrap(strings.Join(parts, ", "), 80, 39)
+}
+
+var payloadType = (&commonpb.Payload{}).ProtoReflect().Descriptor().FullName()
+
+// add counts the payloads an event holds (inputs, results, signal and marker details, memo,
+// headers, search attributes), keyed by the event type and the field of its attributes that
+// holds them.
+func (p *payloadSum) add(ev *historypb.HistoryEvent) {
+	m := ev.ProtoReflect()
+	fd := m.WhichOneof(m.Descriptor().Oneofs().ByName("attributes"))
+	if fd == nil {
+		return
+	}
+	kind := strings.TrimPrefix(ev.GetEventType().String(), "EVENT_TYPE_")
+	m.Get(fd).Message().Range(func(f protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		if n, b := payloadsIn(f, v); n > 0 {
+			p.count, p.bytes = p.count+n, p.bytes+b
+			p.by[kind+"."+string(f.Name())] += b
+		}
+		return true
+	})
+}
+
+// payloadsIn is the number and encoded size of the payloads in a field's value, at any depth.
+func payloadsIn(f protoreflect.FieldDescriptor, v protoreflect.Value) (n, bytes int) {
+	each := func(m protoreflect.Message) {
+		if m.Descriptor().FullName() == payloadType {
+			n, bytes = n+1, bytes+proto.Size(m.Interface())
+			return
+		}
+		m.Range(func(f protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+			c, b := payloadsIn(f, v)
+			n, bytes = n+c, bytes+b
+			return true
+		})
+	}
+	switch {
+	case f.IsList() && f.Message() != nil:
+		for i := range v.List().Len() {
+			each(v.List().Get(i).Message())
+		}
+	case f.IsMap() && f.MapValue().Message() != nil:
+		v.Map().Range(func(_ protoreflect.MapKey, mv protoreflect.Value) bool {
+			each(mv.Message())
+			return true
+		})
+	case !f.IsList() && !f.IsMap() && f.Message() != nil:
+		each(v.Message())
+	}
+	return n, bytes
 }
 
 // settled is how a part began: after how long a wait for the previous part's work to finish, and

@@ -11,12 +11,13 @@ import (
 )
 
 // runCollections drives softpay with -c clients for -warmup + -d, waits for the accepted
-// payments to finish and counts the histories of a sample, with the CPU, the service's pool
-// and (with -cpuprofile) a CPU profile taken over the window.
+// payments to finish and counts the histories of a sample, with the CPU, the service's pool,
+// its statements (pg_stat_statements) and (with -cpuprofile) a CPU profile taken over the
+// window.
 func runCollections(ctx context.Context, t *target, o options, offset time.Duration) (*report, error) {
 	var prof *os.File
+	var err error
 	if o.cpuProfile != "" {
-		var err error
 		if prof, err = os.Create(o.cpuProfile); err != nil {
 			return nil, fmt.Errorf("-cpuprofile: %w", err)
 		}
@@ -24,8 +25,11 @@ func runCollections(ctx context.Context, t *target, o options, offset time.Durat
 	}
 	var cpuTrack *cpuTracker
 	var cpu cpuUse
+	stmts := &windowStatements{db: t.db, off: t.statementsOff}
+	var stmtsRead *statements
 	hooks := loadHooks{
 		windowStart: func() {
+			stmts.start(ctx)
 			cpuTrack = startCPUTracker()
 			if t.pool != nil {
 				t.poolStart = t.pool.Stat()
@@ -42,6 +46,7 @@ func runCollections(ctx context.Context, t *target, o options, offset time.Durat
 				pprof.StopCPUProfile()
 			}
 			cpu = cpuTrack.finish()
+			stmtsRead = stmts.end(ctx)
 			if t.pool != nil {
 				t.poolEnd = t.pool.Stat()
 			}
@@ -49,7 +54,8 @@ func runCollections(ctx context.Context, t *target, o options, offset time.Durat
 	}
 	progress("collections: %d clients, %s warm-up + %s measured against %s", o.clients, o.warmup, o.duration, t.baseURL)
 	plan := loadPlan{clients: o.clients, warmup: o.warmup, duration: o.duration, max: o.max, rate: o.rate}
-	ld, err := runLoad(ctx, newSoftpayClient(t, o.clients), plan, hooks)
+	var ld *loadResult
+	labelled(ctx, compLoad, func() { ld, err = runLoad(ctx, newSoftpayClient(t, o.clients), plan, hooks) })
 	if err != nil {
 		return nil, fmt.Errorf("collections: %w", err)
 	}
@@ -65,7 +71,16 @@ func runCollections(ctx context.Context, t *target, o options, offset time.Durat
 		return nil, fmt.Errorf("collections: %w", err)
 	}
 	hist := countHistories(ctx, t, comp.successIDs, o.sample)
-	return &report{o: o, t: t, load: ld, comp: comp, hist: hist, cpu: cpu}, nil
+	r := &report{o: o, t: t, load: ld, comp: comp, hist: hist, cpu: cpu, stmts: stmtsRead}
+	if prof != nil {
+		if err := prof.Close(); err != nil {
+			return nil, fmt.Errorf("-cpuprofile: %w", err)
+		}
+		if r.prof, err = readCPUProfile(o.cpuProfile); err != nil {
+			return nil, fmt.Errorf("read the CPU profile: %w", err)
+		}
+	}
+	return r, nil
 }
 
 // progress tells, on stderr, what the harness is doing.

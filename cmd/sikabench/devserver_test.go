@@ -35,14 +35,8 @@ func TestDevServerKeepsUp(t *testing.T) {
 	defer cancel()
 	o := options{self: true, namespace: "default", tick: time.Second, acceptRate: 60, temporalFile: true,
 		logFile: filepath.Join(t.TempDir(), "service.log")}
-	tg, err := startSelf(ctx, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tg := startSelfChecked(ctx, t, o)
 	defer tg.close()
-	if _, err := preflight(ctx, tg, newSoftpayClient(tg, 1), "softpay"); err != nil {
-		t.Fatal(err)
-	}
 	const rate, load = 30, 20 * time.Second
 	ld, err := runLoad(ctx, newSoftpayClient(tg, 16), loadPlan{clients: 16, duration: load, rate: rate}, loadHooks{})
 	if err != nil {

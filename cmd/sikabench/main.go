@@ -59,12 +59,16 @@
 // now() of the writing transaction, so accept→SUCCESS needs no clock agreement; the window is
 // placed on the Postgres clock with an offset measured at start. Completed/s counts SUCCESS
 // whose completed_at falls in the window, overall and per 10 s. History: the events of
-// payment:<id> for a sample of successful payments.
+// payment:<id> for a sample of successful payments, their encoded size and their payloads' (as
+// stored, after the payload codec).
 //
 // To explain the figures it also reports, for the collections window: CPU per process (/proc),
 // in -self mode timings taken inside the API (softpay handler, workflow start RPC, callback
-// signal) and the service's Postgres pool waits, and with -cpuprofile a CPU profile of this
-// process. Experiment flags (-pool-max-conns, -temporal-no-gzip) change the in-process
+// signal) and the service's Postgres pool waits, a CPU profile of this process (by default in
+// -self mode, with the service's top functions in the report; the file under -out), and
+// pg_stat_statements of the service's database over the window (the
+// statements per completed payment, the bench's own connections left out: they log in as the
+// role sikabench). Experiment flags (-pool-max-conns, -temporal-no-gzip) change the in-process
 // service's settings to test a fix without editing it; -tracing measures the service with its
 // traces exported (tracing on) against the default (off). The header gives the machine's load
 // average at the start and the end: other work on the machine disturbs the figures.
@@ -106,6 +110,7 @@ type options struct {
 	rate       float64
 	tick       time.Duration
 	sample     int
+	out        string // the run's files
 	cpuProfile string
 	logFile    string
 	poolConns  int
@@ -166,9 +171,7 @@ func run() error {
 	}
 	rep.loadEnd, rep.elapsed = loadAverage(), time.Since(began)
 	rep.print(os.Stdout)
-	if o.cpuProfile != "" && rep.coll != nil {
-		fmt.Printf("\nCPU profile of the collections window written to %s (go tool pprof -top %s)\n", o.cpuProfile, o.cpuProfile)
-	}
+	fmt.Printf("\nthe run's files (service log, CPU profile): %s\n", o.out)
 	if failure != nil {
 		return fmt.Errorf("%s: %w", rep.failed, failure)
 	}
@@ -251,9 +254,10 @@ func parseFlags() (options, []string, error) {
 	flag.IntVar(&o.max, "max", 0, "collections: stop after this many requests in all (0: no cap)")
 	flag.Float64Var(&o.rate, "rate", 0, "collections: pace the clients to at most this many requests/s in all (0: each client sends as soon as its previous answer arrives)")
 	flag.DurationVar(&o.tick, "tick", time.Second, "sandbox tick: the operator approves a push after one tick (-self); bounds the straggler wait")
-	flag.IntVar(&o.sample, "sample", 20, "collections: successful payments whose Temporal history is counted")
-	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of this process over the collections window (in -self mode: API, worker, sandbox and clients)")
-	flag.StringVar(&o.logFile, "log", "", "where the in-process service logs go in -self mode (default a file in the temp dir)")
+	flag.IntVar(&o.sample, "sample", 100, "collections and scaling: successful payments whose Temporal history is read (events, bytes, payload bytes)")
+	flag.StringVar(&o.out, "out", "", "directory for the run's files: the service's log, the CPU profile (default .sika/bench/<UTC time> at the module root, $SIKA_STATE_DIR/bench/… when set)")
+	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "CPU profile of this process over the collections window, its goroutines labelled by component (api, worker, service, sandbox, load); the report lists the service's top functions (default in -self mode: collections-cpu.pprof in -out; \"none\": no profile)")
+	flag.StringVar(&o.logFile, "log", "", "where the in-process service logs go in -self mode (default service.log in -out)")
 	flag.IntVar(&o.acceptRate, "accept-rate", 60, "(-self) the service's payment acceptance cap per second (SIKA_PAYMENT_ACCEPT_PER_SECOND; 0: none)")
 	flag.IntVar(&o.poolConns, "pool-max-conns", 0, "experiment (-self): pool_max_conns of the service's Postgres pool (0: the service's default)")
 	flag.BoolVar(&o.temporalFile, "temporal-file", false, "(-self) the Temporal dev server keeps its state in a SQLite file, as `sika dev` (make run) does, instead of in memory")
@@ -301,6 +305,18 @@ func parseFlags() (options, []string, error) {
 		return o, nil, errors.New("-webhook-rate and -export-rows must be positive")
 	case o.scalingDuration <= 0 || o.scalingInFlight < 1:
 		return o, nil, errors.New("-scaling-d and -scaling-in-flight must be positive")
+	}
+	if o.out == "" {
+		o.out = filepath.Join(stateDir(), "bench", time.Now().UTC().Format("20060102T150405Z"))
+	}
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return o, nil, fmt.Errorf("-out: %w", err)
+	}
+	switch {
+	case o.cpuProfile == "none":
+		o.cpuProfile = ""
+	case o.cpuProfile == "" && o.self:
+		o.cpuProfile = filepath.Join(o.out, "collections-cpu.pprof")
 	}
 	if o.sikaBin == "" {
 		root, err := devstack.FindRepoRoot(".")

@@ -26,6 +26,10 @@ type report struct {
 	comp *completions
 	hist *histories
 	cpu  cpuUse
+	// stmts are the service's statements in the window; prof the CPU profile of the window
+	// (nil without -cpuprofile).
+	stmts *statements
+	prof  *cpuProfile
 }
 
 // percentile is the nearest-rank percentile of sorted durations.
@@ -225,6 +229,14 @@ func (r *report) print(w io.Writer) {
 	}
 	r.printTimeline(w)
 	r.printCPU(w)
+	if r.stmts != nil {
+		fmt.Fprintf(w, "\nPOSTGRES STATEMENTS (pg_stat_statements in Sika's database over the window, the service's; per completed payment)\n")
+		r.stmts.print(w, c.windowSuccess, statementsTop)
+	}
+	if r.prof != nil {
+		fmt.Fprintf(w, "\nCPU PROFILE (this process over the window; the service is the api, worker and shared goroutines)\n")
+		r.prof.print(w, c.windowSuccess)
+	}
 }
 
 func (r *report) printHistory(w io.Writer) {
@@ -243,6 +255,7 @@ func (r *report) printHistory(w io.Writer) {
 		hMin, hMax, sum = min(hMin, n), max(hMax, n), sum+n
 	}
 	line(w, "events min / avg / max", "%d / %.1f / %d   (sample of %d)", hMin, float64(sum)/float64(len(h.counts)), hMax, len(h.counts))
+	line(w, "bytes per payment", "%s", h.sizes())
 	type kv struct {
 		k string
 		v int

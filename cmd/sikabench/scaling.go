@@ -38,6 +38,7 @@ type scalingRun struct {
 	cpu           cpuUse
 	db            []dbUse // Sika's and Temporal's databases, in the window
 	walBytes      int64   // WAL the Postgres server wrote in the window (every database)
+	stmts         *statements
 }
 
 // dbUse is what one database did in a window (pg_stat_database).
@@ -109,6 +110,7 @@ func runScaling(ctx context.Context, o options) (_ *scalingFigures, err error) {
 	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	cluster, err := devstack.StartCluster(ctx, devstack.ClusterOptions{
 		Ephemeral: true, APIs: scalingReplicas, Workers: scalingReplicas, SikaBin: o.sikaBin, Logger: quiet,
+		PostgresSettings: postgresSettings(),
 		Env: []string{
 			"SIKA_SANDBOX_URL=" + sandboxURL, "SIKA_SANDBOX_SECRET=" + secret,
 			"SIKA_RATE_LIMIT_PER_MINUTE=100000000", // no acceptance cap: SIKA_PAYMENT_ACCEPT_PER_SECOND unset
@@ -177,7 +179,7 @@ func runScaling(ctx context.Context, o options) (_ *scalingFigures, err error) {
 		f.runs = append(f.runs, r)
 	}
 	last := f.runs[len(f.runs)-1]
-	f.hist = countHistories(ctx, t, last.comp.successIDs, min(o.sample, 10))
+	f.hist = countHistories(ctx, t, last.comp.successIDs, o.sample)
 	return f, nil
 }
 
@@ -198,7 +200,7 @@ func clusterTarget(ctx context.Context, o options, c *devstack.Cluster) (_ *targ
 	if t.merchant, t.key, err = benchMerchant(ctx, st); err != nil {
 		return nil, err
 	}
-	if t.db, err = pgxpool.New(ctx, c.DatabaseURL); err != nil {
+	if t.db, t.statementsOff, err = harnessDB(ctx, c.DatabaseURL); err != nil {
 		return nil, err
 	}
 	t.closers = append(t.closers, t.db.Close)
@@ -226,8 +228,10 @@ func runScalingLoad(ctx context.Context, t *target, o options, n int, warmup tim
 	var track *cpuTracker
 	var dbStart map[string]dbUse
 	var walStart int64
+	stmts := &windowStatements{db: t.db, off: t.statementsOff}
 	hooks := loadHooks{
 		windowStart: func() {
+			stmts.start(ctx)
 			track = startCPUTracker()
 			if dbStart, walStart, err = dbSnapshot(ctx, t.db); err != nil {
 				progress("scaling: pg_stat_database: %v", err)
@@ -235,6 +239,7 @@ func runScalingLoad(ctx context.Context, t *target, o options, n int, warmup tim
 		},
 		windowEnd: func() {
 			r.cpu = track.finish()
+			r.stmts = stmts.end(ctx)
 			if dbEnd, walEnd, err := dbSnapshot(ctx, t.db); err == nil && dbStart != nil {
 				r.db, r.walBytes = dbDelta(dbStart, dbEnd), walEnd-walStart
 				if walEnd < 0 || walStart < 0 {
@@ -302,19 +307,22 @@ func (c *combined) printScaling(w io.Writer) {
 				line(w, "Postgres WAL", "%.1f KiB per completed payment (every database)", float64(r.walBytes)/1024/n)
 			}
 		}
+		fmt.Fprintf(w, "  Postgres statements of the sika processes in Sika's database (pg_stat_statements), per completed payment:\n")
+		r.stmts.print(w, r.comp.windowSuccess, statementsTop)
 	}
 	if h := f.hist; h != nil && len(h.counts) > 0 {
 		line(w, "Sika history events per payment", "%s", intList(h.counts))
+		line(w, "Sika history bytes per payment", "%s", h.sizes())
 	}
 	fmt.Fprintf(w, "\nSCALING TABLE (load average at the end of the run: %s)\n", c.loadEnd)
-	fmt.Fprintf(w, "  %-18s %12s %12s %10s %17s %14s %17s %10s %10s %12s\n", "configuration", "completed/s", "accept p99", "÷ ceiling",
-		"Temporal CPU/pay", "sika CPU/pay", "machine CPU/pay", "÷ by CPU", "PG tx/pay", "rows wr/pay")
+	fmt.Fprintf(w, "  %-18s %12s %12s %10s %17s %14s %17s %10s %10s %12s %10s\n", "configuration", "completed/s", "accept p99", "÷ ceiling",
+		"Temporal CPU/pay", "sika CPU/pay", "machine CPU/pay", "÷ by CPU", "PG tx/pay", "rows wr/pay", "stmts/pay")
 	var bareCPU time.Duration
 	if cl := f.ceiling; cl != nil && cl.completed > 0 {
 		// The bare worker and its driver run in the bench process: they count.
 		bareCPU = (clusterCPU(cl.cpu) + cpuSelf(cl.cpu)) / time.Duration(cl.completed)
-		fmt.Fprintf(w, "  %-18s %12.1f %12s %10s %14s ms %11s ms %14s ms %10s %10s %12s\n", "bare workflow", cl.rate(), "-", "1.00",
-			perUnit(cpuOf(cl.cpu, "temporal-server"), cl.completed), perUnit(cpuSelf(cl.cpu), cl.completed), ms(bareCPU), "1.00", "-", "-")
+		fmt.Fprintf(w, "  %-18s %12.1f %12s %10s %14s ms %11s ms %14s ms %10s %10s %12s %10s\n", "bare workflow", cl.rate(), "-", "1.00",
+			perUnit(cpuOf(cl.cpu, "temporal-server"), cl.completed), perUnit(cpuSelf(cl.cpu), cl.completed), ms(bareCPU), "1.00", "-", "-", "-")
 	}
 	for _, r := range f.runs {
 		a := r.load.acceptStats()
@@ -327,21 +335,25 @@ func (c *combined) printScaling(w io.Writer) {
 				byCPU = fmt.Sprintf("%.2f", bareCPU.Seconds()/sikaCPU.Seconds())
 			}
 		}
-		txs, written := "-", "-"
+		txs, written, stmts := "-", "-", "-"
+		if st := r.stmts; st != nil && st.skipped == "" && r.comp.windowSuccess > 0 {
+			stmts = fmt.Sprintf("%.1f", float64(st.all.calls)/float64(r.comp.windowSuccess))
+		}
 		for _, d := range r.db {
 			if n := float64(r.comp.windowSuccess); d.name == "sika" && n > 0 {
 				txs = fmt.Sprintf("%.1f", float64(d.commits)/n)
 				written = fmt.Sprintf("%.1f", float64(d.inserted+d.updated+d.deleted)/n)
 			}
 		}
-		fmt.Fprintf(w, "  %-18s %12.1f %9s ms %10s %14s ms %11s ms %14s ms %10s %10s %12s\n", fmt.Sprintf("Sika %d API + %d wkr", r.apis, r.workers), rate,
+		fmt.Fprintf(w, "  %-18s %12.1f %9s ms %10s %14s ms %11s ms %14s ms %10s %10s %12s %10s\n", fmt.Sprintf("Sika %d API + %d wkr", r.apis, r.workers), rate,
 			ms(percentile(a.lat, 99)), f.ratio(rate), perUnit(cpuOf(r.cpu, "temporal-server"), r.comp.windowSuccess),
-			perUnit(cpuOf(r.cpu, "sika"), r.comp.windowSuccess), ms(sikaCPU), byCPU, txs, written)
+			perUnit(cpuOf(r.cpu, "sika"), r.comp.windowSuccess), ms(sikaCPU), byCPU, txs, written, stmts)
 	}
 	fmt.Fprintf(w, "  (÷ by CPU: the bare workflow's CPU per workflow over Sika's per payment, the Temporal server, Postgres and the\n"+
 		"   sika processes counted: what the ratio is on a machine bound by CPU, whatever else runs on it; sika CPU: the\n"+
 		"   sika api and worker processes (for the bare workflow, its worker in the bench process); PG tx and rows written\n"+
-		"   (inserted, updated, deleted) per payment in Sika's own database, reads included in the transactions)\n")
+		"   (inserted, updated, deleted) per payment in Sika's own database, reads included in the transactions, the bench's\n"+
+		"   own reads too; stmts: the statements of the sika processes there, pg_stat_statements, BEGIN and COMMIT included)\n")
 }
 
 // clusterCPU is the CPU of the cluster's own processes: the Temporal server, Postgres and sika.

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -49,13 +50,24 @@ func TestScalingHarness(t *testing.T) {
 	if got, want := len(f.runs), scalingReplicas; got != want {
 		t.Fatalf("configurations measured: got %d, want %d", got, want)
 	}
+	var report strings.Builder
+	(&combined{scaling: f}).printScaling(&report)
+	t.Logf("report:\n%s", report.String())
 	for _, r := range f.runs {
 		if r.comp.windowSuccess == 0 {
 			t.Errorf("%d API + %d worker: no payment completed in the window (%d accepted)", r.apis, r.workers, r.comp.accepted)
 		}
+		// The sika processes' statements, told from the bench's (its watcher reads the payments
+		// in flight ten times a second, as the role sikabench).
+		if st := r.stmts; devstack.PostgresHasLibrary("pg_stat_statements") && (st == nil || st.skipped != "" || st.all.calls == 0 || st.harness == 0) {
+			t.Errorf("%d API + %d worker: statements %+v", r.apis, r.workers, st)
+		}
 	}
 	if len(f.ceiling.history) == 0 || f.hist == nil || len(f.hist.counts) == 0 {
 		t.Fatalf("histories not counted: bare %v, Sika %+v", f.ceiling.history, f.hist)
+	}
+	if f.hist.payloads.bytes == 0 {
+		t.Errorf("no payload bytes in Sika's histories: %+v", f.hist.payloads)
 	}
 	// The shape is the shortest history of each: on a loaded machine a workflow task that waits
 	// past its schedule-to-start timeout adds two events (WorkflowTaskTimedOut, WorkflowTaskScheduled)

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -46,6 +47,9 @@ type target struct {
 	key      string
 	db       *pgxpool.Pool // the harness's own connections to the service's database
 	tc       client.Client // nil: no history counting
+	// statementsOff is why pg_stat_statements cannot be read in the service's database through
+	// db ("" when it can: db then logs in as harnessRole).
+	statementsOff string
 
 	// In -self mode only: the service's store and merchant (the parts besides collections set
 	// up their data through it), the Postgres server's admin URL (pgbench gets a database of
@@ -83,7 +87,8 @@ func startSelf(ctx context.Context, o options) (_ *target, err error) {
 	}
 	progress := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	fmt.Fprintln(os.Stderr, "sikabench: starting an ephemeral Postgres and Temporal dev server")
-	stack, err := devstack.StartStack(ctx, devstack.StackOptions{Ephemeral: true, TemporalFile: o.temporalFile, Logger: progress})
+	stack, err := devstack.StartStack(ctx, devstack.StackOptions{Ephemeral: true, TemporalFile: o.temporalFile,
+		PostgresSettings: postgresSettings(), Logger: progress})
 	if err != nil {
 		return nil, err
 	}
@@ -96,6 +101,11 @@ func startSelf(ctx context.Context, o options) (_ *target, err error) {
 	if err := stack.Postgres.CreateDatabase(ctx, database); err != nil {
 		return nil, err
 	}
+	// From here on the goroutines this one starts are the service's (the store's pool and read
+	// cache, the Temporal client's connection), unless labelled otherwise below: see profile.go.
+	svcCtx := pprof.WithLabels(ctx, pprof.Labels(componentKey, compService))
+	pprof.SetGoroutineLabels(svcCtx)
+	defer pprof.SetGoroutineLabels(ctx)
 	dbURL := stack.Postgres.URL(database)
 	serviceURL := dbURL
 	if o.poolConns > 0 {
@@ -114,7 +124,7 @@ func startSelf(ctx context.Context, o options) (_ *target, err error) {
 	if t.merchant, t.key, err = benchMerchant(ctx, st); err != nil {
 		return nil, err
 	}
-	if t.db, err = pgxpool.New(ctx, dbURL); err != nil {
+	if t.db, t.statementsOff, err = harnessDB(ctx, dbURL); err != nil {
 		return nil, err
 	}
 	t.closers = append(t.closers, t.db.Close)
@@ -155,7 +165,8 @@ func startSelf(ctx context.Context, o options) (_ *target, err error) {
 	t.closers = append(t.closers, rawTC.Close)
 	t.tc = rawTC
 
-	sandboxURL, secret, err := startSandbox(t, o.tick, logger.With("component", "sandbox"))
+	var sandboxURL, secret string
+	labelled(svcCtx, compSandbox, func() { sandboxURL, secret, err = startSandbox(t, o.tick, logger.With("component", "sandbox")) })
 	if err != nil {
 		return nil, err
 	}
@@ -187,10 +198,12 @@ func startSelf(ctx context.Context, o options) (_ *target, err error) {
 		WebhookGuard:           webhook.Guard{AllowPrivate: true}, // the receiver is on loopback
 		Logger:                 logger,
 	}, st)
-	serve(t, &http.Server{
-		Handler: t.timings.wrap(srv), ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second,
-	}, apiLn)
+	labelled(svcCtx, compAPI, func() {
+		serve(t, &http.Server{
+			Handler: t.timings.wrap(srv), ReadHeaderTimeout: 10 * time.Second,
+			ReadTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second,
+		}, apiLn)
+	})
 	t.baseURL = publicURL + "/api/v1"
 
 	w := worker.New(rawTC, workflows.TaskQueue, workflows.WorkerOptions())
@@ -199,12 +212,18 @@ func startSelf(ctx context.Context, o options) (_ *target, err error) {
 		WebhookGuard: webhook.Guard{AllowPrivate: true},
 	}
 	workflows.Register(w, acts)
-	if err := w.Start(); err != nil {
-		return nil, fmt.Errorf("start worker: %w", err)
-	}
 	sweepCtx, cancelSweep := context.WithCancel(context.WithoutCancel(ctx))
 	var sweeping sync.WaitGroup
-	sweeping.Go(func() { workflows.SweepOutbox(sweepCtx, st, rawTC, acts, 5*time.Second, logger) })
+	labelled(svcCtx, compWorker, func() {
+		if err = w.Start(); err != nil {
+			return
+		}
+		sweeping.Go(func() { workflows.SweepOutbox(sweepCtx, st, rawTC, acts, 5*time.Second, logger) })
+	})
+	if err != nil {
+		cancelSweep()
+		return nil, fmt.Errorf("start worker: %w", err)
+	}
 	t.closers = append(t.closers, func() { cancelSweep(); sweeping.Wait(); w.Stop() })
 
 	temporalState := "in memory"
@@ -290,7 +309,11 @@ func exportTraces(ctx context.Context) (func(), error) {
 func serviceLogger(o options, t *target) (*slog.Logger, error) {
 	path := o.logFile
 	if path == "" {
-		path = filepath.Join(os.TempDir(), fmt.Sprintf("sikabench-%d.log", os.Getpid()))
+		dir := o.out
+		if dir == "" {
+			dir = os.TempDir()
+		}
+		path = filepath.Join(dir, "service.log")
 	}
 	f, err := os.Create(path)
 	if err != nil {
@@ -327,7 +350,8 @@ func benchMerchant(ctx context.Context, st *store.Store) (uuid.UUID, string, err
 // connectRemote reaches a service that already runs; what the flags leave out comes from the
 // environment, then from the state `sika dev` keeps in .sika/.
 func connectRemote(ctx context.Context, o options) (_ *target, err error) {
-	t := &target{baseURL: strings.TrimRight(o.baseURL, "/"), key: o.key}
+	t := &target{baseURL: strings.TrimRight(o.baseURL, "/"), key: o.key,
+		statementsOff: "not read with -base-url (the bench's own connections cannot be told from the service's)"}
 	defer func() {
 		if err != nil {
 			t.close()

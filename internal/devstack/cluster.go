@@ -51,6 +51,9 @@ type ClusterOptions struct {
 	PostgresURL string
 	// PostgresPort is the port of the Postgres the cluster starts; 0 picks a free one.
 	PostgresPort int
+	// PostgresSettings are given to the Postgres the cluster starts (PostgresOptions.Settings),
+	// at every start.
+	PostgresSettings []string
 	// Database is Sika's database; "" means "sika". Temporal's databases are named after it:
 	// <Database>_temporal and <Database>_temporal_visibility.
 	Database string
@@ -427,7 +430,8 @@ func (c *Cluster) startPostgres(ctx context.Context) error {
 		return nil
 	}
 	c.pgDir = filepath.Join(c.StateDir, "postgres")
-	pg, err := StartPostgres(ctx, PostgresOptions{DataDir: c.pgDir, Port: c.pgPort, Ephemeral: c.opts.Ephemeral, Logger: c.logger})
+	pg, err := StartPostgres(ctx, PostgresOptions{DataDir: c.pgDir, Port: c.pgPort, Ephemeral: c.opts.Ephemeral,
+		Settings: c.opts.PostgresSettings, Logger: c.logger})
 	if err != nil {
 		return err
 	}

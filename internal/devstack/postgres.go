@@ -31,6 +31,10 @@ type PostgresOptions struct {
 	// Ephemeral trades durability for speed (fsync=off and friends): for
 	// test servers whose data is thrown away, never for the dev data.
 	Ephemeral bool
+	// Settings are server settings given on the command line, "name=value" each (as
+	// `postgres -c name=value`): shared_preload_libraries=pg_stat_statements for a benchmark's
+	// server, for instance.
+	Settings []string
 	// Logger receives progress messages; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -86,6 +90,18 @@ func findPostgresBinaries(ctx context.Context, logger *slog.Logger) (string, err
 		}
 	}
 	return lookupPostgresBinaries()
+}
+
+// PostgresHasLibrary tells whether the Postgres server binaries found (see
+// FindPostgresBinaries) come with the loadable module name (pg_stat_statements, say) in their
+// library directory, <bin>/../lib: a server told to preload a missing module does not start.
+func PostgresHasLibrary(name string) bool {
+	bin, err := lookupPostgresBinaries()
+	if err != nil {
+		return false
+	}
+	_, err = os.Stat(filepath.Join(filepath.Dir(bin), "lib", name+".so"))
+	return err == nil
 }
 
 var errNoPostgres = errors.New("no PostgreSQL server binaries found (looked at $PG_BIN, /usr/lib/postgresql/*/bin and $PATH)")
@@ -201,7 +217,7 @@ func startPostgres(ctx context.Context, opts PostgresOptions) (_ *Postgres, err 
 		if p.port, err = choosePort(opts.Port, remembered); err != nil {
 			return nil, err
 		}
-		err = p.run(ctx, bin, runAs, opts.Ephemeral)
+		err = p.run(ctx, bin, runAs, opts.Ephemeral, opts.Settings)
 		if err == nil || opts.Port != 0 || attempt == 3 || !strings.Contains(p.logs.Tail(), "could not bind") {
 			break
 		}
@@ -313,7 +329,7 @@ func (p *Postgres) makeSocketDir(runAs *runAsUser) error {
 }
 
 // run starts the postgres process and waits until it accepts connections.
-func (p *Postgres) run(ctx context.Context, bin string, runAs *runAsUser, ephemeral bool) error {
+func (p *Postgres) run(ctx context.Context, bin string, runAs *runAsUser, ephemeral bool, settings []string) error {
 	args := []string{"-D", p.dataDir,
 		"-c", "listen_addresses=" + loopback,
 		"-c", "port=" + strconv.Itoa(p.port),
@@ -321,6 +337,9 @@ func (p *Postgres) run(ctx context.Context, bin string, runAs *runAsUser, epheme
 	}
 	if ephemeral {
 		args = append(args, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
+	}
+	for _, s := range settings {
+		args = append(args, "-c", s)
 	}
 	cmd := exec.Command(filepath.Join(bin, "postgres"), args...)
 	cmd.Dir = "/"

@@ -50,6 +50,8 @@ type StackOptions struct {
 	TemporalFile bool
 	// TemporalUI enables the Temporal Web UI.
 	TemporalUI bool
+	// PostgresSettings are given to Postgres (PostgresOptions.Settings).
+	PostgresSettings []string
 	// Logger receives progress messages; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -91,6 +93,7 @@ func StartStack(ctx context.Context, opts StackOptions) (_ *Stack, err error) {
 	s.Postgres, err = StartPostgres(ctx, PostgresOptions{
 		DataDir:   filepath.Join(s.stateDir, "postgres"),
 		Ephemeral: opts.Ephemeral,
+		Settings:  opts.PostgresSettings,
 		Logger:    logger,
 	})
 	if err != nil {
