@@ -3,6 +3,7 @@ package gateway
 import (
 	"errors"
 	"fmt"
+	"net/http"
 )
 
 // Kind classifies a gateway error for routing.
@@ -85,6 +86,22 @@ func Unavailable(err error) error {
 // Ambiguous wraps a failure after which the operation may or may not exist.
 func Ambiguous(err error) error {
 	return &Error{Kind: KindAmbiguous, Err: err}
+}
+
+// StatusRefusal is what an operator's non-2xx answer means when the status alone says it, the
+// same for every operator once its adapter has read the answers its API documents: 404 (a
+// wrong base URL, country or product: no operation was reached), 429 and 503 (come back
+// later) are Unavailable, nothing having been accepted; any other 5xx is Ambiguous, the
+// operator may have acted on the request. It answers nil for the other statuses, which are
+// the adapter's to decide.
+func StatusRefusal(status int, detail error) error {
+	switch {
+	case status == http.StatusNotFound, status == http.StatusTooManyRequests, status == http.StatusServiceUnavailable:
+		return Unavailable(detail)
+	case status >= 500:
+		return Ambiguous(detail)
+	}
+	return nil
 }
 
 // AuthFailed wraps a refusal of our credentials.

@@ -133,12 +133,7 @@ type PayoutCapable interface {
 }
 
 // SupportsPayouts reports whether g can disburse (true unless g says otherwise).
-func SupportsPayouts(g Gateway) bool {
-	if p, ok := adapter(g).(PayoutCapable); ok {
-		return p.SupportsPayouts()
-	}
-	return true
-}
+func SupportsPayouts(g Gateway) bool { return says(g, PayoutCapable.SupportsPayouts, true) }
 
 // PageConfirmed is implemented by gateways whose customers confirm a payment on the operator's
 // own page (a redirect, e.g. Orange WebPay): a network's pre-payment OTP is not asked for.
@@ -147,10 +142,7 @@ type PageConfirmed interface {
 }
 
 // ConfirmsOnOwnPage reports whether g's customers confirm on the operator's page.
-func ConfirmsOnOwnPage(g Gateway) bool {
-	p, ok := adapter(g).(PageConfirmed)
-	return ok && p.ConfirmsOnOwnPage()
-}
+func ConfirmsOnOwnPage(g Gateway) bool { return says(g, PageConfirmed.ConfirmsOnOwnPage, false) }
 
 // ErrCallbackIgnored is wrapped by ParseCallback errors about callbacks that are authentic but
 // report nothing we track (an event type we do not use, an operator's test event): the

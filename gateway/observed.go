@@ -59,39 +59,34 @@ func (o observed) call(ctx context.Context, op string) (context.Context, func(er
 
 func (o observed) Name() string { return o.g.Name() }
 
-func (o observed) Collect(ctx context.Context, req CollectRequest) (CollectResult, error) {
-	ctx, done := o.call(ctx, OpCollect)
-	res, err := o.g.Collect(ctx, req)
+// observeCall makes the call of op to the operator, timed and traced.
+func observeCall[A, R any](ctx context.Context, o observed, op string, call func(context.Context, A) (R, error), arg A) (R, error) {
+	ctx, done := o.call(ctx, op)
+	res, err := call(ctx, arg)
 	done(err)
 	return res, err
 }
 
+func (o observed) Collect(ctx context.Context, req CollectRequest) (CollectResult, error) {
+	return observeCall(ctx, o, OpCollect, o.g.Collect, req)
+}
+
 func (o observed) ConfirmOTP(ctx context.Context, reference, otp string) (OperationStatus, error) {
-	ctx, done := o.call(ctx, OpConfirmOTP)
-	st, err := o.g.ConfirmOTP(ctx, reference, otp)
-	done(err)
-	return st, err
+	return observeCall(ctx, o, OpConfirmOTP, func(ctx context.Context, otp string) (OperationStatus, error) {
+		return o.g.ConfirmOTP(ctx, reference, otp)
+	}, otp)
 }
 
 func (o observed) CollectionStatus(ctx context.Context, reference string) (OperationStatus, error) {
-	ctx, done := o.call(ctx, OpCollectionStatus)
-	st, err := o.g.CollectionStatus(ctx, reference)
-	done(err)
-	return st, err
+	return observeCall(ctx, o, OpCollectionStatus, o.g.CollectionStatus, reference)
 }
 
 func (o observed) Disburse(ctx context.Context, req DisburseRequest) (OperationStatus, error) {
-	ctx, done := o.call(ctx, OpDisburse)
-	st, err := o.g.Disburse(ctx, req)
-	done(err)
-	return st, err
+	return observeCall(ctx, o, OpDisburse, o.g.Disburse, req)
 }
 
 func (o observed) DisbursementStatus(ctx context.Context, reference string) (OperationStatus, error) {
-	ctx, done := o.call(ctx, OpDisbursementStatus)
-	st, err := o.g.DisbursementStatus(ctx, reference)
-	done(err)
-	return st, err
+	return observeCall(ctx, o, OpDisbursementStatus, o.g.DisbursementStatus, reference)
 }
 
 func (o observed) ParseCallback(ctx context.Context, header http.Header, body []byte) (Callback, error) {
@@ -105,20 +100,33 @@ type observedCanceller struct {
 }
 
 func (o observedCanceller) CancelCollection(ctx context.Context, reference string) (OperationStatus, error) {
-	ctx, done := o.call(ctx, OpCancelCollection)
-	st, err := o.c.CancelCollection(ctx, reference)
-	done(err)
-	return st, err
+	return observeCall(ctx, o.observed, OpCancelCollection, o.c.CancelCollection, reference)
 }
 
 // CancellerOf returns g's cancel when its operator can withdraw a collection (see Canceller).
 func CancellerOf(g Gateway) (Canceller, bool) {
-	c, ok := adapter(g).(Canceller)
+	return optional(g, func(o observed, c Canceller) Canceller { return observedCanceller{o, c} })
+}
+
+// optional returns g's adapter as the optional capability T (a Canceller, a Refunder) when it
+// has it, observed as g is (wrap makes the observed T).
+func optional[T any](g Gateway, wrap func(observed, T) T) (T, bool) {
+	t, ok := adapter(g).(T)
 	if !ok {
-		return nil, false
+		var zero T
+		return zero, false
 	}
 	if o, wrapped := g.(observed); wrapped {
-		return observedCanceller{o, c}, true
+		return wrap(o, t), true
 	}
-	return c, true
+	return t, true
+}
+
+// says answers ask of g's adapter when it implements T, otherwise when it does not (the
+// capability helpers: SupportsPayouts, ConfirmsOnOwnPage, ...).
+func says[T any](g Gateway, ask func(T) bool, otherwise bool) bool {
+	if t, ok := adapter(g).(T); ok {
+		return ask(t)
+	}
+	return otherwise
 }

@@ -53,10 +53,7 @@ func SupportsRefunds(g Gateway) bool {
 	if _, ok := RefunderOf(g); !ok {
 		return false
 	}
-	if c, ok := adapter(g).(RefundCapable); ok {
-		return c.SupportsRefunds()
-	}
-	return true
+	return says(g, RefundCapable.SupportsRefunds, true)
 }
 
 // PartialRefunds is implemented by Refunders whose operator refunds only the whole collection
@@ -67,12 +64,7 @@ type PartialRefunds interface {
 
 // RefundsPartially reports whether g's operator refunds part of a collection (true unless it
 // says otherwise).
-func RefundsPartially(g Gateway) bool {
-	if p, ok := adapter(g).(PartialRefunds); ok {
-		return p.RefundsPartially()
-	}
-	return true
-}
+func RefundsPartially(g Gateway) bool { return says(g, PartialRefunds.RefundsPartially, true) }
 
 // observedRefunder is the refund of an observed gateway whose adapter refunds.
 type observedRefunder struct {
@@ -81,27 +73,14 @@ type observedRefunder struct {
 }
 
 func (o observedRefunder) Refund(ctx context.Context, req RefundRequest) (OperationStatus, error) {
-	ctx, done := o.call(ctx, OpRefund)
-	st, err := o.r.Refund(ctx, req)
-	done(err)
-	return st, err
+	return observeCall(ctx, o.observed, OpRefund, o.r.Refund, req)
 }
 
 func (o observedRefunder) RefundStatus(ctx context.Context, reference string) (OperationStatus, error) {
-	ctx, done := o.call(ctx, OpRefundStatus)
-	st, err := o.r.RefundStatus(ctx, reference)
-	done(err)
-	return st, err
+	return observeCall(ctx, o.observed, OpRefundStatus, o.r.RefundStatus, reference)
 }
 
 // RefunderOf returns g's refund when its operator refunds collections (see Refunder).
 func RefunderOf(g Gateway) (Refunder, bool) {
-	r, ok := adapter(g).(Refunder)
-	if !ok {
-		return nil, false
-	}
-	if o, wrapped := g.(observed); wrapped {
-		return observedRefunder{o, r}, true
-	}
-	return r, true
+	return optional(g, func(o observed, r Refunder) Refunder { return observedRefunder{o, r} })
 }

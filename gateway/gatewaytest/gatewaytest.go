@@ -246,26 +246,88 @@ func (c contract) final(t *testing.T, gw gateway.Gateway, o op, ref string) gate
 	return last
 }
 
-func (c contract) success(t *testing.T, o op) {
+// kase is one case of the contract under way: a fresh operator, the operation readied at it
+// (send initiates it under a reference), the operations that readying created (base) and a
+// fresh reference.
+type kase struct {
+	t    *testing.T
+	c    contract
+	o    op
+	gw   gateway.Gateway
+	ctl  Controls
+	send func(ctx context.Context, ref string) (gateway.OperationStatus, error)
+	base int
+	ref  string
+}
+
+// start begins a case of o at a fresh operator.
+func (c contract) start(t *testing.T, o op) *kase {
 	gw, ctl := c.h.New(t)
 	send, base := o.begin(t, gw)
-	ref := Reference()
-	st, err := send(t.Context(), ref)
-	require.NoError(t, err)
+	return &kase{t: t, c: c, o: o, gw: gw, ctl: ctl, send: send, base: base, ref: Reference()}
+}
+
+// sendOK initiates ref, which the operator must accept.
+func (k *kase) sendOK(ref string) gateway.OperationStatus {
+	k.t.Helper()
+	st, err := k.send(k.t.Context(), ref)
+	require.NoError(k.t, err)
+	return st
+}
+
+// sendFails initiates the case's reference with the operator scripted to b: the error must be
+// of kind.
+func (k *kase) sendFails(b Behaviour, kind gateway.Kind) {
+	k.t.Helper()
+	k.ctl.Next(b)
+	_, err := k.send(k.t.Context(), k.ref)
+	require.Error(k.t, err)
+	assert.Equal(k.t, kind, gateway.KindOf(err), "%v", err)
+}
+
+// resend initiates the case's reference again: it answers want and creates no second
+// operation.
+func (k *kase) resend(want gateway.Status) {
+	k.t.Helper()
+	assert.Equal(k.t, want, k.sendOK(k.ref).Status)
+	k.created(1)
+}
+
+// status reads ref's status once.
+func (k *kase) status(ref string) gateway.OperationStatus {
+	k.t.Helper()
+	st, err := k.o.status(k.t.Context(), k.gw, ref)
+	require.NoError(k.t, err)
+	return st
+}
+
+// final polls ref's status until it is final.
+func (k *kase) final(ref string) gateway.OperationStatus {
+	k.t.Helper()
+	return k.c.final(k.t, k.gw, k.o, ref)
+}
+
+// created checks that the case created n operations at the operator.
+func (k *kase) created(n int, msgAndArgs ...any) {
+	k.t.Helper()
+	assert.Equal(k.t, k.base+n, k.ctl.Operations(), msgAndArgs...)
+}
+
+func (c contract) success(t *testing.T, o op) {
+	k := c.start(t, o)
+	st := k.sendOK(k.ref)
 	assert.Contains(t, []gateway.Status{gateway.StatusPending, gateway.StatusSuccess}, st.Status)
-	final := c.final(t, gw, o, ref)
+	final := k.final(k.ref)
 	assert.Equal(t, gateway.StatusSuccess, final.Status)
-	assert.Equal(t, ref, final.Reference)
+	assert.Equal(t, k.ref, final.Reference)
 	assert.Empty(t, final.FailureCode)
-	assert.Equal(t, base+1, ctl.Operations())
+	k.created(1)
 }
 
 func (c contract) decline(t *testing.T, o op) {
-	gw, ctl := c.h.New(t)
-	send, base := o.begin(t, gw)
-	ref := Reference()
-	ctl.Next(Decline)
-	st, err := send(t.Context(), ref)
+	k := c.start(t, o)
+	k.ctl.Next(Decline)
+	st, err := k.send(t.Context(), k.ref)
 	if err != nil { // declined at once
 		require.Equal(t, gateway.KindDeclined, gateway.KindOf(err), "%v", err)
 		if o.declineCode != "" {
@@ -274,93 +336,57 @@ func (c contract) decline(t *testing.T, o op) {
 		return
 	}
 	assert.NotEqual(t, gateway.StatusSuccess, st.Status)
-	final := c.final(t, gw, o, ref)
+	final := k.final(k.ref)
 	require.Equal(t, gateway.StatusFailed, final.Status)
 	assert.NotEmpty(t, final.FailureCode)
 	if o.declineCode != "" {
 		assert.Equal(t, o.declineCode, final.FailureCode)
 	}
 	// final: sending the same reference again neither creates nor revives anything
-	again, err := send(t.Context(), ref)
-	require.NoError(t, err)
-	assert.Equal(t, gateway.StatusFailed, again.Status)
-	assert.Equal(t, base+1, ctl.Operations())
-	final = c.final(t, gw, o, ref)
-	assert.Equal(t, gateway.StatusFailed, final.Status)
+	k.resend(gateway.StatusFailed)
+	assert.Equal(t, gateway.StatusFailed, k.final(k.ref).Status)
 }
 
 func (c contract) unavailable(t *testing.T, o op, b Behaviour) {
-	gw, ctl := c.h.New(t)
-	send, base := o.begin(t, gw)
-	ref := Reference()
-	ctl.Next(b)
-	_, err := send(t.Context(), ref)
-	require.Error(t, err)
-	assert.Equal(t, gateway.KindUnavailable, gateway.KindOf(err), "%v", err)
-	assert.Equal(t, base+0, ctl.Operations(), "nothing may be created at the operator")
-	st, err := o.status(t.Context(), gw, ref)
-	require.NoError(t, err)
-	assert.Equal(t, gateway.StatusNotFound, st.Status)
+	k := c.start(t, o)
+	k.sendFails(b, gateway.KindUnavailable)
+	k.created(0, "nothing may be created at the operator")
+	assert.Equal(t, gateway.StatusNotFound, k.status(k.ref).Status)
 	// the operator is back: the same reference goes through, once
-	_, err = send(t.Context(), ref)
-	require.NoError(t, err)
-	assert.Equal(t, gateway.StatusSuccess, c.final(t, gw, o, ref).Status)
-	assert.Equal(t, base+1, ctl.Operations())
+	k.sendOK(k.ref)
+	assert.Equal(t, gateway.StatusSuccess, k.final(k.ref).Status)
+	k.created(1)
 }
 
 func (c contract) ambiguous(t *testing.T, o op) {
-	gw, ctl := c.h.New(t)
-	send, base := o.begin(t, gw)
-	ref := Reference()
-	ctl.Next(TimeoutAfterAccept)
-	_, err := send(t.Context(), ref)
-	require.Error(t, err)
-	assert.Equal(t, gateway.KindAmbiguous, gateway.KindOf(err), "%v", err)
+	k := c.start(t, o)
+	k.sendFails(TimeoutAfterAccept, gateway.KindAmbiguous)
 	// a status read finds the operation and its outcome
-	final := c.final(t, gw, o, ref)
-	assert.Equal(t, gateway.StatusSuccess, final.Status)
+	assert.Equal(t, gateway.StatusSuccess, k.final(k.ref).Status)
 	// sending the same reference again does not create a second operation
-	again, err := send(t.Context(), ref)
-	require.NoError(t, err)
-	assert.Equal(t, gateway.StatusSuccess, again.Status)
-	assert.Equal(t, base+1, ctl.Operations())
+	k.resend(gateway.StatusSuccess)
 }
 
 // ambiguousLostAnswer is the ambiguous case of an operator with Features.LostAnswerFails.
 func (c contract) ambiguousLostAnswer(t *testing.T, o op) {
-	gw, ctl := c.h.New(t)
-	send, base := o.begin(t, gw)
-	ref := Reference()
-	ctl.Next(TimeoutAfterAccept)
-	_, err := send(t.Context(), ref)
-	require.Error(t, err)
-	assert.Equal(t, gateway.KindAmbiguous, gateway.KindOf(err), "%v", err)
-	st, err := o.status(t.Context(), gw, ref)
-	require.NoError(t, err)
-	assert.NotEqual(t, gateway.StatusNotFound, st.Status, "the operation may exist: it was sent")
+	k := c.start(t, o)
+	k.sendFails(TimeoutAfterAccept, gateway.KindAmbiguous)
+	assert.NotEqual(t, gateway.StatusNotFound, k.status(k.ref).Status, "the operation may exist: it was sent")
 	// status reads end it FAILED: nobody holds what is needed to pay it
-	final := c.final(t, gw, o, ref)
+	final := k.final(k.ref)
 	assert.Equal(t, gateway.StatusFailed, final.Status)
 	assert.NotEmpty(t, final.FailureCode)
 	// sending the same reference again neither creates a second operation nor revives it
-	again, err := send(t.Context(), ref)
-	require.NoError(t, err)
-	assert.Equal(t, gateway.StatusFailed, again.Status)
-	assert.Equal(t, base+1, ctl.Operations())
-	assert.Equal(t, gateway.StatusFailed, c.final(t, gw, o, ref).Status)
+	k.resend(gateway.StatusFailed)
+	assert.Equal(t, gateway.StatusFailed, k.final(k.ref).Status)
 }
 
 func (c contract) sameReference(t *testing.T, o op) {
-	gw, ctl := c.h.New(t)
-	send, base := o.begin(t, gw)
-	ref := Reference()
-	_, err := send(t.Context(), ref)
-	require.NoError(t, err)
-	again, err := send(t.Context(), ref)
-	require.NoError(t, err)
-	assert.NotEqual(t, gateway.StatusFailed, again.Status)
-	assert.Equal(t, gateway.StatusSuccess, c.final(t, gw, o, ref).Status)
-	assert.Equal(t, base+1, ctl.Operations())
+	k := c.start(t, o)
+	k.sendOK(k.ref)
+	assert.NotEqual(t, gateway.StatusFailed, k.sendOK(k.ref).Status)
+	assert.Equal(t, gateway.StatusSuccess, k.final(k.ref).Status)
+	k.created(1)
 }
 
 func (c contract) unknown(t *testing.T, o op) {
@@ -378,82 +404,72 @@ func (c contract) unknown(t *testing.T, o op) {
 // cancel repeat: withdrawn (FAILED cancelled), or paid first (SUCCESS). A collection already paid
 // stays paid, and a reference never sent is NOT_FOUND, never a confirmed cancel.
 func (c contract) cancel(t *testing.T, o op) {
-	gw, ctl := c.h.New(t)
-	send, base := o.begin(t, gw)
-	canceller := gw.(gateway.Canceller)
+	k := c.start(t, o)
+	canceller := k.gw.(gateway.Canceller)
 	st, err := canceller.CancelCollection(t.Context(), Reference())
 	require.NoError(t, err)
 	assert.Equal(t, gateway.StatusNotFound, st.Status)
 
-	ref := Reference()
-	_, err = send(t.Context(), ref)
+	k.sendOK(k.ref)
+	st, err = canceller.CancelCollection(t.Context(), k.ref)
 	require.NoError(t, err)
-	st, err = canceller.CancelCollection(t.Context(), ref)
-	require.NoError(t, err)
-	assert.Equal(t, ref, st.Reference)
+	assert.Equal(t, k.ref, st.Reference)
 	require.Contains(t, []gateway.Status{gateway.StatusFailed, gateway.StatusSuccess}, st.Status,
 		"a cancel of a collection the customer did not refuse")
 	if st.Status == gateway.StatusFailed {
 		assert.Equal(t, gateway.FailureCancelled, st.FailureCode)
 	}
-	assert.Equal(t, st.Status, c.final(t, gw, o, ref).Status, "status reads agree with the cancel")
-	again, err := canceller.CancelCollection(t.Context(), ref)
+	assert.Equal(t, st.Status, k.final(k.ref).Status, "status reads agree with the cancel")
+	again, err := canceller.CancelCollection(t.Context(), k.ref)
 	require.NoError(t, err)
 	assert.Equal(t, st.Status, again.Status, "a second cancel changes nothing")
 
 	paid := Reference()
-	_, err = send(t.Context(), paid)
-	require.NoError(t, err)
-	require.Equal(t, gateway.StatusSuccess, c.final(t, gw, o, paid).Status)
+	k.sendOK(paid)
+	require.Equal(t, gateway.StatusSuccess, k.final(paid).Status)
 	st, err = canceller.CancelCollection(t.Context(), paid)
 	require.NoError(t, err)
 	assert.Equal(t, gateway.StatusSuccess, st.Status, "a paid collection stays paid")
-	assert.Equal(t, base+2, ctl.Operations())
+	k.created(2)
 }
 
 func (c contract) duplicateCallback(t *testing.T, o op) {
-	gw, ctl := c.h.New(t)
-	send, base := o.begin(t, gw)
-	ref := Reference()
-	_, err := send(t.Context(), ref)
+	k := c.start(t, o)
+	k.sendOK(k.ref)
+	final := k.final(k.ref)
+	header, body := k.ctl.Callback(o.kind, k.ref)
+	first, err := k.gw.ParseCallback(t.Context(), header.Clone(), body)
 	require.NoError(t, err)
-	final := c.final(t, gw, o, ref)
-	header, body := ctl.Callback(o.kind, ref)
-	first, err := gw.ParseCallback(t.Context(), header.Clone(), body)
-	require.NoError(t, err)
-	second, err := gw.ParseCallback(t.Context(), header.Clone(), body)
+	second, err := k.gw.ParseCallback(t.Context(), header.Clone(), body)
 	require.NoError(t, err)
 	assert.Equal(t, first, second, "the same callback twice must decode to the same outcome")
 	assert.Equal(t, o.kind, first.Kind)
-	assert.Equal(t, ref, first.Reference)
+	assert.Equal(t, k.ref, first.Reference)
 	assert.Equal(t, final.Status, first.Status)
 	assert.Equal(t, c.f.SignedCallbacks, first.Trusted, "only signed callbacks may be Trusted")
 	if c.f.SignedCallbacks {
 		tampered := append([]byte(nil), body...)
 		tampered[len(tampered)/2] ^= 1
-		_, err := gw.ParseCallback(t.Context(), header.Clone(), tampered)
+		_, err := k.gw.ParseCallback(t.Context(), header.Clone(), tampered)
 		assert.Error(t, err, "a tampered signed callback must be refused")
 	}
-	assert.Equal(t, base+1, ctl.Operations())
+	k.created(1)
 }
 
 func (c contract) tokenExpiry(t *testing.T, o op) {
-	gw, ctl := c.h.New(t)
-	send, base := o.begin(t, gw)
-	first := Reference()
-	_, err := send(t.Context(), first)
-	require.NoError(t, err)
-	before := ctl.TokenRequests()
+	k := c.start(t, o)
+	first := k.ref
+	k.sendOK(first)
+	before := k.ctl.TokenRequests()
 	require.Positive(t, before)
-	ctl.ExpireToken()
+	k.ctl.ExpireToken()
 	ref := Reference()
-	_, err = send(t.Context(), ref)
+	_, err := k.send(t.Context(), ref)
 	require.NoError(t, err, "the adapter must refresh an expired token and go on")
-	assert.Equal(t, before+1, ctl.TokenRequests(), "exactly one refresh")
-	assert.Equal(t, gateway.StatusSuccess, c.final(t, gw, o, ref).Status)
-	assert.Equal(t, base+2, ctl.Operations(), "the refused call must not have created an operation twice")
+	assert.Equal(t, before+1, k.ctl.TokenRequests(), "exactly one refresh")
+	assert.Equal(t, gateway.StatusSuccess, k.final(ref).Status)
+	k.created(2, "the refused call must not have created an operation twice")
 	// status reads after the refresh need no new token
-	_, err = o.status(t.Context(), gw, first)
-	require.NoError(t, err)
-	assert.Equal(t, before+1, ctl.TokenRequests())
+	k.status(first)
+	assert.Equal(t, before+1, k.ctl.TokenRequests())
 }

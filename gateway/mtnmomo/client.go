@@ -126,6 +126,15 @@ func (c *Client) Windows() gateway.Windows {
 // SupportsPayouts reports whether the account has the disbursement product.
 func (c *Client) SupportsPayouts() bool { return c.cfg.DisbursementSubscriptionKey != "" }
 
+// needDisbursement refuses (Invalid: nothing is sent) what needs the disbursement product on
+// an account without it; why says what is missing.
+func (c *Client) needDisbursement(why string) error {
+	if !c.SupportsPayouts() {
+		return gateway.Invalid(gateway.FailureGatewayError, c.cfg.Name+": "+why)
+	}
+	return nil
+}
+
 // Collect sends a request-to-pay keyed by req.Reference (a UUID, used as X-Reference-Id and
 // externalId). MTN answers 202 and decides later, so the result is PENDING with a USSD push;
 // a reference MTN already knows (409) is answered with the operation's current state.
@@ -162,8 +171,8 @@ func (c *Client) CollectionStatus(ctx context.Context, reference string) (gatewa
 // Disburse sends a transfer keyed by req.Reference; a reference MTN already knows (409) is
 // answered with the transfer's current state.
 func (c *Client) Disburse(ctx context.Context, req gateway.DisburseRequest) (gateway.OperationStatus, error) {
-	if c.cfg.DisbursementSubscriptionKey == "" {
-		return gateway.OperationStatus{}, gateway.Invalid(gateway.FailureGatewayError, c.cfg.Name+": payouts are not configured")
+	if err := c.needDisbursement("payouts are not configured"); err != nil {
+		return gateway.OperationStatus{}, err
 	}
 	body, env, err := c.initiation(req.Reference, req.Amount.String(), req.Amount.IsInteger(), req.Currency,
 		req.Country, req.Phone, req.Description, req.RecipientName, true)
@@ -176,8 +185,8 @@ func (c *Client) Disburse(ctx context.Context, req gateway.DisburseRequest) (gat
 
 // DisbursementStatus reads a transfer; an unknown reference is StatusNotFound.
 func (c *Client) DisbursementStatus(ctx context.Context, reference string) (gateway.OperationStatus, error) {
-	if c.cfg.DisbursementSubscriptionKey == "" {
-		return gateway.OperationStatus{}, gateway.Invalid(gateway.FailureGatewayError, c.cfg.Name+": payouts are not configured")
+	if err := c.needDisbursement("payouts are not configured"); err != nil {
+		return gateway.OperationStatus{}, err
 	}
 	return c.status(ctx, c.disbursement, "/disbursement/v1_0/transfer/", reference)
 }
@@ -407,12 +416,9 @@ func classifyAnswer(op string, status int, raw []byte, payout bool) error {
 		return gateway.Invalid(failure, detail.Error())
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
 		return gateway.AuthFailed(detail)
-	case status == http.StatusNotFound: // wrong base URL or product: nothing was accepted
-		return gateway.Unavailable(detail)
-	case status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable:
-		return gateway.Unavailable(detail)
-	case status >= 500:
-		return gateway.Ambiguous(detail)
+	}
+	if err := gateway.StatusRefusal(status, detail); err != nil {
+		return err
 	}
 	return gateway.Invalid(gateway.FailureGatewayError, detail.Error())
 }

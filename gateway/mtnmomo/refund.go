@@ -21,8 +21,8 @@ func (c *Client) SupportsRefunds() bool { return c.cfg.DisbursementSubscriptionK
 // are allowed: MTN takes the amount to give back. An account without the disbursement product
 // cannot refund (Invalid).
 func (c *Client) Refund(ctx context.Context, req gateway.RefundRequest) (gateway.OperationStatus, error) {
-	if c.cfg.DisbursementSubscriptionKey == "" {
-		return gateway.OperationStatus{}, gateway.Invalid(gateway.FailureGatewayError, c.cfg.Name+": refunds need the disbursement product")
+	if err := c.needDisbursement("refunds need the disbursement product"); err != nil {
+		return gateway.OperationStatus{}, err
 	}
 	if !isUUID(req.CollectionReference) {
 		return gateway.OperationStatus{}, gateway.Invalid(gateway.FailureGatewayError, "the refunded collection's reference must be a UUID (MTN X-Reference-Id)")
@@ -40,8 +40,8 @@ func (c *Client) Refund(ctx context.Context, req gateway.RefundRequest) (gateway
 // RefundStatus reads a refund (GET /disbursement/v1_0/refund/{referenceId}); an unknown
 // reference is StatusNotFound.
 func (c *Client) RefundStatus(ctx context.Context, reference string) (gateway.OperationStatus, error) {
-	if c.cfg.DisbursementSubscriptionKey == "" {
-		return gateway.OperationStatus{}, gateway.Invalid(gateway.FailureGatewayError, c.cfg.Name+": refunds need the disbursement product")
+	if err := c.needDisbursement("refunds need the disbursement product"); err != nil {
+		return gateway.OperationStatus{}, err
 	}
 	return c.status(ctx, c.disbursement, "/disbursement/v1_0/refund/", reference)
 }

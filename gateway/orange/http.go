@@ -62,13 +62,8 @@ func (c *Client) send(ctx context.Context, op, path string, headers http.Header,
 // tokens, blotted out of Orange's message with the account's own.
 func (c *Client) answerError(op string, status int, raw []byte, secrets ...string) error {
 	detail := fmt.Errorf("%s: %d %s", op, status, c.describe(raw, secrets...))
-	switch {
-	case status == http.StatusNotFound: // a wrong base URL or country segment: nothing was accepted
-		return gateway.Unavailable(detail)
-	case status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable:
-		return gateway.Unavailable(detail)
-	case status >= 500:
-		return gateway.Ambiguous(detail)
+	if err := gateway.StatusRefusal(status, detail); err != nil {
+		return err
 	}
 	return gateway.Invalid(gateway.FailureGatewayError, detail.Error())
 }

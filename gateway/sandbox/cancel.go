@@ -21,32 +21,22 @@ func (s *Server) cancelCollection(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body, e := s.withdraw(gw, r.PathValue("reference"))
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	writeJSON(w, http.StatusOK, body)
+	answer(w, body, e)
 }
 
 // withdraw cancels the collection of reference at gw, as cancelCollection describes.
 func (s *Server) withdraw(gw GatewayConfig, reference string) (statusBody, *apiError) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return statusBody{}, errClosed
-	}
-	op := s.foundLocked(opKey{gw.Name, kindCollection, reference})
-	switch {
-	case op == nil:
-		return statusBody{}, errNotFound
-	case op.status.Final():
-		op.log.Info("sandbox cancel of a final operation", "status", op.status)
-	case op.scenario.late && !op.awaitingOTP:
-		op.log.Info("sandbox cancel refused: the customer is approving", "suffix", op.scenario.suffix)
-	default:
-		s.resolveLocked(op, cancelledCollection, "cancel")
-	}
-	body := op.statusBody()
-	body.NextAction = nil
-	return body, nil
+	return s.onCollection(gw, reference, func(op *operation) (statusBody, *apiError) {
+		switch {
+		case op.status.Final():
+			op.log.Info("sandbox cancel of a final operation", "status", op.status)
+		case op.scenario.late && !op.awaitingOTP:
+			op.log.Info("sandbox cancel refused: the customer is approving", "suffix", op.scenario.suffix)
+		default:
+			s.resolveLocked(op, cancelledCollection, "cancel")
+		}
+		body := op.statusBody()
+		body.NextAction = nil
+		return body, nil
+	})
 }

@@ -116,11 +116,7 @@ func (s *Server) resolveByHand(approve bool) http.HandlerFunc {
 			http.Redirect(w, r, checkoutPath(gatewayName, reference), http.StatusSeeOther)
 			return
 		}
-		if e != nil {
-			writeError(w, e)
-			return
-		}
-		writeJSON(w, http.StatusOK, view)
+		answer(w, view, e)
 	}
 }
 

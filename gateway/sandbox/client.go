@@ -292,12 +292,9 @@ func classifyAnswer(op string, status int, raw []byte) error {
 		return gateway.AuthFailed(detail)
 	case status == http.StatusNotFound && code == "not_found":
 		return gateway.Unavailable(fmt.Errorf("%w: %w", errOperationNotFound, detail))
-	case status == http.StatusNotFound: // a wrong gateway name or base URL: nothing was accepted
-		return gateway.Unavailable(detail)
-	case status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable:
-		return gateway.Unavailable(detail)
-	case status >= 500:
-		return gateway.Ambiguous(detail)
+	}
+	if err := gateway.StatusRefusal(status, detail); err != nil {
+		return err
 	}
 	return gateway.Invalid(gateway.FailureGatewayError, fmt.Sprintf("%d %s: %s", status, code, message))
 }

@@ -440,45 +440,50 @@ func (s *Server) confirmOTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body, e := s.checkOTP(gw, r.PathValue("reference"), req.OTP)
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	writeJSON(w, http.StatusOK, body)
+	answer(w, body, e)
 }
 
 func (s *Server) checkOTP(gw GatewayConfig, reference, otp string) (statusBody, *apiError) {
+	return s.onCollection(gw, reference, func(op *operation) (statusBody, *apiError) {
+		switch {
+		case op.otpConfirmed && otp == ValidOTP: // a retried confirmation
+			return op.statusBody(), nil
+		case !op.awaitingOTP:
+			return statusBody{}, errNotAwaitingOTP
+		case otp != ValidOTP:
+			op.wrongOTPs++
+			op.log.Info("sandbox otp rejected", "wrong_otps", op.wrongOTPs)
+			if op.wrongOTPs >= maxWrongOTPs {
+				s.resolveLocked(op, tooManyWrongOTPs, "otp")
+				return statusBody{}, &apiError{http.StatusBadRequest, "invalid_otp",
+					fmt.Sprintf("The OTP is wrong; the operation failed after %d wrong codes.", maxWrongOTPs)}
+			}
+			return statusBody{}, &apiError{http.StatusBadRequest, "invalid_otp",
+				fmt.Sprintf("The OTP is wrong; %d attempts left.", maxWrongOTPs-op.wrongOTPs)}
+		}
+		op.awaitingOTP, op.otpConfirmed, op.nextAction = false, true, nil
+		op.log.Info("sandbox otp confirmed")
+		if op.scenario.late { // now being approved: its only timer, the expiry, stops
+			s.stopTimersLocked(op)
+		}
+		s.armOutcomeLocked(op)
+		return op.statusBody(), nil
+	})
+}
+
+// onCollection runs act under the lock on the collection of reference at gw as the operator's
+// API shows it; a closed server, or a reference it does not show, answers first.
+func (s *Server) onCollection(gw GatewayConfig, reference string, act func(op *operation) (statusBody, *apiError)) (statusBody, *apiError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return statusBody{}, errClosed
 	}
 	op := s.foundLocked(opKey{gw.Name, kindCollection, reference})
-	switch {
-	case op == nil:
+	if op == nil {
 		return statusBody{}, errNotFound
-	case op.otpConfirmed && otp == ValidOTP: // a retried confirmation
-		return op.statusBody(), nil
-	case !op.awaitingOTP:
-		return statusBody{}, errNotAwaitingOTP
-	case otp != ValidOTP:
-		op.wrongOTPs++
-		op.log.Info("sandbox otp rejected", "wrong_otps", op.wrongOTPs)
-		if op.wrongOTPs >= maxWrongOTPs {
-			s.resolveLocked(op, tooManyWrongOTPs, "otp")
-			return statusBody{}, &apiError{http.StatusBadRequest, "invalid_otp",
-				fmt.Sprintf("The OTP is wrong; the operation failed after %d wrong codes.", maxWrongOTPs)}
-		}
-		return statusBody{}, &apiError{http.StatusBadRequest, "invalid_otp",
-			fmt.Sprintf("The OTP is wrong; %d attempts left.", maxWrongOTPs-op.wrongOTPs)}
 	}
-	op.awaitingOTP, op.otpConfirmed, op.nextAction = false, true, nil
-	op.log.Info("sandbox otp confirmed")
-	if op.scenario.late { // now being approved: its only timer, the expiry, stops
-		s.stopTimersLocked(op)
-	}
-	s.armOutcomeLocked(op)
-	return op.statusBody(), nil
+	return act(op)
 }
 
 // armOutcomeLocked starts the delay to the scenario's outcome (none for 004: it expires): 011

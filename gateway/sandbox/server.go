@@ -288,6 +288,15 @@ func writeError(w http.ResponseWriter, e *apiError) {
 	writeJSON(w, e.status, body)
 }
 
+// answer writes 200 with body, or e when there is one.
+func answer(w http.ResponseWriter, body any, e *apiError) {
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)

@@ -43,8 +43,8 @@ func (c *Client) sessionBody(req gateway.CollectRequest) (sessionRequest, error)
 
 // collect returns the reference's checkout session, creating it when Wave has none.
 func (c *Client) collect(ctx context.Context, ref string, body sessionRequest) (session, error) {
-	s, err := initiate(ctx, c, c.sessions(), ref, func(ctx context.Context) (session, error) {
-		return c.createSession(ctx, ref, body)
+	s, err := initiate(ctx, c, sessions, ref, func(ctx context.Context) (session, error) {
+		return createOp(ctx, c, sessions, ref, body)
 	})
 	if err != nil {
 		return session{}, err
@@ -73,18 +73,18 @@ func (c *Client) CancelCollection(ctx context.Context, reference string) (gatewa
 	case !found:
 		return gateway.OperationStatus{Reference: reference, Status: gateway.StatusNotFound}, nil
 	case s.CheckoutStatus != checkoutOpen || s.PaymentStatus == paymentSucceeded:
-		return c.sessionStatus(reference, s)
+		return statusOf(c, sessions, reference, s)
 	}
 	expiry := c.expireSession(ctx, s.ID)
 	if k := gateway.KindOf(expiry); expiry != nil && (k == gateway.KindUnavailable || k == gateway.KindAuth) {
 		return gateway.OperationStatus{}, expiry
 	}
-	after, err := c.session(ctx, s.ID)
+	after, err := readOp(ctx, c, sessions, s.ID)
 	if err != nil {
 		return gateway.OperationStatus{}, gateway.Ambiguous(fmt.Errorf("%s: session %s expiry sent (%v), session not read back: %w",
 			c.cfg.Name, s.ID, expiry, err))
 	}
-	st, err := c.sessionStatus(reference, after)
+	st, err := statusOf(c, sessions, reference, after)
 	if err == nil && after.CheckoutStatus == checkoutExpired && st.Status == gateway.StatusFailed {
 		st.FailureCode, st.FailureMessage = gateway.FailureCancelled, "checkout session expired before the customer paid it"
 	}
@@ -105,52 +105,15 @@ func (c *Client) expireSession(ctx context.Context, id string) error {
 	return nil
 }
 
-// sessionStatus maps the reference's session onto the gateway's states; a state this adapter
-// does not know is Ambiguous.
-func (c *Client) sessionStatus(ref string, s session) (gateway.OperationStatus, error) {
-	st, err := s.operationStatus(ref)
-	if err != nil {
-		return gateway.OperationStatus{}, gateway.Ambiguous(fmt.Errorf("%s: session %s: %w", c.cfg.Name, s.ID, err))
-	}
-	return st, nil
-}
-
-// sessions reads checkout sessions.
-func (c *Client) sessions() finder[session] {
-	return finder[session]{kind: kindCheckout, byID: c.session, byReference: c.searchSession,
-		id: func(s session) string { return s.ID }}
-}
+// sessions are Wave's checkout sessions.
+var sessions = finder[session]{kind: kindCheckout, noun: "session", api: checkoutAPI,
+	path: "/v1/checkout/sessions", search: "/v1/checkout/sessions/search",
+	id: func(s session) string { return s.ID }, reference: func(s session) string { return s.ClientReference },
+	prefer: preferSession, status: session.operationStatus}
 
 // locateSession finds the reference's checkout session (found is false when Wave has none).
 func (c *Client) locateSession(ctx context.Context, ref string) (session, bool, error) {
-	return locate(ctx, c, c.sessions(), ref)
-}
-
-// createSession is POST /v1/checkout/sessions.
-func (c *Client) createSession(ctx context.Context, ref string, body sessionRequest) (session, error) {
-	return createOp(ctx, c, c.sessions(), request{api: checkoutAPI, method: http.MethodPost,
-		path: "/v1/checkout/sessions", op: "POST /v1/checkout/sessions", idempotencyKey: ref, body: body}, ref)
-}
-
-// session is GET /v1/checkout/sessions/{id}.
-func (c *Client) session(ctx context.Context, id string) (session, error) {
-	return readOp[session](ctx, c, request{api: checkoutAPI, method: http.MethodGet,
-		path: "/v1/checkout/sessions/" + url.PathEscape(id), op: "GET /v1/checkout/sessions/{id}"}, "session "+id)
-}
-
-// searchSession is GET /v1/checkout/sessions/search?client_reference=ref.
-func (c *Client) searchSession(ctx context.Context, ref string) (session, bool, error) {
-	result, err := searchOp[session](ctx, c, request{api: checkoutAPI, method: http.MethodGet,
-		path: "/v1/checkout/sessions/search?" + url.Values{"client_reference": {ref}}.Encode(),
-		op:   "GET /v1/checkout/sessions/search"})
-	var best session
-	found := false
-	for _, s := range result {
-		if s.ClientReference == ref && (!found || preferSession(s, best)) {
-			best, found = s, true
-		}
-	}
-	return best, found, err
+	return locate(ctx, c, sessions, ref)
 }
 
 // preferSession orders the sessions of one reference (there should be one): the paid one,

@@ -156,9 +156,9 @@ func (c *Client) Collect(ctx context.Context, req gateway.CollectRequest) (gatew
 	if err != nil {
 		return gateway.CollectResult{}, err
 	}
-	st, err := s.operationStatus(req.Reference)
+	st, err := statusOf(c, sessions, req.Reference, s)
 	if err != nil {
-		return gateway.CollectResult{}, gateway.Ambiguous(fmt.Errorf("%s: session %s: %w", c.cfg.Name, s.ID, err))
+		return gateway.CollectResult{}, err
 	}
 	res := gateway.CollectResult{GatewayReference: st.GatewayReference, Status: st.Status,
 		FailureCode: st.FailureCode, FailureMessage: st.FailureMessage}
@@ -176,14 +176,7 @@ func (c *Client) ConfirmOTP(context.Context, string, string) (gateway.OperationS
 // CollectionStatus reads the reference's checkout session (by the remembered session id, else
 // by Wave's search by client_reference); a reference Wave has no session for is StatusNotFound.
 func (c *Client) CollectionStatus(ctx context.Context, reference string) (gateway.OperationStatus, error) {
-	s, found, err := c.locateSession(ctx, reference)
-	if err != nil {
-		return gateway.OperationStatus{}, err
-	}
-	if !found {
-		return gateway.OperationStatus{Reference: reference, Status: gateway.StatusNotFound}, nil
-	}
-	return c.sessionStatus(reference, s)
+	return readStatus(ctx, c, sessions, reference)
 }
 
 // Disburse sends a payout keyed by req.Reference (idempotency-key and client_reference). A
@@ -200,11 +193,7 @@ func (c *Client) Disburse(ctx context.Context, req gateway.DisburseRequest) (gat
 	if err != nil {
 		return gateway.OperationStatus{}, err
 	}
-	st, err := p.operationStatus(req.Reference)
-	if err != nil {
-		return gateway.OperationStatus{}, gateway.Ambiguous(fmt.Errorf("%s: payout %s: %w", c.cfg.Name, p.ID, err))
-	}
-	return st, nil
+	return statusOf(c, payouts, req.Reference, p)
 }
 
 // DisbursementStatus reads the reference's payout (by the remembered payout id, else by Wave's
@@ -213,18 +202,7 @@ func (c *Client) DisbursementStatus(ctx context.Context, reference string) (gate
 	if err := c.payoutsConfigured(); err != nil {
 		return gateway.OperationStatus{}, err
 	}
-	p, found, err := c.locatePayout(ctx, reference)
-	if err != nil {
-		return gateway.OperationStatus{}, err
-	}
-	if !found {
-		return gateway.OperationStatus{Reference: reference, Status: gateway.StatusNotFound}, nil
-	}
-	st, err := p.operationStatus(reference)
-	if err != nil {
-		return gateway.OperationStatus{}, gateway.Ambiguous(fmt.Errorf("%s: payout %s: %w", c.cfg.Name, p.ID, err))
-	}
-	return st, nil
+	return readStatus(ctx, c, payouts, reference)
 }
 
 func (c *Client) payoutsConfigured() error {

@@ -92,16 +92,13 @@ func (c *Client) refusal(req request, a answer) error {
 	switch {
 	case a.status == http.StatusUnauthorized || a.status == http.StatusForbidden:
 		return gateway.AuthFailed(detail)
-	case a.status == http.StatusTooManyRequests || a.status == http.StatusServiceUnavailable:
+	case a.status >= 500 && req.method == http.MethodGet: // a read creates nothing: nothing is ambiguous about it
 		return gateway.Unavailable(detail)
-	case a.status >= 500:
-		if req.method == http.MethodGet { // a read creates nothing: nothing is ambiguous about it
-			return gateway.Unavailable(detail)
-		}
-		return gateway.Ambiguous(detail)
-	case a.status == http.StatusNotFound: // not the resource: the endpoint (base URL, API not granted)
-		return gateway.Unavailable(detail)
-	case req.api == payoutAPI:
+	}
+	if err := gateway.StatusRefusal(a.status, detail); err != nil {
+		return err
+	}
+	if req.api == payoutAPI {
 		return payoutRefusal(e, detail)
 	}
 	code := gateway.FailureGatewayError

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 
 	"github.com/sikahq/sika/gateway"
 )
@@ -51,14 +52,44 @@ func (c *Client) remember(ctx context.Context, ref string, r remembered) error {
 	return nil
 }
 
-// finder reads one kind of Wave operation: by the id Wave gave it, or by our reference.
+// finder is one kind of Wave operation and its endpoints: created by POST path, read by GET
+// path/{id}, searched by GET search?client_reference=.
 type finder[T any] struct {
-	kind string
-	// byID reads the operation Wave gave id to.
-	byID func(ctx context.Context, id string) (T, error)
-	// byReference searches Wave by client_reference; found is false when Wave has none.
-	byReference func(ctx context.Context, ref string) (T, bool, error)
-	id          func(T) string
+	kind         string // what is remembered of it
+	noun         string // the operation in errors ("session")
+	api          api
+	path, search string
+	id           func(T) string
+	reference    func(T) string // its client_reference
+	// prefer orders two operations of one reference (there should be one): a is the one to
+	// answer with rather than b.
+	prefer func(a, b T) bool
+	// status maps an operation onto the gateway's states (an error for a state this adapter
+	// does not know).
+	status func(op T, ref string) (gateway.OperationStatus, error)
+}
+
+// statusOf maps ref's operation onto the gateway's states; a state this adapter does not know
+// is Ambiguous.
+func statusOf[T any](c *Client, f finder[T], ref string, op T) (gateway.OperationStatus, error) {
+	st, err := f.status(op, ref)
+	if err != nil {
+		return gateway.OperationStatus{}, gateway.Ambiguous(fmt.Errorf("%s: %s %s: %w", c.cfg.Name, f.noun, f.id(op), err))
+	}
+	return st, nil
+}
+
+// readStatus reads ref's operation (by the remembered id, else by Wave's search by
+// client_reference) and maps it; a reference Wave has none for is StatusNotFound.
+func readStatus[T any](ctx context.Context, c *Client, f finder[T], ref string) (gateway.OperationStatus, error) {
+	op, found, err := locate(ctx, c, f, ref)
+	if err != nil {
+		return gateway.OperationStatus{}, err
+	}
+	if !found {
+		return gateway.OperationStatus{Reference: ref, Status: gateway.StatusNotFound}, nil
+	}
+	return statusOf(c, f, ref, op)
 }
 
 // locate finds ref's operation: by the remembered id when there is one, else by Wave's search
@@ -77,10 +108,10 @@ func locate[T any](ctx context.Context, c *Client, f finder[T], ref string) (T, 
 func locateFrom[T any](ctx context.Context, c *Client, f finder[T], ref string, r remembered) (T, bool, error) {
 	var zero T
 	if r.ID != "" {
-		op, err := f.byID(ctx, r.ID)
+		op, err := readOp(ctx, c, f, r.ID)
 		return op, err == nil, err
 	}
-	op, found, err := f.byReference(ctx, ref)
+	op, found, err := searchRef(ctx, c, f, ref)
 	if err != nil || !found {
 		return zero, false, err
 	}
@@ -115,18 +146,19 @@ func initiate[T any](ctx context.Context, c *Client, f finder[T], ref string, cr
 	return op, nil
 }
 
-// createOp sends a create (POST, idempotency-key: ref). A conflict (Wave already holds an
+// createOp sends a create (POST path, idempotency-key: ref). A conflict (Wave already holds an
 // operation under the reference, or the key with another body) is answered with the operation
 // Wave's search finds under ref; when the search does not show it (yet), the outcome is
 // Ambiguous and a status read will tell.
-func createOp[T any](ctx context.Context, c *Client, f finder[T], req request, ref string) (T, error) {
+func createOp[T any](ctx context.Context, c *Client, f finder[T], ref string, body any) (T, error) {
 	var zero T
+	req := request{api: f.api, method: http.MethodPost, path: f.path, op: "POST " + f.path, idempotencyKey: ref, body: body}
 	a, err := c.do(ctx, req)
 	if err != nil {
 		return zero, err
 	}
 	if a.status == http.StatusConflict {
-		op, found, err := f.byReference(ctx, ref)
+		op, found, err := searchRef(ctx, c, f, ref)
 		if err == nil && !found {
 			err = gateway.Ambiguous(fmt.Errorf("%s %s: 409 and no operation found for the reference: %s",
 				c.cfg.Name, req.op, c.snippet(a.raw)))
@@ -146,11 +178,13 @@ func createOp[T any](ctx context.Context, c *Client, f finder[T], req request, r
 	return op, nil
 }
 
-// readOp reads an operation by the id Wave gave it. A 404 means this key no longer sees it
-// (another wallet's key, a wrong base URL), not that nothing was created: Ambiguous.
-// what names the operation in errors ("session cos-…").
-func readOp[T any](ctx context.Context, c *Client, req request, what string) (T, error) {
+// readOp reads an operation by the id Wave gave it (GET path/{id}). A 404 means this key no
+// longer sees it (another wallet's key, a wrong base URL), not that nothing was created:
+// Ambiguous.
+func readOp[T any](ctx context.Context, c *Client, f finder[T], id string) (T, error) {
 	var op T
+	req := request{api: f.api, method: http.MethodGet, path: f.path + "/" + url.PathEscape(id), op: "GET " + f.path + "/{id}"}
+	what := f.noun + " " + id
 	a, err := c.do(ctx, req)
 	if err != nil {
 		return op, err
@@ -165,18 +199,26 @@ func readOp[T any](ctx context.Context, c *Client, req request, what string) (T,
 	return op, err
 }
 
-// searchOp runs one of Wave's searches by client_reference and returns its results.
-func searchOp[T any](ctx context.Context, c *Client, req request) ([]T, error) {
+// searchRef runs Wave's search by client_reference for ref and answers the operation of ref
+// it prefers; found is false when Wave shows none.
+func searchRef[T any](ctx context.Context, c *Client, f finder[T], ref string) (best T, found bool, err error) {
+	req := request{api: f.api, method: http.MethodGet, path: f.search + "?" + url.Values{"client_reference": {ref}}.Encode(),
+		op: "GET " + f.search}
 	a, err := c.do(ctx, req)
 	if err != nil {
-		return nil, err
+		return best, false, err
 	}
 	if !a.ok() {
-		return nil, c.refusal(req, a)
+		return best, false, c.refusal(req, a)
 	}
 	var ans searchAnswer[T]
 	if err := c.decode(req, a, &ans); err != nil {
-		return nil, err
+		return best, false, err
 	}
-	return ans.Result, nil
+	for _, op := range ans.Result {
+		if f.reference(op) == ref && (!found || f.prefer(op, best)) {
+			best, found = op, true
+		}
+	}
+	return best, found, nil
 }

@@ -3,8 +3,6 @@ package wave
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/shopspring/decimal"
@@ -44,8 +42,8 @@ func (c *Client) payoutBody(req gateway.DisburseRequest) (payoutRequest, error) 
 // disburse returns the reference's payout, sending it when Wave has none. The idempotency-key
 // is the reference, the same on every retry, so that Wave itself never pays a reference twice.
 func (c *Client) disburse(ctx context.Context, ref string, body payoutRequest) (payout, error) {
-	p, err := initiate(ctx, c, c.payouts(), ref, func(ctx context.Context) (payout, error) {
-		return c.createPayout(ctx, ref, body)
+	p, err := initiate(ctx, c, payouts, ref, func(ctx context.Context) (payout, error) {
+		return createOp(ctx, c, payouts, ref, body)
 	})
 	if err != nil {
 		return payout{}, err
@@ -58,45 +56,13 @@ func (c *Client) disburse(ctx context.Context, ref string, body payoutRequest) (
 	return p, nil
 }
 
-// payouts reads payouts.
-func (c *Client) payouts() finder[payout] {
-	return finder[payout]{kind: kindPayout, byID: c.payout, byReference: c.searchPayout,
-		id: func(p payout) string { return p.ID }}
-}
-
-// locatePayout finds the reference's payout (found is false when Wave has none).
-func (c *Client) locatePayout(ctx context.Context, ref string) (payout, bool, error) {
-	return locate(ctx, c, c.payouts(), ref)
-}
-
-// createPayout is POST /v1/payout. A conflict (idempotency-mismatch: this reference was sent
-// with another body) is answered with the payout the reference already has.
-func (c *Client) createPayout(ctx context.Context, ref string, body payoutRequest) (payout, error) {
-	return createOp(ctx, c, c.payouts(), request{api: payoutAPI, method: http.MethodPost, path: "/v1/payout",
-		op: "POST /v1/payout", idempotencyKey: ref, body: body}, ref)
-}
-
-// payout is GET /v1/payout/{id}.
-func (c *Client) payout(ctx context.Context, id string) (payout, error) {
-	return readOp[payout](ctx, c, request{api: payoutAPI, method: http.MethodGet,
-		path: "/v1/payout/" + url.PathEscape(id), op: "GET /v1/payout/{id}"}, "payout "+id)
-}
-
-// searchPayout is GET /v1/payouts/search?client_reference=ref.
-func (c *Client) searchPayout(ctx context.Context, ref string) (payout, bool, error) {
-	result, err := searchOp[payout](ctx, c, request{api: payoutAPI, method: http.MethodGet,
-		path: "/v1/payouts/search?" + url.Values{"client_reference": {ref}}.Encode(),
-		op:   "GET /v1/payouts/search"})
-	var best payout
-	found := false
-	for _, p := range result {
-		// one payout per reference (the idempotency-key); a succeeded one wins if ever there were two
-		if p.ClientReference == ref && (!found || p.Status == payoutSucceeded && best.Status != payoutSucceeded) {
-			best, found = p, true
-		}
-	}
-	return best, found, err
-}
+// payouts are Wave's payouts. One reference has one payout (its idempotency-key); a succeeded
+// one wins if ever there were two.
+var payouts = finder[payout]{kind: kindPayout, noun: "payout", api: payoutAPI,
+	path: "/v1/payout", search: "/v1/payouts/search",
+	id: func(p payout) string { return p.ID }, reference: func(p payout) string { return p.ClientReference },
+	prefer: func(a, b payout) bool { return a.Status == payoutSucceeded && b.Status != payoutSucceeded },
+	status: payout.operationStatus}
 
 // checkReference validates our reference, which travels as client_reference and
 // idempotency-key.

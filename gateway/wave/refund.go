@@ -63,7 +63,7 @@ func (c *Client) Refund(ctx context.Context, req gateway.RefundRequest) (gateway
 		}
 		id = s.ID
 	}
-	s, err := c.session(ctx, id)
+	s, err := readOp(ctx, c, sessions, id)
 	if err != nil {
 		return gateway.OperationStatus{}, err
 	}
@@ -125,7 +125,7 @@ func (c *Client) RefundStatus(ctx context.Context, reference string) (gateway.Op
 	if err != nil {
 		return gateway.OperationStatus{}, err
 	}
-	s, err := c.session(ctx, r.ID)
+	s, err := readOp(ctx, c, sessions, r.ID)
 	if err != nil {
 		return gateway.OperationStatus{}, err
 	}
