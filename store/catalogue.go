@@ -23,34 +23,24 @@ func scanCountry(row pgx.Row) (sika.Country, error) {
 
 // ListCountries returns every country, by ISO code.
 func (s *Store) ListCountries(ctx context.Context) ([]sika.Country, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+countryColumns+` FROM countries ORDER BY iso_code`)
-	if err != nil {
-		return nil, fmt.Errorf("list countries: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (sika.Country, error) { return scanCountry(r) })
-	if err != nil {
-		return nil, fmt.Errorf("scan countries: %w", err)
-	}
-	return out, nil
+	return collect(ctx, s.pool, "countries", scanCountry, `SELECT `+countryColumns+` FROM countries ORDER BY iso_code`)
 }
 
 // CountryByID returns a country, or not_found.
 func (s *Store) CountryByID(ctx context.Context, id uuid.UUID) (sika.Country, error) {
-	return s.country(ctx, `id = $1`, id)
+	return countryTable.cached(ctx, s, cloneCountry, `id = $1`, id)
 }
 
 // CountryByISO returns a country by its ISO 3166 alpha-2 code, or not_found.
 func (s *Store) CountryByISO(ctx context.Context, iso string) (sika.Country, error) {
-	return s.country(ctx, `iso_code = $1`, strings.ToUpper(iso))
+	return countryTable.cached(ctx, s, cloneCountry, `iso_code = $1`, strings.ToUpper(iso))
 }
 
-func (s *Store) country(ctx context.Context, where string, arg any) (sika.Country, error) {
-	return cachedRead(s, fmt.Sprint("country ", where, arg), func() (sika.Country, error) {
-		return one(s.pool.QueryRow(ctx, `SELECT `+countryColumns+` FROM countries WHERE `+where, arg), scanCountry, "Country", "select country")
-	}, func(c sika.Country) sika.Country {
-		c.NationalNumberLengths = slices.Clone(c.NationalNumberLengths)
-		return c
-	})
+var countryTable = table[sika.Country]{kind: "Country", what: "countries", columns: countryColumns, from: "countries", scan: scanCountry}
+
+func cloneCountry(c sika.Country) sika.Country {
+	c.NationalNumberLengths = slices.Clone(c.NationalNumberLengths)
+	return c
 }
 
 const networkColumns = `id, country_id, code, name, is_active, otp_kind, otp_instructions, redirect, min_amount, max_amount, created_at, updated_at`
@@ -71,34 +61,22 @@ func (s *Store) ListNetworks(ctx context.Context, page PageRequest) ([]sika.Netw
 func (s *Store) CountryNetworks(ctx context.Context, iso string) ([]sika.Network, error) {
 	iso = strings.ToUpper(iso)
 	return cachedRead(s, "country networks "+iso, func() ([]sika.Network, error) {
-		rows, err := s.pool.Query(ctx, `SELECT `+networkColumns+` FROM networks
+		return collect(ctx, s.pool, "country networks", scanNetwork, `SELECT `+networkColumns+` FROM networks
 			WHERE country_id = (SELECT id FROM countries WHERE iso_code = $1) ORDER BY code`, iso)
-		if err != nil {
-			return nil, fmt.Errorf("list country networks: %w", err)
-		}
-		out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (sika.Network, error) { return scanNetwork(r) })
-		if err != nil {
-			return nil, fmt.Errorf("scan country networks: %w", err)
-		}
-		return out, nil
 	}, slices.Clone)
 }
 
 // NetworkByID returns a network, or not_found.
 func (s *Store) NetworkByID(ctx context.Context, id uuid.UUID) (sika.Network, error) {
-	return s.network(ctx, `id = $1`, id)
+	return networkTable.cached(ctx, s, same, `id = $1`, id)
 }
 
 // NetworkByCode returns a network by its code (MTN_BJ), or not_found.
 func (s *Store) NetworkByCode(ctx context.Context, code string) (sika.Network, error) {
-	return s.network(ctx, `code = $1`, strings.ToUpper(code))
+	return networkTable.cached(ctx, s, same, `code = $1`, strings.ToUpper(code))
 }
 
-func (s *Store) network(ctx context.Context, where string, arg any) (sika.Network, error) {
-	return cachedRead(s, fmt.Sprint("network ", where, arg), func() (sika.Network, error) {
-		return one(s.pool.QueryRow(ctx, `SELECT `+networkColumns+` FROM networks WHERE `+where, arg), scanNetwork, "Network", "select network")
-	}, same)
-}
+var networkTable = table[sika.Network]{kind: "Network", what: "networks", columns: networkColumns, from: "networks", scan: scanNetwork}
 
 const exchangeRateColumns = `id, from_currency, to_currency, rate, auto_update, created_at, updated_at`
 

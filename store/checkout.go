@@ -29,6 +29,9 @@ func scanCheckoutSession(row pgx.Row) (sika.CheckoutSession, error) {
 	return c, err
 }
 
+var checkoutTable = table[sika.CheckoutSession]{kind: "Checkout session", what: "checkout sessions", columns: checkoutColumns,
+	from: "checkout_sessions c", alias: "c.", scan: scanCheckoutSession}
+
 // CreateCheckoutSession inserts a PENDING session and the outbox row of its expiry workflow in
 // one Postgres transaction: no session is ever left without the workflow that expires it.
 func (s *Store) CreateCheckoutSession(ctx context.Context, c sika.CheckoutSession, start func(sika.CheckoutSession) WorkflowStart) (sika.CheckoutSession, int64, error) {
@@ -58,12 +61,12 @@ func (s *Store) CreateCheckoutSession(ctx context.Context, c sika.CheckoutSessio
 
 // CheckoutSessionByID returns a session of the merchant and environment, or not_found.
 func (s *Store) CheckoutSessionByID(ctx context.Context, merchantID uuid.UUID, env sika.Environment, id uuid.UUID) (sika.CheckoutSession, error) {
-	return s.checkoutSession(ctx, `c.id = $1 AND c.merchant_id = $2 AND c.environment = $3`, id, merchantID, env)
+	return checkoutTable.byID(ctx, s.pool, merchantID, env, id, false)
 }
 
 // CheckoutSession returns a session by id alone, for workflows (which carry no tenancy).
 func (s *Store) CheckoutSession(ctx context.Context, id uuid.UUID) (sika.CheckoutSession, error) {
-	return s.checkoutSession(ctx, `c.id = $1`, id)
+	return checkoutTable.where(ctx, s.pool, "select checkout session", `c.id = $1`, id)
 }
 
 // CheckoutSessionBySlug returns a session by its public slug, for the hosted page.
@@ -71,11 +74,7 @@ func (s *Store) CheckoutSessionBySlug(ctx context.Context, slug string) (sika.Ch
 	if !postgresText(slug) {
 		return sika.CheckoutSession{}, sika.NotFound("Checkout session")
 	}
-	return s.checkoutSession(ctx, `c.slug = $1`, slug)
-}
-
-func (s *Store) checkoutSession(ctx context.Context, where string, args ...any) (sika.CheckoutSession, error) {
-	return one(s.pool.QueryRow(ctx, `SELECT `+checkoutColumns+` FROM checkout_sessions c WHERE `+where, args...), scanCheckoutSession, "Checkout session", "select checkout session")
+	return checkoutTable.where(ctx, s.pool, "select checkout session", `c.slug = $1`, slug)
 }
 
 // CheckoutSessionFilter narrows the list of sessions; empty fields do not filter.
@@ -98,13 +97,9 @@ func (s *Store) CancelCheckoutSession(ctx context.Context, merchantID uuid.UUID,
 	var c sika.CheckoutSession
 	err := s.InTx(ctx, func(tx pgx.Tx) error {
 		var err error
-		c, err = scanCheckoutSession(tx.QueryRow(ctx, `SELECT `+checkoutColumns+` FROM checkout_sessions c
-			WHERE c.id = $1 AND c.merchant_id = $2 AND c.environment = $3 FOR UPDATE`, id, merchantID, env))
-		if isNoRows(err) {
-			return sika.NotFound("Checkout session")
-		}
+		c, err = checkoutTable.byID(ctx, tx, merchantID, env, id, true)
 		if err != nil {
-			return fmt.Errorf("lock checkout session: %w", err)
+			return err
 		}
 		if c.Status != sika.CheckoutPending {
 			return sika.Errorf(sika.CodeNotPending, "Checkout session is %s, not PENDING.", c.Status)

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/google/uuid"
@@ -34,30 +33,19 @@ func (s *Store) TransactionsByReference(ctx context.Context, ref string, limit i
 	if ref == "" {
 		return nil, nil
 	}
-	rows, err := s.pool.Query(ctx, `SELECT `+transactionColumns+` FROM transactions t
+	return collect(ctx, s.pool, "transactions by reference", scanTransaction, `SELECT `+transactionColumns+` FROM transactions t
 		WHERE t.id IN (
 			SELECT id FROM transactions WHERE reference = $1
 			UNION SELECT id FROM transactions WHERE gateway_reference = $1 AND gateway_reference <> ''
 			UNION SELECT transaction_id FROM transaction_attempts WHERE gateway_reference = $1 AND gateway_reference <> '')
 		ORDER BY t.created_at DESC, t.id DESC LIMIT $2`, ref, limit)
-	if err != nil {
-		return nil, fmt.Errorf("search transactions by reference: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (sika.Transaction, error) { return scanTransaction(r) })
-	if err != nil {
-		return nil, fmt.Errorf("scan transactions by reference: %w", err)
-	}
-	return out, nil
 }
 
 // KYCDossierForStaff is any merchant's dossier, with its documents.
 func (s *Store) KYCDossierForStaff(ctx context.Context, id uuid.UUID) (sika.KYCDossier, error) {
-	d, err := scanKYCDossier(s.pool.QueryRow(ctx, `SELECT `+kycDossierColumns+` FROM kyc_dossiers d WHERE d.id = $1`, id))
-	if isNoRows(err) {
-		return d, sika.NotFound("KYC dossier")
-	}
+	d, err := one(s.pool.QueryRow(ctx, `SELECT `+kycDossierColumns+` FROM kyc_dossiers d WHERE d.id = $1`, id), scanKYCDossier, "KYC dossier", "select kyc dossier")
 	if err != nil {
-		return d, fmt.Errorf("select kyc dossier: %w", err)
+		return d, err
 	}
 	one := []sika.KYCDossier{d}
 	if err := withDocuments(ctx, s.pool, one); err != nil {
@@ -70,34 +58,18 @@ func (s *Store) KYCDossierForStaff(ctx context.Context, id uuid.UUID) (sika.KYCD
 // when q is blank), by name.
 func (s *Store) SearchMerchants(ctx context.Context, q string, limit int) ([]sika.Merchant, error) {
 	q = strings.TrimSpace(q)
-	rows, err := s.pool.Query(ctx, `SELECT `+merchantColumns+` FROM merchants m
+	return collect(ctx, s.pool, "merchants", func(r pgx.Row) (sika.Merchant, error) { return scanMerchant(r) }, `SELECT `+merchantColumns+` FROM merchants m
 		WHERE $1 = '' OR m.name ILIKE '%' || replace(replace(replace($1, '\', '\\'), '%', '\%'), '_', '\_') || '%'
 		ORDER BY m.name, m.id LIMIT $2`, q, limit)
-	if err != nil {
-		return nil, fmt.Errorf("search merchants: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (sika.Merchant, error) { return scanMerchant(r) })
-	if err != nil {
-		return nil, fmt.Errorf("scan merchants: %w", err)
-	}
-	return out, nil
 }
 
 // PayoutMethodsForStaff lists payout methods across merchants and environments, newest first:
 // those of one merchant (merchant non-nil), or those awaiting verification (active and not
 // verified) of every merchant.
 func (s *Store) PayoutMethodsForStaff(ctx context.Context, merchant *uuid.UUID, limit int) ([]sika.PayoutMethod, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+payoutMethodColumns+` FROM merchant_payout_methods
+	return collect(ctx, s.pool, "payout methods", scanPayoutMethod, `SELECT `+payoutMethodColumns+` FROM merchant_payout_methods
 		WHERE CASE WHEN $1::uuid IS NULL THEN is_active AND NOT is_verified ELSE merchant_id = $1 END
 		ORDER BY created_at DESC, id DESC LIMIT $2`, merchant, limit)
-	if err != nil {
-		return nil, fmt.Errorf("list payout methods for staff: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (sika.PayoutMethod, error) { return scanPayoutMethod(r) })
-	if err != nil {
-		return nil, fmt.Errorf("scan payout methods: %w", err)
-	}
-	return out, nil
 }
 
 // RecordStaffAction appends a staff action on its own (an action that changes nothing in
@@ -109,21 +81,6 @@ func (s *Store) RecordStaffAction(ctx context.Context, a StaffAction) error {
 // StaffActionsOfMerchant lists the staff actions on a merchant, its dossiers, payout methods
 // and transactions, newest first.
 func (s *Store) StaffActionsOfMerchant(ctx context.Context, merchant uuid.UUID, limit int) ([]StaffActionRecord, error) {
-	rows, err := s.pool.Query(ctx, `SELECT a.id, a.staff_id, m.email, a.action, a.transaction_id, a.reason, a.detail, a.created_at
-		FROM staff_actions a JOIN members m ON m.id = a.staff_id
-		WHERE a.detail->>'merchant' = $3
-		   OR a.transaction_id IN (SELECT id FROM transactions WHERE merchant_id = $1)
-		ORDER BY a.created_at DESC, a.id DESC LIMIT $2`, merchant, limit, merchant.String())
-	if err != nil {
-		return nil, fmt.Errorf("list staff actions of merchant: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (StaffActionRecord, error) {
-		var a StaffActionRecord
-		err := r.Scan(&a.ID, &a.Staff, &a.StaffEmail, &a.Action, &a.Transaction, &a.Reason, &a.Detail, &a.CreatedAt)
-		return a, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("scan staff actions: %w", err)
-	}
-	return out, nil
+	return s.staffActions(ctx, "staff actions of merchant", `a.detail->>'merchant' = $3
+		   OR a.transaction_id IN (SELECT id FROM transactions WHERE merchant_id = $1)`, merchant, limit, merchant.String())
 }

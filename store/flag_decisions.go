@@ -18,14 +18,7 @@ import (
 
 // MoneyFlag returns a flag, or not_found.
 func (s *Store) MoneyFlag(ctx context.Context, id uuid.UUID) (MoneyFlag, error) {
-	f, err := scanFlag(s.pool.QueryRow(ctx, `SELECT `+flagColumns+flagFrom+` WHERE f.id = $1`, id))
-	if isNoRows(err) {
-		return f, sika.NotFound("Money flag")
-	}
-	if err != nil {
-		return f, fmt.Errorf("select money flag: %w", err)
-	}
-	return f, nil
+	return one(s.pool.QueryRow(ctx, `SELECT `+flagColumns+flagFrom+` WHERE f.id = $1`, id), scanFlag, "Money flag", "select money flag")
 }
 
 // CheckFlagOpen refuses a flag that is closed or not of kind.
@@ -54,12 +47,9 @@ func CheckNoRefundInFlight(f MoneyFlag) error {
 // never in flight at once; a flag closed, or whose latest refund is in flight or succeeded,
 // refuses it and nothing is written.
 func linkFlagRefund(ctx context.Context, tx pgx.Tx, flagID uuid.UUID, r sika.Transaction) error {
-	f, err := scanFlag(tx.QueryRow(ctx, `SELECT `+flagColumns+flagFrom+` WHERE f.id = $1 FOR UPDATE OF f`, flagID))
-	if isNoRows(err) {
-		return sika.NotFound("Money flag")
-	}
+	f, err := one(tx.QueryRow(ctx, `SELECT `+flagColumns+flagFrom+` WHERE f.id = $1 FOR UPDATE OF f`, flagID), scanFlag, "Money flag", "lock money flag")
 	if err != nil {
-		return fmt.Errorf("lock money flag: %w", err)
+		return err
 	}
 	if err := CheckFlagOpen(f, FlagRefundDue); err != nil {
 		return err

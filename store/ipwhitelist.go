@@ -25,6 +25,9 @@ func scanIPWhitelistEntry(row pgx.Row) (sika.IPWhitelistEntry, error) {
 	return e, err
 }
 
+var ipWhitelistTable = table[sika.IPWhitelistEntry]{kind: "IP whitelist entry", what: "ip whitelist", columns: ipWhitelistColumns,
+	from: "ip_whitelist", scan: scanIPWhitelistEntry}
+
 // ErrIPAlreadyListed is returned when the same address or range is already on the list.
 var ErrIPAlreadyListed = sika.FieldError("ip_address", "This address is already whitelisted.")
 
@@ -43,8 +46,7 @@ func (s *Store) AddIPWhitelistEntry(ctx context.Context, merchantID uuid.UUID, e
 
 // ListIPWhitelist returns a merchant's whitelist in one environment, newest first.
 func (s *Store) ListIPWhitelist(ctx context.Context, merchantID uuid.UUID, env sika.Environment, page PageRequest) ([]sika.IPWhitelistEntry, int, error) {
-	return listPage(ctx, s, "list ip whitelist", ipWhitelistColumns, `FROM ip_whitelist WHERE merchant_id = $1 AND environment = $2`,
-		`created_at DESC, id DESC`, []any{merchantID, env}, page, scanIPWhitelistEntry)
+	return ipWhitelistTable.page(ctx, s, merchantID, env, page)
 }
 
 // DeleteIPWhitelistEntry removes an entry of the merchant and environment, or not_found.

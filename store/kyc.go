@@ -98,13 +98,10 @@ func (s *Store) ListKYCDossiers(ctx context.Context, merchant uuid.UUID, page Pa
 
 // KYCDossierByID returns a dossier of the merchant with its documents, or not_found.
 func (s *Store) KYCDossierByID(ctx context.Context, merchant, id uuid.UUID) (sika.KYCDossier, error) {
-	d, err := scanKYCDossier(s.pool.QueryRow(ctx, `SELECT `+kycDossierColumns+` FROM kyc_dossiers d
-		WHERE d.id = $1 AND d.merchant_id = $2`, id, merchant))
-	if isNoRows(err) {
-		return d, sika.NotFound("KYC dossier")
-	}
+	d, err := one(s.pool.QueryRow(ctx, `SELECT `+kycDossierColumns+` FROM kyc_dossiers d
+		WHERE d.id = $1 AND d.merchant_id = $2`, id, merchant), scanKYCDossier, "KYC dossier", "select kyc dossier")
 	if err != nil {
-		return d, fmt.Errorf("select kyc dossier: %w", err)
+		return d, err
 	}
 	one := []sika.KYCDossier{d}
 	err = withDocuments(ctx, s.pool, one)
@@ -114,14 +111,10 @@ func (s *Store) KYCDossierByID(ctx context.Context, merchant, id uuid.UUID) (sik
 // KYCDocuments lists the documents of a dossier of the merchant, oldest first; a dossier of
 // another merchant (or none) has none (spec: 200 with an empty list, not 404).
 func (s *Store) KYCDocuments(ctx context.Context, merchant, dossier uuid.UUID) ([]sika.KYCDocument, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+kycDocumentColumns+` FROM kyc_documents
+	docs, err := collect(ctx, s.pool, "kyc documents", scanKYCDocument, `SELECT `+kycDocumentColumns+` FROM kyc_documents
 		WHERE dossier_id = $1 AND merchant_id = $2 ORDER BY created_at, id`, dossier, merchant)
 	if err != nil {
-		return nil, fmt.Errorf("list kyc documents: %w", err)
-	}
-	docs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (sika.KYCDocument, error) { return scanKYCDocument(r) })
-	if err != nil {
-		return nil, fmt.Errorf("scan kyc documents: %w", err)
+		return nil, err
 	}
 	if docs == nil {
 		docs = []sika.KYCDocument{}
@@ -129,13 +122,8 @@ func (s *Store) KYCDocuments(ctx context.Context, merchant, dossier uuid.UUID) (
 	return docs, nil
 }
 
-// documentQuerier is what loading documents needs: the pool or a transaction.
-type documentQuerier interface {
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-}
-
 // withDocuments fills the documents of each dossier with one query.
-func withDocuments(ctx context.Context, q documentQuerier, dossiers []sika.KYCDossier) error {
+func withDocuments(ctx context.Context, q queryer, dossiers []sika.KYCDossier) error {
 	if len(dossiers) == 0 {
 		return nil
 	}
@@ -144,14 +132,10 @@ func withDocuments(ctx context.Context, q documentQuerier, dossiers []sika.KYCDo
 	for i, d := range dossiers {
 		index[d.ID], ids[i] = i, d.ID
 	}
-	rows, err := q.Query(ctx, `SELECT `+kycDocumentColumns+` FROM kyc_documents
+	docs, err := collect(ctx, q, "kyc documents", scanKYCDocument, `SELECT `+kycDocumentColumns+` FROM kyc_documents
 		WHERE dossier_id = ANY($1) ORDER BY created_at, id`, ids)
 	if err != nil {
-		return fmt.Errorf("list kyc documents: %w", err)
-	}
-	docs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (sika.KYCDocument, error) { return scanKYCDocument(r) })
-	if err != nil {
-		return fmt.Errorf("scan kyc documents: %w", err)
+		return err
 	}
 	for _, doc := range docs {
 		d := &dossiers[index[doc.Dossier]]

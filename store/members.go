@@ -120,22 +120,14 @@ type TeamMember struct {
 // MerchantTeam lists the members of a merchant, oldest membership first (the dashboard's
 // settings page).
 func (s *Store) MerchantTeam(ctx context.Context, merchantID uuid.UUID) ([]TeamMember, error) {
-	rows, err := s.pool.Query(ctx, `SELECT m.id, m.email, m.full_name, coalesce(m.staff_role, ''), m.created_at, m.updated_at, ms.role, ms.created_at
-		FROM memberships ms JOIN members m ON m.id = ms.member_id
-		WHERE ms.merchant_id = $1 ORDER BY ms.created_at, m.id`, merchantID)
-	if err != nil {
-		return nil, fmt.Errorf("list merchant team: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (TeamMember, error) {
+	return collect(ctx, s.pool, "merchant team", func(r pgx.Row) (TeamMember, error) {
 		var tm TeamMember
 		err := r.Scan(&tm.ID, &tm.Email, &tm.FullName, &tm.StaffRole, &tm.CreatedAt, &tm.UpdatedAt, &tm.Role, &tm.JoinedAt)
 		tm.IsStaff = tm.StaffRole != ""
 		return tm, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("scan merchant team: %w", err)
-	}
-	return out, nil
+	}, `SELECT m.id, m.email, m.full_name, coalesce(m.staff_role, ''), m.created_at, m.updated_at, ms.role, ms.created_at
+		FROM memberships ms JOIN members m ON m.id = ms.member_id
+		WHERE ms.merchant_id = $1 ORDER BY ms.created_at, m.id`, merchantID)
 }
 
 // AddTeamMember gives an existing member (by email) a role in a merchant's team; a member

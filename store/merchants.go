@@ -62,14 +62,7 @@ func (s *Store) CreateMerchant(ctx context.Context, memberID uuid.UUID, nm NewMe
 
 // MerchantByID returns a merchant, or not_found.
 func (s *Store) MerchantByID(ctx context.Context, id uuid.UUID) (sika.Merchant, error) {
-	m, err := scanMerchant(s.pool.QueryRow(ctx, `SELECT `+merchantColumns+` FROM merchants m WHERE m.id = $1`, id))
-	if isNoRows(err) {
-		return m, sika.NotFound("Merchant")
-	}
-	if err != nil {
-		return m, fmt.Errorf("select merchant: %w", err)
-	}
-	return m, nil
+	return one(s.pool.QueryRow(ctx, `SELECT `+merchantColumns+` FROM merchants m WHERE m.id = $1`, id), func(r pgx.Row) (sika.Merchant, error) { return scanMerchant(r) }, "Merchant", "select merchant")
 }
 
 // MemberMerchants lists the merchants a member belongs to, oldest membership first (the first

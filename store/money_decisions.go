@@ -145,17 +145,9 @@ func (s *Store) MoneyDecision(ctx context.Context, id uuid.UUID) (MoneyDecision,
 // MoneyDecisions lists the decisions of a status ("" for every status), newest first; with a
 // transaction (not uuid.Nil), only that transaction's.
 func (s *Store) MoneyDecisions(ctx context.Context, status DecisionStatus, transaction uuid.UUID, limit int) ([]MoneyDecision, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+decisionColumns+decisionFrom+`
+	return collect(ctx, s.pool, "money decisions", scanDecision, `SELECT `+decisionColumns+decisionFrom+`
 		WHERE ($1 = '' OR d.status = $1) AND ($2 = '00000000-0000-0000-0000-000000000000'::uuid OR d.transaction_id = $2)
 		ORDER BY d.proposed_at DESC, d.id DESC LIMIT $3`, status, transaction, limit)
-	if err != nil {
-		return nil, fmt.Errorf("list money decisions: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (MoneyDecision, error) { return scanDecision(r) })
-	if err != nil {
-		return nil, fmt.Errorf("scan money decisions: %w", err)
-	}
-	return out, nil
 }
 
 // CheckDecider refuses a decision that no longer waits (not_awaiting_approval) and a decider
@@ -187,12 +179,9 @@ func (s *Store) decide(ctx context.Context, id, decider uuid.UUID, status Decisi
 	}
 	note = strings.TrimSpace(note)
 	err := s.InTx(ctx, func(tx pgx.Tx) error {
-		d, err := scanDecision(tx.QueryRow(ctx, `SELECT `+decisionColumns+decisionFrom+` WHERE d.id = $1 FOR UPDATE OF d`, id))
-		if isNoRows(err) {
-			return sika.NotFound("Money decision")
-		}
+		d, err := one(tx.QueryRow(ctx, `SELECT `+decisionColumns+decisionFrom+` WHERE d.id = $1 FOR UPDATE OF d`, id), scanDecision, "Money decision", "lock money decision")
 		if err != nil {
-			return fmt.Errorf("lock money decision: %w", err)
+			return err
 		}
 		if err := CheckDecider(d, decider); err != nil {
 			return err

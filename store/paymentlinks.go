@@ -35,6 +35,9 @@ func scanPaymentLink(row pgx.Row) (sika.PaymentLink, error) {
 	return l, err
 }
 
+var paymentLinkTable = table[sika.PaymentLink]{kind: "Payment link", what: "payment links", columns: paymentLinkColumns,
+	from: "payment_links l", alias: "l.", scan: scanPaymentLink}
+
 func amountArg(a *sika.Amount) *decimal.Decimal {
 	if a == nil {
 		return nil
@@ -101,15 +104,7 @@ func (s *Store) UpdatePaymentLink(ctx context.Context, l sika.PaymentLink) (sika
 // DeletePaymentLink removes a link: its page answers 404 from then on; the transactions it
 // generated keep their payment_link.
 func (s *Store) DeletePaymentLink(ctx context.Context, merchantID uuid.UUID, env sika.Environment, id uuid.UUID) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE payment_links SET deleted_at = now(), is_active = false, updated_at = now()
-		WHERE id = $1 AND merchant_id = $2 AND environment = $3 AND deleted_at IS NULL`, id, merchantID, env)
-	if err != nil {
-		return fmt.Errorf("delete payment link: %w", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return sika.NotFound("Payment link")
-	}
-	return nil
+	return paymentLinkTable.softDelete(ctx, s, merchantID, env, id)
 }
 
 // ListLinkTransactions returns a page of the transactions a link generated, newest first.

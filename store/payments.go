@@ -13,6 +13,10 @@ import (
 	"github.com/sikahq/sika"
 )
 
+// paymentTable reads the transactions the payment routes act on, a payment's not_found naming it.
+var paymentTable = table[sika.Transaction]{kind: "Payment", what: "payments", columns: transactionColumns,
+	from: "transactions t", alias: "t.", scan: scanTransaction}
+
 // GatewayRoute is one line of the routing table.
 type GatewayRoute struct {
 	Gateway  string
@@ -27,20 +31,12 @@ func (s *Store) GatewayRoutes(ctx context.Context, networkID uuid.UUID, env sika
 }
 
 func (s *Store) gatewayRoutes(ctx context.Context, networkID uuid.UUID, env sika.Environment) ([]GatewayRoute, error) {
-	rows, err := s.pool.Query(ctx, `SELECT gateway, priority FROM gateway_routes
-		WHERE network_id = $1 AND environment = $2 AND is_enabled ORDER BY priority`, networkID, env)
-	if err != nil {
-		return nil, fmt.Errorf("list gateway routes: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (GatewayRoute, error) {
+	return collect(ctx, s.pool, "gateway routes", func(r pgx.Row) (GatewayRoute, error) {
 		var g GatewayRoute
 		err := r.Scan(&g.Gateway, &g.Priority)
 		return g, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("scan gateway routes: %w", err)
-	}
-	return out, nil
+	}, `SELECT gateway, priority FROM gateway_routes
+		WHERE network_id = $1 AND environment = $2 AND is_enabled ORDER BY priority`, networkID, env)
 }
 
 // EnsureAttempt records an attempt, or returns the one already recorded with the same id (an
@@ -328,13 +324,9 @@ func (s *Store) RetryPayment(ctx context.Context, merchantID uuid.UUID, env sika
 	var outboxID int64
 	err := s.InTx(ctx, func(tx pgx.Tx) error {
 		var err error
-		t, err = scanTransaction(tx.QueryRow(ctx, `SELECT `+transactionColumns+` FROM transactions t
-			WHERE t.id = $1 AND t.merchant_id = $2 AND t.environment = $3 FOR UPDATE`, id, merchantID, env))
-		if isNoRows(err) {
-			return sika.NotFound("Payment")
-		}
+		t, err = paymentTable.byID(ctx, tx, merchantID, env, id, true)
 		if err != nil {
-			return fmt.Errorf("lock transaction: %w", err)
+			return err
 		}
 		if t.FlowDirection != sika.DirectionInbound {
 			return sika.Errorf(sika.CodeNotFailed, "Only inbound payments can be retried; a payout is redone with a new request.")

@@ -192,6 +192,9 @@ func scanPayoutBatch(row pgx.Row) (sika.PayoutBatch, error) {
 	return b, err
 }
 
+var payoutBatchTable = table[sika.PayoutBatch]{kind: "Payout batch", what: "payout batches", columns: payoutBatchColumns,
+	from: "payout_batches b", alias: "b.", scan: scanPayoutBatch}
+
 // batchQueryer reads: the pool or a Postgres transaction.
 type batchQueryer interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
@@ -200,13 +203,9 @@ type batchQueryer interface {
 
 // payoutBatch reads a batch of the tenancy with its totals and progress, or not_found.
 func payoutBatch(ctx context.Context, q batchQueryer, merchant uuid.UUID, env sika.Environment, id uuid.UUID) (sika.PayoutBatch, error) {
-	b, err := scanPayoutBatch(q.QueryRow(ctx, `SELECT `+payoutBatchColumns+` FROM payout_batches b
-		WHERE b.id = $1 AND b.merchant_id = $2 AND b.environment = $3`, id, merchant, env))
-	if isNoRows(err) {
-		return b, sika.NotFound("Payout batch")
-	}
+	b, err := payoutBatchTable.byID(ctx, q, merchant, env, id, false)
 	if err != nil {
-		return b, fmt.Errorf("select payout batch: %w", err)
+		return b, err
 	}
 	return b, batchFigures(ctx, q, &b)
 }
@@ -316,15 +315,7 @@ func (s *Store) ListPayoutBatchItems(ctx context.Context, merchantID uuid.UUID, 
 
 // PayoutBatchItems returns every item of a batch by index (the results file).
 func (s *Store) PayoutBatchItems(ctx context.Context, merchantID uuid.UUID, env sika.Environment, batchID uuid.UUID) ([]sika.PayoutBatchItem, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+batchItemColumns+` `+batchItemsFrom+` ORDER BY i.index`, batchID, merchantID, env)
-	if err != nil {
-		return nil, fmt.Errorf("read payout batch items: %w", err)
-	}
-	items, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (sika.PayoutBatchItem, error) { return scanBatchItem(r) })
-	if err != nil {
-		return nil, fmt.Errorf("scan payout batch items: %w", err)
-	}
-	return items, nil
+	return collect(ctx, s.pool, "payout batch items", scanBatchItem, `SELECT `+batchItemColumns+` `+batchItemsFrom+` ORDER BY i.index`, batchID, merchantID, env)
 }
 
 // PayoutBatchState is what a batch's workflow reads to decide its next step.
@@ -488,15 +479,7 @@ func (s *Store) CancelPayoutBatch(ctx context.Context, merchantID uuid.UUID, env
 
 // lockPayoutBatch locks a batch row of the tenancy (FOR UPDATE), or answers not_found.
 func lockPayoutBatch(ctx context.Context, tx pgx.Tx, merchantID uuid.UUID, env sika.Environment, id uuid.UUID) (sika.PayoutBatch, error) {
-	b, err := scanPayoutBatch(tx.QueryRow(ctx, `SELECT `+payoutBatchColumns+` FROM payout_batches b
-		WHERE b.id = $1 AND b.merchant_id = $2 AND b.environment = $3 FOR UPDATE`, id, merchantID, env))
-	if isNoRows(err) {
-		return b, sika.NotFound("Payout batch")
-	}
-	if err != nil {
-		return b, fmt.Errorf("lock payout batch: %w", err)
-	}
-	return b, nil
+	return payoutBatchTable.byID(ctx, tx, merchantID, env, id, true)
 }
 
 // lockPayoutBatchByID locks a batch row whatever its tenancy (the workflow's steps).
@@ -511,17 +494,13 @@ func lockPayoutBatchByID(ctx context.Context, tx pgx.Tx, id uuid.UUID) (sika.Pay
 // releaseQueuedItems marks a locked batch's queued items CANCELLED and returns their part of
 // the hold to available, one PAYOUT_REVERSAL/CREDIT per wallet.
 func releaseQueuedItems(ctx context.Context, tx pgx.Tx, b sika.PayoutBatch, why string) error {
-	rows, err := tx.Query(ctx, `UPDATE payout_batch_items SET status = 'CANCELLED', updated_at = now()
-		WHERE batch_id = $1 AND status = 'QUEUED' RETURNING country, currency, debited_amount`, b.ID)
-	if err != nil {
-		return fmt.Errorf("cancel payout batch items: %w", err)
-	}
-	items, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (sika.PayoutBatchItem, error) {
+	items, err := collect(ctx, tx, "cancelled payout batch items", func(r pgx.Row) (sika.PayoutBatchItem, error) {
 		var it sika.PayoutBatchItem
 		return it, r.Scan(&it.Country, &it.Currency, &it.DebitedAmount)
-	})
+	}, `UPDATE payout_batch_items SET status = 'CANCELLED', updated_at = now()
+		WHERE batch_id = $1 AND status = 'QUEUED' RETURNING country, currency, debited_amount`, b.ID)
 	if err != nil {
-		return fmt.Errorf("scan cancelled payout batch items: %w", err)
+		return err
 	}
 	for _, w := range batchWalletSums(items) {
 		if _, err := postLedgerEntry(ctx, tx, ledgerPosting{

@@ -121,21 +121,13 @@ type keptAnswer struct {
 
 // keptAnswers locks the unprocessed answers about a transaction's attempts, oldest first.
 func keptAnswers(ctx context.Context, tx pgx.Tx, txID uuid.UUID) ([]keptAnswer, error) {
-	rows, err := tx.Query(ctx, `SELECT o.id, o.attempt_id, o.gateway_reference, o.source, a.gateway, a.run
-		FROM operator_answers o JOIN transaction_attempts a ON a.id = o.attempt_id
-		WHERE o.transaction_id = $1 AND o.processed_at IS NULL ORDER BY o.received_at, o.id FOR UPDATE OF o`, txID)
-	if err != nil {
-		return nil, fmt.Errorf("read operator answers: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (keptAnswer, error) {
+	return collect(ctx, tx, "operator answers", func(r pgx.Row) (keptAnswer, error) {
 		var k keptAnswer
 		err := r.Scan(&k.ID, &k.AttemptID, &k.GatewayReference, &k.Source, &k.Gateway, &k.Run)
 		return k, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("scan operator answers: %w", err)
-	}
-	return out, nil
+	}, `SELECT o.id, o.attempt_id, o.gateway_reference, o.source, a.gateway, a.run
+		FROM operator_answers o JOIN transaction_attempts a ON a.id = o.attempt_id
+		WHERE o.transaction_id = $1 AND o.processed_at IS NULL ORDER BY o.received_at, o.id FOR UPDATE OF o`, txID)
 }
 
 // answerProcessed records what a kept answer did.
@@ -470,16 +462,8 @@ func scanFlag(row pgx.Row) (MoneyFlag, error) {
 
 // MoneyFlags lists the flags across merchants, oldest first; open only unless all.
 func (s *Store) MoneyFlags(ctx context.Context, all bool, limit int) ([]MoneyFlag, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+flagColumns+flagFrom+`
+	return collect(ctx, s.pool, "money flags", scanFlag, `SELECT `+flagColumns+flagFrom+`
 		WHERE $1 OR f.resolved_at IS NULL ORDER BY f.created_at, f.id LIMIT $2`, all, limit)
-	if err != nil {
-		return nil, fmt.Errorf("list money flags: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (MoneyFlag, error) { return scanFlag(r) })
-	if err != nil {
-		return nil, fmt.Errorf("scan money flags: %w", err)
-	}
-	return out, nil
 }
 
 // NoteAttemptAnswer records what the operator last said about an undecided attempt; for a
@@ -576,37 +560,30 @@ type StaffActionRecord struct {
 
 // StaffActions lists the staff actions on a transaction (uuid.Nil: every transaction), newest first.
 func (s *Store) StaffActions(ctx context.Context, transaction uuid.UUID, limit int) ([]StaffActionRecord, error) {
-	rows, err := s.pool.Query(ctx, `SELECT a.id, a.staff_id, m.email, a.action, a.transaction_id, a.reason, a.detail, a.created_at
-		FROM staff_actions a JOIN members m ON m.id = a.staff_id
-		WHERE $1 = '00000000-0000-0000-0000-000000000000'::uuid OR a.transaction_id = $1
-		ORDER BY a.created_at DESC, a.id DESC LIMIT $2`, transaction, limit)
-	if err != nil {
-		return nil, fmt.Errorf("list staff actions: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (StaffActionRecord, error) {
+	return s.staffActions(ctx, "staff actions",
+		`$1 = '00000000-0000-0000-0000-000000000000'::uuid OR a.transaction_id = $1`, transaction, limit)
+}
+
+// staffActions lists the staff actions that match where, newest first; $2 is the limit.
+func (s *Store) staffActions(ctx context.Context, what, where string, args ...any) ([]StaffActionRecord, error) {
+	return collect(ctx, s.pool, what, func(r pgx.Row) (StaffActionRecord, error) {
 		var a StaffActionRecord
 		err := r.Scan(&a.ID, &a.Staff, &a.StaffEmail, &a.Action, &a.Transaction, &a.Reason, &a.Detail, &a.CreatedAt)
 		return a, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("scan staff actions: %w", err)
-	}
-	return out, nil
+	}, `SELECT a.id, a.staff_id, m.email, a.action, a.transaction_id, a.reason, a.detail, a.created_at
+		FROM staff_actions a JOIN members m ON m.id = a.staff_id
+		WHERE `+where+` ORDER BY a.created_at DESC, a.id DESC LIMIT $2`, args...)
 }
 
 // UnclearPayouts lists, across merchants, the payouts PENDING for longer than olderThan that
 // await the operator (pending_reason set), oldest first, with their attempts: support's queue.
 func (s *Store) UnclearPayouts(ctx context.Context, olderThan time.Duration, limit int) ([]sika.TransactionDetail, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+transactionColumns+` FROM transactions t
+	txs, err := collect(ctx, s.pool, "unclear payouts", scanTransaction, `SELECT `+transactionColumns+` FROM transactions t
 		WHERE t.status = 'PENDING' AND t.flow_direction = 'OUTBOUND' AND t.pending_reason <> ''
 		  AND t.created_at < now() - $1 * interval '1 millisecond'
 		ORDER BY t.created_at, t.id LIMIT $2`, olderThan.Milliseconds(), limit)
 	if err != nil {
-		return nil, fmt.Errorf("list unclear payouts: %w", err)
-	}
-	txs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (sika.Transaction, error) { return scanTransaction(r) })
-	if err != nil {
-		return nil, fmt.Errorf("scan unclear payouts: %w", err)
+		return nil, err
 	}
 	out := make([]sika.TransactionDetail, len(txs))
 	for i, t := range txs {

@@ -23,6 +23,9 @@ func scanPayoutMethod(row pgx.Row) (sika.PayoutMethod, error) {
 	return m, err
 }
 
+var payoutMethodTable = table[sika.PayoutMethod]{kind: "Payout method", what: "payout methods", columns: payoutMethodColumns,
+	from: "merchant_payout_methods", scan: scanPayoutMethod}
+
 // CreatePayoutMethod records an unverified payout method of the merchant.
 func (s *Store) CreatePayoutMethod(ctx context.Context, m sika.PayoutMethod) (sika.PayoutMethod, error) {
 	out, err := scanPayoutMethod(s.pool.QueryRow(ctx, `INSERT INTO merchant_payout_methods (merchant_id, environment, type, label,
@@ -38,14 +41,12 @@ func (s *Store) CreatePayoutMethod(ctx context.Context, m sika.PayoutMethod) (si
 
 // ListPayoutMethods returns a page of the merchant's payout methods, newest first.
 func (s *Store) ListPayoutMethods(ctx context.Context, merchantID uuid.UUID, env sika.Environment, page PageRequest) ([]sika.PayoutMethod, int, error) {
-	return listPage(ctx, s, "list payout methods", payoutMethodColumns, `FROM merchant_payout_methods WHERE merchant_id = $1 AND environment = $2`,
-		`created_at DESC, id DESC`, []any{merchantID, env}, page, scanPayoutMethod)
+	return payoutMethodTable.page(ctx, s, merchantID, env, page)
 }
 
 // PayoutMethodByID returns a payout method of the merchant and environment, or not_found.
 func (s *Store) PayoutMethodByID(ctx context.Context, merchantID uuid.UUID, env sika.Environment, id uuid.UUID) (sika.PayoutMethod, error) {
-	return one(s.pool.QueryRow(ctx, `SELECT `+payoutMethodColumns+` FROM merchant_payout_methods
-		WHERE id = $1 AND merchant_id = $2 AND environment = $3`, id, merchantID, env), scanPayoutMethod, "Payout method", "select payout method")
+	return payoutMethodTable.byID(ctx, s.pool, merchantID, env, id, false)
 }
 
 // ReviewPayoutMethod lets a staff member verify (or un-verify) and (de)activate any merchant's
@@ -55,17 +56,14 @@ func (s *Store) ReviewPayoutMethod(ctx context.Context, id, admin uuid.UUID, ver
 	var m sika.PayoutMethod
 	err := s.InTx(ctx, func(tx pgx.Tx) error {
 		var err error
-		m, err = scanPayoutMethod(tx.QueryRow(ctx, `UPDATE merchant_payout_methods SET
+		m, err = one(tx.QueryRow(ctx, `UPDATE merchant_payout_methods SET
 				is_verified = coalesce($3, is_verified),
 				verified_by_admin = CASE WHEN $3 IS NULL THEN verified_by_admin WHEN $3 THEN $2::uuid ELSE NULL END,
 				verified_at = CASE WHEN $3 IS NULL THEN verified_at WHEN $3 THEN now() ELSE NULL END,
 				is_active = coalesce($4, is_active), updated_at = now()
-			WHERE id = $1 RETURNING `+payoutMethodColumns, id, admin, verified, active))
-		if isNoRows(err) {
-			return sika.NotFound("Payout method")
-		}
+			WHERE id = $1 RETURNING `+payoutMethodColumns, id, admin, verified, active), scanPayoutMethod, "Payout method", "review payout method")
 		if err != nil {
-			return fmt.Errorf("review payout method: %w", err)
+			return err
 		}
 		return recordStaffAction(ctx, tx, StaffAction{Staff: admin, Action: StaffActionPayoutMethodReview,
 			Detail: map[string]any{"merchant": m.Merchant, "payout_method": m.ID, "is_verified": verified, "is_active": active}})
@@ -89,13 +87,7 @@ func (s *Store) CreateSettlement(ctx context.Context, nt NewTransaction, settlem
 	if err != nil {
 		return sika.Settlement{}, false, err
 	}
-	st, err := s.settlement(ctx, `s.transaction_id = $1`, t.ID)
-	if !created && sika.ErrorCode(err) == sika.CodeNotFound {
-		// The key holds a transaction that is no settlement (a payout or payment written before
-		// fingerprints were kept, or by a caller without one).
-		return sika.Settlement{}, false, errKeyReused(t)
-	}
-	return st, created, err
+	return settlementTable.ofTransaction(ctx, s, t, created)
 }
 
 const settlementColumns = `s.id, s.merchant_id, s.payout_method_id, s.transaction_id, s.amount, s.currency, s.country, t.status, s.created_at`
@@ -106,15 +98,12 @@ func scanSettlement(row pgx.Row) (sika.Settlement, error) {
 	return st, err
 }
 
-func (s *Store) settlement(ctx context.Context, where string, args ...any) (sika.Settlement, error) {
-	return one(s.pool.QueryRow(ctx, `SELECT `+settlementColumns+` FROM settlements s
-		JOIN transactions t ON t.id = s.transaction_id WHERE `+where, args...), scanSettlement, "Settlement", "select settlement")
-}
+var settlementTable = table[sika.Settlement]{kind: "Settlement", what: "settlements", columns: settlementColumns,
+	from: `settlements s JOIN transactions t ON t.id = s.transaction_id`, alias: "s.", scan: scanSettlement}
 
 // ListSettlements returns a page of the merchant's settlements, newest first.
 func (s *Store) ListSettlements(ctx context.Context, merchantID uuid.UUID, env sika.Environment, page PageRequest) ([]sika.Settlement, int, error) {
-	return listPage(ctx, s, "list settlements", settlementColumns, `FROM settlements s JOIN transactions t ON t.id = s.transaction_id
-		WHERE s.merchant_id = $1 AND s.environment = $2`, `s.created_at DESC, s.id DESC`, []any{merchantID, env}, page, scanSettlement)
+	return settlementTable.page(ctx, s, merchantID, env, page)
 }
 
 // NewWalletTransfer is a transfer to make: the TRANSFERT transaction (debit side, in the
@@ -190,11 +179,7 @@ func (s *Store) CreateWalletTransfer(ctx context.Context, w NewWalletTransfer) (
 	if err != nil {
 		return sika.WalletTransfer{}, false, err
 	}
-	wt, err := s.walletTransfer(ctx, `w.transaction_id = $1`, t.ID)
-	if !created && sika.ErrorCode(err) == sika.CodeNotFound {
-		return sika.WalletTransfer{}, false, errKeyReused(t)
-	}
-	return wt, created, err
+	return walletTransferTable.ofTransaction(ctx, s, t, created)
 }
 
 // priceWalletTransfer returns the catalogue's rate from one currency to the other and what
@@ -230,13 +215,10 @@ func scanWalletTransfer(row pgx.Row) (sika.WalletTransfer, error) {
 	return w, err
 }
 
-func (s *Store) walletTransfer(ctx context.Context, where string, args ...any) (sika.WalletTransfer, error) {
-	return one(s.pool.QueryRow(ctx, `SELECT `+walletTransferColumns+` FROM wallet_transfers w
-		JOIN transactions t ON t.id = w.transaction_id WHERE `+where, args...), scanWalletTransfer, "Wallet transfer", "select wallet transfer")
-}
+var walletTransferTable = table[sika.WalletTransfer]{kind: "Wallet transfer", what: "wallet transfers", columns: walletTransferColumns,
+	from: `wallet_transfers w JOIN transactions t ON t.id = w.transaction_id`, alias: "w.", scan: scanWalletTransfer}
 
 // ListWalletTransfers returns a page of the merchant's wallet transfers, newest first.
 func (s *Store) ListWalletTransfers(ctx context.Context, merchantID uuid.UUID, env sika.Environment, page PageRequest) ([]sika.WalletTransfer, int, error) {
-	return listPage(ctx, s, "list wallet transfers", walletTransferColumns, `FROM wallet_transfers w JOIN transactions t ON t.id = w.transaction_id
-		WHERE w.merchant_id = $1 AND w.environment = $2`, `w.created_at DESC, w.id DESC`, []any{merchantID, env}, page, scanWalletTransfer)
+	return walletTransferTable.page(ctx, s, merchantID, env, page)
 }

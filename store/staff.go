@@ -16,19 +16,11 @@ const ActionStaffRoleChanged = "staff_role_changed"
 // StaffMembers lists the members who have a staff role, the most trusted role first, then by
 // email.
 func (s *Store) StaffMembers(ctx context.Context) ([]sika.Member, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+memberColumns+`, '' FROM members WHERE staff_role IS NOT NULL
-		ORDER BY array_position(ARRAY['ADMIN', 'MONEY_APPROVER', 'SUPPORT_AGENT', 'SUPPORT_READONLY'], staff_role), lower(email)`)
-	if err != nil {
-		return nil, fmt.Errorf("list staff: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (sika.Member, error) {
+	return collect(ctx, s.pool, "staff", func(r pgx.Row) (sika.Member, error) {
 		m, _, err := scanMember(r)
 		return m, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("scan staff: %w", err)
-	}
-	return out, nil
+	}, `SELECT `+memberColumns+`, '' FROM members WHERE staff_role IS NOT NULL
+		ORDER BY array_position(ARRAY['ADMIN', 'MONEY_APPROVER', 'SUPPORT_AGENT', 'SUPPORT_READONLY'], staff_role), lower(email)`)
 }
 
 // SetStaffRole gives the member of this email a staff role, changes it, or ("") takes it away,

@@ -78,14 +78,7 @@ func (s *Store) EventsAfter(ctx context.Context, merchantID uuid.UUID, env sika.
 			return nil, fmt.Errorf("event stream key %q: %w", pos.Key, err)
 		}
 	}
-	rows, err := s.pool.Query(ctx, `SELECT e.event_id, e.type, e.payload::text, e.stream_xid::text, e.id, `+eventScopeSQL+` FROM events e
-		WHERE e.merchant_id = $1 AND e.environment = $2 AND (e.stream_xid, e.id) > ($3::text::xid8, $4)
-		  AND e.stream_xid < `+streamHorizon+`
-		ORDER BY e.stream_xid, e.id LIMIT $5`, merchantID, env, strconv.FormatUint(pos.XID, 10), key, limit)
-	if err != nil {
-		return nil, fmt.Errorf("read event stream: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (StreamedEvent, error) {
+	return collect(ctx, s.pool, "event stream", func(r pgx.Row) (StreamedEvent, error) {
 		var e StreamedEvent
 		var payload, xid string
 		var id uuid.UUID
@@ -93,13 +86,13 @@ func (s *Store) EventsAfter(ctx context.Context, merchantID uuid.UUID, env sika.
 			return e, err
 		}
 		e.Payload = []byte(payload)
-		e.Position, err = parsePosition(xid, id.String())
+		p, err := parsePosition(xid, id.String())
+		e.Position = p
 		return e, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("scan event stream: %w", err)
-	}
-	return out, nil
+	}, `SELECT e.event_id, e.type, e.payload::text, e.stream_xid::text, e.id, `+eventScopeSQL+` FROM events e
+		WHERE e.merchant_id = $1 AND e.environment = $2 AND (e.stream_xid, e.id) > ($3::text::xid8, $4)
+		  AND e.stream_xid < `+streamHorizon+`
+		ORDER BY e.stream_xid, e.id LIMIT $5`, merchantID, env, strconv.FormatUint(pos.XID, 10), key, limit)
 }
 
 // APIRequestLog is one API request of a merchant as `sika logs tail` shows it. It holds no body,
@@ -165,16 +158,7 @@ func (s *Store) APIRequestLogsAfter(ctx context.Context, merchantID uuid.UUID, e
 			return nil, fmt.Errorf("request log stream key %q: %w", pos.Key, err)
 		}
 	}
-	rows, err := s.pool.Query(ctx, `SELECT merchant_id, environment, api_key_id, method, route, path, status, latency_ms,
-		       coalesce(idempotency_key, ''), request_id, created_at, stream_xid::text, id
-		FROM api_request_logs
-		WHERE merchant_id = $1 AND environment = $2 AND (stream_xid, id) > ($3::text::xid8, $4)
-		  AND stream_xid < `+streamHorizon+`
-		ORDER BY stream_xid, id LIMIT $5`, merchantID, env, strconv.FormatUint(pos.XID, 10), key, limit)
-	if err != nil {
-		return nil, fmt.Errorf("read request log stream: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (APIRequestLog, error) {
+	return collect(ctx, s.pool, "request log stream", func(r pgx.Row) (APIRequestLog, error) {
 		var l APIRequestLog
 		var xid string
 		var id int64
@@ -182,13 +166,15 @@ func (s *Store) APIRequestLogsAfter(ctx context.Context, merchantID uuid.UUID, e
 			&l.IdempotencyKey, &l.RequestID, &l.CreatedAt, &xid, &id); err != nil {
 			return l, err
 		}
-		l.Position, err = parsePosition(xid, strconv.FormatInt(id, 10))
+		p, err := parsePosition(xid, strconv.FormatInt(id, 10))
+		l.Position = p
 		return l, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("scan request log stream: %w", err)
-	}
-	return out, nil
+	}, `SELECT merchant_id, environment, api_key_id, method, route, path, status, latency_ms,
+		       coalesce(idempotency_key, ''), request_id, created_at, stream_xid::text, id
+		FROM api_request_logs
+		WHERE merchant_id = $1 AND environment = $2 AND (stream_xid, id) > ($3::text::xid8, $4)
+		  AND stream_xid < `+streamHorizon+`
+		ORDER BY stream_xid, id LIMIT $5`, merchantID, env, strconv.FormatUint(pos.XID, 10), key, limit)
 }
 
 // PurgeAPIRequestLogs deletes request logs older than before, in batches, and returns how many.

@@ -5,25 +5,15 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/sikahq/sika"
 )
 
 // StuckTransactions lists, across merchants, the transactions still PENDING after olderThan,
 // oldest first: what support looks at first.
 func (s *Store) StuckTransactions(ctx context.Context, olderThan time.Duration, limit int) ([]sika.Transaction, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+transactionColumns+` FROM transactions t
+	return collect(ctx, s.pool, "stuck transactions", scanTransaction, `SELECT `+transactionColumns+` FROM transactions t
 		WHERE t.status = 'PENDING' AND t.created_at < now() - $1 * interval '1 millisecond'
 		ORDER BY t.created_at, t.id LIMIT $2`, olderThan.Milliseconds(), limit)
-	if err != nil {
-		return nil, fmt.Errorf("list stuck transactions: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (sika.Transaction, error) { return scanTransaction(r) })
-	if err != nil {
-		return nil, fmt.Errorf("scan stuck transactions: %w", err)
-	}
-	return out, nil
 }
 
 // KYCDossiersByStatus lists, across merchants, the dossiers in a status ("" for all), oldest

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -19,16 +18,13 @@ func (s *Store) SetMerchantSuspended(ctx context.Context, id, admin uuid.UUID, s
 	var m sika.Merchant
 	err := s.InTx(ctx, func(tx pgx.Tx) error {
 		var err error
-		m, err = scanMerchant(tx.QueryRow(ctx, `UPDATE merchants AS m SET is_suspended = $2,
+		m, err = one(tx.QueryRow(ctx, `UPDATE merchants AS m SET is_suspended = $2,
 				suspended_at = CASE WHEN NOT $2 THEN NULL WHEN m.is_suspended THEN m.suspended_at ELSE now() END,
 				suspended_by_member = CASE WHEN NOT $2 THEN NULL WHEN m.is_suspended THEN m.suspended_by_member ELSE $3::uuid END,
 				updated_at = CASE WHEN m.is_suspended = $2 THEN m.updated_at ELSE now() END
-			WHERE m.id = $1 RETURNING `+merchantColumns, id, suspended, admin))
-		if isNoRows(err) {
-			return sika.NotFound("Merchant")
-		}
+			WHERE m.id = $1 RETURNING `+merchantColumns, id, suspended, admin), func(r pgx.Row) (sika.Merchant, error) { return scanMerchant(r) }, "Merchant", "set merchant suspended")
 		if err != nil {
-			return fmt.Errorf("set merchant suspended: %w", err)
+			return err
 		}
 		action := StaffActionMerchantReinstated
 		if suspended {

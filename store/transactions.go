@@ -441,15 +441,9 @@ func (s *Store) TransactionDetail(ctx context.Context, merchantID uuid.UUID, env
 	if d.Attempts, err = s.attempts(ctx, `WHERE a.transaction_id = $1 ORDER BY a.run, a.sequence`, id); err != nil {
 		return d, err
 	}
-	rows, err := s.pool.Query(ctx, `SELECT `+statusLogColumns+` FROM transaction_status_logs l
+	d.StatusLogs, err = collect(ctx, s.pool, "status logs", scanStatusLog, `SELECT `+statusLogColumns+` FROM transaction_status_logs l
 		WHERE l.transaction_id = $1 ORDER BY l.created_at, l.id`, id)
-	if err != nil {
-		return d, fmt.Errorf("list status logs: %w", err)
-	}
-	if d.StatusLogs, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (sika.TransactionStatusLog, error) { return scanStatusLog(r) }); err != nil {
-		return d, fmt.Errorf("scan status logs: %w", err)
-	}
-	return d, nil
+	return d, err
 }
 
 const statusLogColumns = `l.id, l.transaction_id, l.from_status, l.to_status, l.reason, l.triggered_by, l.created_at`
@@ -491,13 +485,5 @@ func (s *Store) AttemptAndTransaction(ctx context.Context, attemptID uuid.UUID) 
 }
 
 func (s *Store) attempts(ctx context.Context, where string, args ...any) ([]sika.TransactionAttempt, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+attemptColumns+` FROM transaction_attempts a `+where, args...)
-	if err != nil {
-		return nil, fmt.Errorf("list attempts: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (sika.TransactionAttempt, error) { return scanAttempt(r) })
-	if err != nil {
-		return nil, fmt.Errorf("scan attempts: %w", err)
-	}
-	return out, nil
+	return collect(ctx, s.pool, "attempts", scanAttempt, `SELECT `+attemptColumns+` FROM transaction_attempts a `+where, args...)
 }

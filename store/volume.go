@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -33,7 +32,12 @@ type DailyVolume struct {
 // The tenancy is in the query, which reads only transactions_volume_idx (an index-only scan of
 // the merchant's range).
 func (s *Store) DailyVolumes(ctx context.Context, merchantID uuid.UUID, env sika.Environment, since time.Time) ([]DailyVolume, error) {
-	rows, err := s.pool.Query(ctx, `SELECT (t.created_at AT TIME ZONE 'UTC')::date AS day, t.currency,
+	return collect(ctx, s.pool, "daily volumes", func(r pgx.Row) (DailyVolume, error) {
+		var v DailyVolume
+		err := r.Scan(&v.Day, &v.Currency, &v.Collected, &v.PaidOut, &v.CollectionsSucceeded, &v.CollectionsFailed)
+		v.Day = time.Date(v.Day.Year(), v.Day.Month(), v.Day.Day(), 0, 0, 0, 0, time.UTC)
+		return v, err
+	}, `SELECT (t.created_at AT TIME ZONE 'UTC')::date AS day, t.currency,
 			coalesce(sum(t.requested_amount) FILTER (WHERE t.flow_direction = 'INBOUND' AND t.status = 'SUCCESS'), 0),
 			coalesce(sum(t.requested_amount) FILTER (WHERE t.transaction_type = 'RETRAIT' AND t.status = 'SUCCESS'), 0),
 			count(*) FILTER (WHERE t.flow_direction = 'INBOUND' AND t.status = 'SUCCESS'),
@@ -41,17 +45,4 @@ func (s *Store) DailyVolumes(ctx context.Context, merchantID uuid.UUID, env sika
 		FROM transactions t
 		WHERE t.merchant_id = $1 AND t.environment = $2 AND t.created_at >= $3
 		GROUP BY 1, 2 ORDER BY 1, 2`, merchantID, env, since)
-	if err != nil {
-		return nil, fmt.Errorf("daily volumes: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (DailyVolume, error) {
-		var v DailyVolume
-		err := r.Scan(&v.Day, &v.Currency, &v.Collected, &v.PaidOut, &v.CollectionsSucceeded, &v.CollectionsFailed)
-		v.Day = time.Date(v.Day.Year(), v.Day.Month(), v.Day.Day(), 0, 0, 0, 0, time.UTC)
-		return v, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("scan daily volumes: %w", err)
-	}
-	return out, nil
 }

@@ -22,6 +22,9 @@ func scanEndpoint(row pgx.Row) (sika.WebhookEndpoint, error) {
 	return e, err
 }
 
+var endpointTable = table[sika.WebhookEndpoint]{kind: "Webhook endpoint", what: "webhook endpoints", columns: endpointColumns,
+	from: "webhook_endpoints", scan: scanEndpoint}
+
 // CreateWebhookEndpoint records an endpoint with its signing secret.
 func (s *Store) CreateWebhookEndpoint(ctx context.Context, e sika.WebhookEndpoint, secret string) (sika.WebhookEndpoint, error) {
 	out, err := scanEndpoint(s.pool.QueryRow(ctx, `INSERT INTO webhook_endpoints (merchant_id, environment, payment_link_id, url,
@@ -65,29 +68,18 @@ func (s *Store) UpdateWebhookEndpoint(ctx context.Context, merchantID uuid.UUID,
 
 // DeleteWebhookEndpoint removes an endpoint from use (kept for the deliveries log).
 func (s *Store) DeleteWebhookEndpoint(ctx context.Context, merchantID uuid.UUID, env sika.Environment, id uuid.UUID) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE webhook_endpoints SET deleted_at = now(), is_active = false, updated_at = now()
-		WHERE id = $1 AND merchant_id = $2 AND environment = $3 AND deleted_at IS NULL`, id, merchantID, env)
-	if err != nil {
-		return fmt.Errorf("delete webhook endpoint: %w", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return sika.NotFound("Webhook endpoint")
-	}
-	return nil
+	return endpointTable.softDelete(ctx, s, merchantID, env, id)
 }
 
 // RotateWebhookSecret gives an endpoint a new secret; the old one keeps signing until overlap
 // has passed.
 func (s *Store) RotateWebhookSecret(ctx context.Context, merchantID uuid.UUID, env sika.Environment, id uuid.UUID, secret string, overlap time.Duration) (sika.WebhookEndpoint, error) {
-	e, err := scanEndpoint(s.pool.QueryRow(ctx, `UPDATE webhook_endpoints SET previous_secret = signing_secret,
+	e, err := one(s.pool.QueryRow(ctx, `UPDATE webhook_endpoints SET previous_secret = signing_secret,
 			previous_secret_expires_at = now() + $5 * interval '1 millisecond', signing_secret = $4, updated_at = now()
 		WHERE id = $1 AND merchant_id = $2 AND environment = $3 AND deleted_at IS NULL RETURNING `+endpointColumns,
-		id, merchantID, env, secret, overlap.Milliseconds()))
-	if isNoRows(err) {
-		return e, sika.NotFound("Webhook endpoint")
-	}
+		id, merchantID, env, secret, overlap.Milliseconds()), scanEndpoint, "Webhook endpoint", "rotate webhook secret")
 	if err != nil {
-		return e, fmt.Errorf("rotate webhook secret: %w", err)
+		return e, err
 	}
 	e.SigningSecret = secret
 	return e, nil
@@ -230,20 +222,12 @@ func (s *Store) EventByID(ctx context.Context, merchantID uuid.UUID, env sika.En
 
 // EventDeliveries lists the delivery attempts of an event, oldest first.
 func (s *Store) EventDeliveries(ctx context.Context, eventID string) ([]sika.WebhookDelivery, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id, event_id, endpoint_id, attempt, succeeded, status_code, latency_ms, response_excerpt,
-		error, created_at FROM webhook_deliveries WHERE event_id = $1 ORDER BY created_at, id`, eventID)
-	if err != nil {
-		return nil, fmt.Errorf("list deliveries: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (sika.WebhookDelivery, error) {
+	return collect(ctx, s.pool, "deliveries", func(r pgx.Row) (sika.WebhookDelivery, error) {
 		var d sika.WebhookDelivery
 		err := r.Scan(&d.ID, &d.Event, &d.Endpoint, &d.Attempt, &d.Succeeded, &d.StatusCode, &d.LatencyMS, &d.ResponseExcerpt, &d.Error, &d.CreatedAt)
 		return d, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("scan deliveries: %w", err)
-	}
-	return out, nil
+	}, `SELECT id, event_id, endpoint_id, attempt, succeeded, status_code, latency_ms, response_excerpt,
+		error, created_at FROM webhook_deliveries WHERE event_id = $1 ORDER BY created_at, id`, eventID)
 }
 
 // Redeliver queues a new delivery of an event to every endpoint that matches it now, or to
