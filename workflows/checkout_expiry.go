@@ -6,7 +6,6 @@ import (
 
 	"github.com/google/uuid"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/sikahq/sika"
@@ -52,10 +51,7 @@ func StartCheckoutExpiry(ctx context.Context, c client.Client, in CheckoutExpiry
 // move itself is conditional in Postgres, so a payment or cancel that commits first always wins
 // and the session leaves PENDING exactly once. It returns the session's final status.
 func CheckoutExpiry(ctx workflow.Context, in CheckoutExpiryInput) (sika.CheckoutStatus, error) {
-	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 30 * time.Second,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute},
-	})
+	ctx = withStoreStepOptions(ctx)
 	e := &checkoutExpiry{in: in, closed: workflow.GetSignalChannel(ctx, SignalCheckoutSessionClosed)}
 	for {
 		remaining := in.ExpiresAt.Sub(workflow.Now(ctx))

@@ -21,10 +21,7 @@ type PurgeIdempotencyKeysResult struct {
 // itself, so a late purge changes nothing a merchant can see, it only bounds the table. The same
 // hourly run purges the API request logs past activities.RequestLogRetention.
 func PurgeIdempotencyKeys(ctx workflow.Context) (PurgeIdempotencyKeysResult, error) {
-	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 5 * time.Minute,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 5 * time.Second, MaximumAttempts: 5},
-	})
+	ctx = withSweepOptions(ctx)
 	var a *activities.Activities
 	var deleted int64
 	if err := workflow.ExecuteActivity(ctx, a.PurgeExpiredIdempotencyKeys).Get(ctx, &deleted); err != nil {
@@ -47,12 +44,18 @@ func PurgeIdempotencyKeys(ctx workflow.Context) (PurgeIdempotencyKeysResult, err
 // RecheckInterval; an attempt is read at most once per interval, within its operator's
 // late-success window.
 func RecheckEndedAttempts(ctx workflow.Context, interval time.Duration) (activities.RecheckSweepResult, error) {
-	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 5 * time.Minute,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 5 * time.Second, MaximumAttempts: 5},
-	})
+	ctx = withSweepOptions(ctx)
 	var a *activities.Activities
 	var res activities.RecheckSweepResult
 	err := workflow.ExecuteActivity(ctx, a.RecheckEndedAttempts, interval).Get(ctx, &res)
 	return res, err
+}
+
+// withSweepOptions sets how a scheduled sweep's activities run: five minutes each, five tries
+// (the next scheduled run sweeps again).
+func withSweepOptions(ctx workflow.Context) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 5 * time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 5 * time.Second, MaximumAttempts: 5},
+	})
 }

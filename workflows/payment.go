@@ -334,6 +334,16 @@ func withGatewayCallOptions(ctx workflow.Context) workflow.Context {
 	})
 }
 
+// withStoreStepOptions sets how the activities of a workflow made of store steps run (a
+// session's expiry, a payout batch): 30 s each, retried every second up to every minute and
+// without end, since a store that is down comes back and the step must happen.
+func withStoreStepOptions(ctx workflow.Context) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute},
+	})
+}
+
 func final(k activities.OutcomeKind) bool {
 	return k == activities.OutcomeSuccess || k == activities.OutcomeFailed
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/google/uuid"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/sikahq/sika"
@@ -68,10 +67,7 @@ func StartPayoutBatch(ctx context.Context, c client.Client, in PayoutBatchInput)
 // A cancel stops the sending (the items not sent are cancelled by the API, under the batch
 // row's lock). Once every item sent has ended, the batch ends (payout_batch.completed).
 func PayoutBatch(ctx workflow.Context, in PayoutBatchInput) (sika.PayoutBatchStatus, error) {
-	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 30 * time.Second,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute},
-	})
+	ctx = withStoreStepOptions(ctx)
 	if in.Concurrency <= 0 {
 		in.Concurrency = BatchConcurrency
 	}
