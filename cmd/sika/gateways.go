@@ -35,19 +35,11 @@ func serveSandbox(ctx context.Context, cfg Config, ln net.Listener, logger *slog
 	sb := sandbox.NewServer(sandbox.Config{Gateways: sandbox.DefaultGateways(cfg.SandboxSecret), LateAfter: cfg.PushLifetime + time.Minute,
 		Logger: logger.With("component", "sandbox")})
 	defer sb.Close()
-	srv := &http.Server{Handler: sb, ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	logger.Info("sandbox listening", "addr", ln.Addr().String())
-	select {
-	case err := <-errc:
-		return fmt.Errorf("serve sandbox: %w", err)
-	case <-ctx.Done():
+	err := serveUntilDone(ctx, &http.Server{Handler: sb, ReadHeaderTimeout: 10 * time.Second}, ln, "sandbox", 5*time.Second, logger)
+	if ctx.Err() != nil {
+		return nil // a request held past the grace (a 006 initiation) does not fail the shutdown
 	}
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	_ = srv.Shutdown(shutdownCtx)
-	return nil
+	return err
 }
 
 func runSandboxCommand(ctx context.Context, cfg Config) error {

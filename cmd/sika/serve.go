@@ -160,18 +160,24 @@ func serveAPI(ctx context.Context, cfg Config, st *store.Store, tc client.Client
 	// queued records are written once every request has ended.
 	httpSrv.RegisterOnShutdown(srv.StopStreams)
 	defer srv.Close()
+	return serveUntilDone(ctx, httpSrv, ln, "api", 20*time.Second, logger, "public_url", cfg.PublicURL)
+}
+
+// serveUntilDone serves srv on ln until ctx ends, then shuts it down, waiting up to grace for
+// the requests under way; what names the server in the log and in errors ("api").
+func serveUntilDone(ctx context.Context, srv *http.Server, ln net.Listener, what string, grace time.Duration, logger *slog.Logger, attrs ...any) error {
 	errc := make(chan error, 1)
-	go func() { errc <- httpSrv.Serve(ln) }()
-	logger.Info("api listening", "addr", ln.Addr().String(), "public_url", cfg.PublicURL)
+	go func() { errc <- srv.Serve(ln) }()
+	logger.Info(what+" listening", append([]any{"addr", ln.Addr().String()}, attrs...)...)
 	select {
 	case err := <-errc:
-		return fmt.Errorf("serve http: %w", err)
+		return fmt.Errorf("serve %s: %w", what, err)
 	case <-ctx.Done():
 	}
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
 	defer cancel()
-	if err := httpSrv.Shutdown(shutdownCtx); err != nil {
-		return fmt.Errorf("shut down http: %w", err)
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shut down %s: %w", what, err)
 	}
 	return nil
 }
@@ -212,18 +218,7 @@ func runWorker(ctx context.Context, cfg Config, st *store.Store, tc client.Clien
 func serveMetrics(ctx context.Context, ln net.Listener, reg *prometheus.Registry, logger *slog.Logger) error {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	logger.Info("metrics listening", "addr", ln.Addr().String())
-	select {
-	case err := <-errc:
-		return fmt.Errorf("serve metrics: %w", err)
-	case <-ctx.Done():
-	}
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	return srv.Shutdown(shutdownCtx)
+	return serveUntilDone(ctx, &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, ln, "metrics", 5*time.Second, logger)
 }
 
 // startTracing installs the OTLP exporter when OTEL_EXPORTER_OTLP_ENDPOINT is set (see
@@ -242,55 +237,77 @@ func startTracing(ctx context.Context, service string, logger *slog.Logger) (fun
 	}, nil
 }
 
+// service is what the api and the worker processes run on: the JSON logger, tracing, the
+// store, a metrics registry and the Temporal client that reports on it.
+type service struct {
+	logger *slog.Logger
+	st     *store.Store
+	reg    *prometheus.Registry
+	tc     client.Client
+	// close releases them, last opened first.
+	close func()
+}
+
+// openService opens them for the process name ("sika-api"); register puts the service's own
+// metrics on the registry first.
+func openService(ctx context.Context, cfg Config, name string, register bool) (svc service, err error) {
+	svc.logger = cfg.logger("json")
+	var closers []func()
+	svc.close = func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	defer func() {
+		if err != nil {
+			svc.close()
+		}
+	}()
+	stopTracing, err := startTracing(ctx, name, svc.logger)
+	if err != nil {
+		return svc, err
+	}
+	closers = append(closers, stopTracing)
+	if svc.st, err = serveStore(ctx, cfg, svc.logger); err != nil {
+		return svc, err
+	}
+	closers = append(closers, svc.st.Close)
+	svc.reg = prometheus.NewRegistry()
+	if register {
+		if err := telemetry.Register(svc.reg); err != nil {
+			return svc, fmt.Errorf("register metrics: %w", err)
+		}
+	}
+	if svc.tc, err = dialTemporal(ctx, cfg, svc.logger, svc.reg); err != nil {
+		return svc, err
+	}
+	closers = append(closers, svc.tc.Close)
+	return svc, nil
+}
+
 func runAPICommand(ctx context.Context, cfg Config) error {
-	logger := cfg.logger("json")
 	if len(cfg.JWTSecret) < 32 {
 		return errors.New("SIKA_JWT_SECRET must be set to at least 32 bytes")
 	}
-	stopTracing, err := startTracing(ctx, "sika-api", logger)
+	svc, err := openService(ctx, cfg, "sika-api", false)
 	if err != nil {
 		return err
 	}
-	defer stopTracing()
-	st, err := serveStore(ctx, cfg, logger)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	reg := prometheus.NewRegistry()
-	tc, err := dialTemporal(ctx, cfg, logger, reg)
-	if err != nil {
-		return err
-	}
-	defer tc.Close()
+	defer svc.close()
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
 	}
-	return serveAPI(ctx, cfg, st, tc, reg, ln, logger)
+	return serveAPI(ctx, cfg, svc.st, svc.tc, svc.reg, ln, svc.logger)
 }
 
 func runWorkerCommand(ctx context.Context, cfg Config) error {
-	logger := cfg.logger("json")
-	stopTracing, err := startTracing(ctx, "sika-worker", logger)
+	svc, err := openService(ctx, cfg, "sika-worker", true)
 	if err != nil {
 		return err
 	}
-	defer stopTracing()
-	st, err := serveStore(ctx, cfg, logger)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	reg := prometheus.NewRegistry()
-	if err := telemetry.Register(reg); err != nil {
-		return fmt.Errorf("register metrics: %w", err)
-	}
-	tc, err := dialTemporal(ctx, cfg, logger, reg)
-	if err != nil {
-		return err
-	}
-	defer tc.Close()
+	defer svc.close()
+	logger, st, tc, reg := svc.logger, svc.st, svc.tc, svc.reg
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	metricsDone := make(chan error, 1)

@@ -43,25 +43,14 @@ func workflowLink(cfg Config, id string) string {
 
 // runKYCCommand lists the review queue, or approves or rejects a dossier as a staff member.
 func runKYCCommand(ctx context.Context, cfg Config, args []string) error {
-	if len(args) == 0 {
-		return errors.New(supportUsage)
+	verb, id, rest, err := verbAndID(args, "dossier", "approve", "reject")
+	if err != nil {
+		return err
 	}
 	fs := flag.NewFlagSet("admin kyc", flag.ContinueOnError)
 	status := fs.String("status", "PENDING", "dossiers in this status")
 	as := fs.String("as", "", "email of the staff member deciding")
 	note := fs.String("note", "", "review note")
-	verb, rest := args[0], args[1:]
-	var id uuid.UUID
-	if verb == "approve" || verb == "reject" {
-		if len(rest) == 0 {
-			return errors.New(supportUsage)
-		}
-		var err error
-		if id, err = uuid.Parse(rest[0]); err != nil {
-			return fmt.Errorf("%q is not a dossier id", rest[0])
-		}
-		rest = rest[1:]
-	}
 	if err := fs.Parse(rest); err != nil {
 		return err
 	}
@@ -85,9 +74,9 @@ func runKYCCommand(ctx context.Context, cfg Config, args []string) error {
 		fmt.Printf("%d dossier(s) %s\n", n, *status)
 		return nil
 	case "approve", "reject":
-		member, _, err := st.MemberByEmail(ctx, *as)
-		if err != nil || !member.IsStaff {
-			return errors.New("--as must be the email of a staff member (see sika admin bootstrap)")
+		member, err := staffMember(ctx, st, *as)
+		if err != nil {
+			return err
 		}
 		if !member.Can(sika.PermReviewKYC) {
 			return sika.ErrStaffRole(sika.PermReviewKYC)
@@ -108,23 +97,12 @@ func runKYCCommand(ctx context.Context, cfg Config, args []string) error {
 
 // runPaymentsCommand lists stuck transactions or re-verifies one at its gateway.
 func runPaymentsCommand(ctx context.Context, cfg Config, args []string) error {
-	if len(args) == 0 {
-		return errors.New(supportUsage)
+	verb, id, rest, err := verbAndID(args, "transaction", "reverify")
+	if err != nil {
+		return err
 	}
 	fs := flag.NewFlagSet("admin payments", flag.ContinueOnError)
 	olderThan := fs.Duration("older-than", 10*time.Minute, "PENDING for longer than this")
-	verb, rest := args[0], args[1:]
-	var id uuid.UUID
-	if verb == "reverify" {
-		if len(rest) == 0 {
-			return errors.New(supportUsage)
-		}
-		var err error
-		if id, err = uuid.Parse(rest[0]); err != nil {
-			return fmt.Errorf("%q is not a transaction id", rest[0])
-		}
-		rest = rest[1:]
-	}
 	if err := fs.Parse(rest); err != nil {
 		return err
 	}
@@ -187,13 +165,7 @@ func runPaymentsCommand(ctx context.Context, cfg Config, args []string) error {
 func runUnclearPayouts(ctx context.Context, cfg Config, args []string) error {
 	fs := flag.NewFlagSet("admin unclear-payouts", flag.ContinueOnError)
 	olderThan := fs.Duration("older-than", 15*time.Minute, "unclear for longer than this")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return errors.New(supportUsage)
-	}
-	st, err := openStore(ctx, cfg, cfg.logger("text"))
+	st, err := parseAndOpen(ctx, cfg, fs, args)
 	if err != nil {
 		return err
 	}
@@ -272,11 +244,7 @@ func runDecide(ctx context.Context, cfg Config, verb string, args []string) erro
 	fs := flag.NewFlagSet("admin "+verb, flag.ContinueOnError)
 	as := fs.String("as", "", "email of the staff member deciding (a money approver, not the proposer)")
 	note := fs.String("note", "", "why (required to reject)")
-	id, err := oneID(fs, args, "decision")
-	if err != nil {
-		return err
-	}
-	st, member, err := openAsStaff(ctx, cfg, *as)
+	id, st, member, err := oneIDAsStaff(ctx, cfg, fs, args, "decision", as)
 	if err != nil {
 		return err
 	}
@@ -371,11 +339,7 @@ func runRefundFlag(ctx context.Context, cfg Config, args []string) error {
 	amount := fs.String("amount", "", "what to give back (default: the flag's amount)")
 	reason := fs.String("reason", "", "why (required; written to the audit trail and the refund's description)")
 	as := fs.String("as", "", "email of the staff member proposing")
-	id, err := oneID(fs, args, "flag")
-	if err != nil {
-		return err
-	}
-	st, member, err := openAsStaff(ctx, cfg, *as)
+	id, st, member, err := oneIDAsStaff(ctx, cfg, fs, args, "flag", as)
 	if err != nil {
 		return err
 	}
@@ -405,6 +369,25 @@ func runSettleFlag(ctx context.Context, cfg Config, args []string) error {
 		"SUCCESS (the operator paid: the hold leaves the wallet) or FAILED (the hold returns to the wallet)", api.ProposeReheldPayout)
 }
 
+// verbAndID splits a command's args into its verb and, for the verbs of withID, the id that
+// follows it (what names it in errors); rest is left for the flags.
+func verbAndID(args []string, what string, withID ...string) (verb string, id uuid.UUID, rest []string, err error) {
+	if len(args) == 0 {
+		return "", uuid.Nil, nil, errors.New(supportUsage)
+	}
+	verb, rest = args[0], args[1:]
+	if !slices.Contains(withID, verb) {
+		return verb, uuid.Nil, rest, nil
+	}
+	if len(rest) == 0 {
+		return "", uuid.Nil, nil, errors.New(supportUsage)
+	}
+	if id, err = uuid.Parse(rest[0]); err != nil {
+		return "", uuid.Nil, nil, fmt.Errorf("%q is not a %s id", rest[0], what)
+	}
+	return verb, id, rest[1:], nil
+}
+
 // oneID parses flags around one positional id.
 func oneID(fs *flag.FlagSet, args []string, what string) (uuid.UUID, error) {
 	var rest []string
@@ -425,18 +408,50 @@ func oneID(fs *flag.FlagSet, args []string, what string) (uuid.UUID, error) {
 	return id, nil
 }
 
+// parseAndOpen parses the flags of a command that takes no positional argument and opens the
+// store.
+func parseAndOpen(ctx context.Context, cfg Config, fs *flag.FlagSet, args []string) (*store.Store, error) {
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, errors.New(supportUsage)
+	}
+	return openStore(ctx, cfg, cfg.logger("text"))
+}
+
+// oneIDAsStaff parses the flags of a staff command around its one id (what names it) and
+// opens the store as the staff member of the --as flag.
+func oneIDAsStaff(ctx context.Context, cfg Config, fs *flag.FlagSet, args []string, what string, as *string) (uuid.UUID, *store.Store, sika.Member, error) {
+	id, err := oneID(fs, args, what)
+	if err != nil {
+		return uuid.Nil, nil, sika.Member{}, err
+	}
+	st, member, err := openAsStaff(ctx, cfg, *as)
+	return id, st, member, err
+}
+
 // openAsStaff opens the store and finds the staff member of --as.
 func openAsStaff(ctx context.Context, cfg Config, email string) (*store.Store, sika.Member, error) {
 	st, err := openStore(ctx, cfg, cfg.logger("text"))
 	if err != nil {
 		return nil, sika.Member{}, err
 	}
-	member, _, err := st.MemberByEmail(ctx, email)
-	if err != nil || !member.IsStaff {
+	member, err := staffMember(ctx, st, email)
+	if err != nil {
 		st.Close()
-		return nil, sika.Member{}, errors.New("--as must be the email of a staff member (see sika admin bootstrap)")
+		return nil, sika.Member{}, err
 	}
 	return st, member, nil
+}
+
+// staffMember is the staff member of email (the --as of a staff command).
+func staffMember(ctx context.Context, st *store.Store, email string) (sika.Member, error) {
+	member, _, err := st.MemberByEmail(ctx, email)
+	if err != nil || !member.IsStaff {
+		return sika.Member{}, errors.New("--as must be the email of a staff member (see sika admin bootstrap)")
+	}
+	return member, nil
 }
 
 // cliError spells out a validation error's fields (a business error reads well as it is).
@@ -457,13 +472,7 @@ func cliError(err error) error {
 func runMoneyFlags(ctx context.Context, cfg Config, args []string) error {
 	fs := flag.NewFlagSet("admin money-flags", flag.ContinueOnError)
 	all := fs.Bool("all", false, "the resolved flags too")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return errors.New(supportUsage)
-	}
-	st, err := openStore(ctx, cfg, cfg.logger("text"))
+	st, err := parseAndOpen(ctx, cfg, fs, args)
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/netip"
 	"time"
 
 	"github.com/sikahq/sika"
@@ -38,15 +37,9 @@ func (b *batchFigures) itemsPerSecond() float64 {
 // which the sandbox pays after one tick) through POST /payout-batches/ with a PAYOUT key, then
 // reads the batch until it ends: the time to accept, the items per second, the time to complete.
 func runBatches(ctx context.Context, t *target, o options) (*batchFigures, error) {
-	key, err := t.store.CreateAPIKey(ctx, t.merchant, sika.EnvironmentTest, sika.ScopePayout, "sikabench batches", nil)
+	key, err := payoutKey(ctx, t, "batches")
 	if err != nil {
-		return nil, fmt.Errorf("batches: create a PAYOUT key: %w", err)
-	}
-	if _, err := t.store.AddIPWhitelistEntry(ctx, t.merchant, sika.EnvironmentTest, netip.MustParsePrefix("127.0.0.1/32"), "sikabench batches"); err != nil {
-		return nil, fmt.Errorf("batches: whitelist 127.0.0.1: %w", err)
-	}
-	if err := fundWallet(ctx, t.store, t.merchant, payoutFunding); err != nil {
-		return nil, fmt.Errorf("batches: fund the wallet: %w", err)
+		return nil, err
 	}
 	items := make([]map[string]string, batchItems)
 	for i := range items {

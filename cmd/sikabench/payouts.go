@@ -23,20 +23,30 @@ type partLoad struct {
 // for a million payouts of XOF 1000, so that no run runs dry.
 const payoutFunding = "1000000000"
 
+// payoutKey readies the bench merchant for the payouts of part ("payouts", "batches"): a
+// PAYOUT key, 127.0.0.1 whitelisted and the wallet of Benin funded with payoutFunding.
+func payoutKey(ctx context.Context, t *target, part string) (sika.APIKey, error) {
+	key, err := t.store.CreateAPIKey(ctx, t.merchant, sika.EnvironmentTest, sika.ScopePayout, "sikabench "+part, nil)
+	if err != nil {
+		return key, fmt.Errorf("%s: create a PAYOUT key: %w", part, err)
+	}
+	if _, err := t.store.AddIPWhitelistEntry(ctx, t.merchant, sika.EnvironmentTest, netip.MustParsePrefix("127.0.0.1/32"), "sikabench "+part); err != nil {
+		return key, fmt.Errorf("%s: whitelist 127.0.0.1: %w", part, err)
+	}
+	if err := fundWallet(ctx, t.store, t.merchant, payoutFunding); err != nil {
+		return key, fmt.Errorf("%s: fund the wallet: %w", part, err)
+	}
+	return key, nil
+}
+
 // runPayouts drives POST /payouts/initialize/ (XOF 1000 on MTN_BJ to a number ending in 123,
 // which the sandbox pays after one tick) with -c clients for -payout-d, after funding the
 // wallet, giving the merchant a PAYOUT key and whitelisting 127.0.0.1 for it; then it waits
 // for the payouts to finish.
 func runPayouts(ctx context.Context, t *target, o options, offset time.Duration) (*partLoad, error) {
-	key, err := t.store.CreateAPIKey(ctx, t.merchant, sika.EnvironmentTest, sika.ScopePayout, "sikabench payouts", nil)
+	key, err := payoutKey(ctx, t, "payouts")
 	if err != nil {
-		return nil, fmt.Errorf("payouts: create a PAYOUT key: %w", err)
-	}
-	if _, err := t.store.AddIPWhitelistEntry(ctx, t.merchant, sika.EnvironmentTest, netip.MustParsePrefix("127.0.0.1/32"), "sikabench"); err != nil {
-		return nil, fmt.Errorf("payouts: whitelist 127.0.0.1: %w", err)
-	}
-	if err := fundWallet(ctx, t.store, t.merchant, payoutFunding); err != nil {
-		return nil, fmt.Errorf("payouts: fund the wallet: %w", err)
+		return nil, err
 	}
 	client := newAPIClient(t, o.clients, "/payouts/initialize/", key.Secret, func(n int64) string {
 		return fmt.Sprintf(`{"amount":"1000","currency":"XOF","country":"BJ","method":"MTN_BJ","recipient":"97%03d123","recipient_name":"Bench Beneficiary","description":"sikabench payout %d"}`, n%1000, n)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"sort"
@@ -202,27 +203,20 @@ func (b *book) refusalLines() []string {
 	return lines
 }
 
-// txID reads the id of a transaction answer ({"data": {"id": …}}).
-func txID(a answer) uuid.UUID {
-	var t struct {
-		ID uuid.UUID `json:"id"`
-	}
-	if a.data(&t) != nil {
-		return uuid.Nil
-	}
-	return t.ID
-}
+// txID reads the id of a transaction answer ({"data": {"id": …}}); txField the transaction of
+// a settlement or wallet transfer answer ({"data": {"transaction": …}}).
+var txID, txField = dataID("id"), dataID("transaction")
 
-// txField reads the transaction of a settlement or wallet transfer answer
-// ({"data": {"transaction": …}}).
-func txField(a answer) uuid.UUID {
-	var t struct {
-		Transaction uuid.UUID `json:"transaction"`
+// dataID reads the id in member name of an answer's data (uuid.Nil when there is none).
+func dataID(name string) func(answer) uuid.UUID {
+	return func(a answer) uuid.UUID {
+		var members map[string]json.RawMessage
+		var id uuid.UUID
+		if a.data(&members) != nil || json.Unmarshal(members[name], &id) != nil {
+			return uuid.Nil
+		}
+		return id
 	}
-	if a.data(&t) != nil {
-		return uuid.Nil
-	}
-	return t.Transaction
 }
 
 // isSuccess reports whether an answer is a 2xx.

@@ -25,14 +25,7 @@ func (l *load) softpayBody(kind opKind, country, network, suffix, amount string)
 
 // softpay sends one collection with a fresh key and returns the transaction it created.
 func (l *load) softpay(ctx context.Context, kind opKind, body map[string]any) (uuid.UUID, bool) {
-	key := newKey()
-	a, seen, err := l.cl.do(ctx, call{kind: kind, method: "POST", path: softpayPath, body: body, key: key})
-	id := l.book.keyed(kind, key, softpayPath, a, seen, err, txID)
-	if id == uuid.Nil {
-		return id, false
-	}
-	l.book.note(id, kind)
-	return id, true
+	return l.keyedCreate(ctx, kind, softpayPath, body, txID)
 }
 
 // postPushOTP collects on MOOV_BJ, then confirms the code the customer received.
