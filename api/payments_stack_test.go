@@ -131,7 +131,7 @@ func startPaymentStack() (*paymentStack, error) {
 		200 * time.Millisecond, 300 * time.Millisecond, 500 * time.Millisecond, 500 * time.Millisecond, time.Second, time.Second,
 		time.Second, time.Second, time.Second, time.Second, time.Second, time.Second, time.Second, time.Second, time.Second,
 		time.Second, time.Second, time.Second, time.Second, time.Second}
-	ps.worker = worker.New(tc, workflows.TaskQueue, worker.Options{})
+	ps.worker = worker.New(tc, workflows.TaskQueue, workflows.WorkerOptions())
 	workflows.Register(ps.worker, ps.acts)
 	if err := ps.worker.Start(); err != nil {
 		return nil, err
