@@ -146,8 +146,11 @@ func (s *Store) ListTransactions(ctx context.Context, merchantID uuid.UUID, env 
 	if f.Search != "" {
 		return s.searchTransactions(ctx, merchantID, env, f, req)
 	}
-	return listWhere(ctx, s, "transactions", transactionColumns, "transactions t", "t.", transactionWhere(merchantID, env, f), req, scanTransaction)
+	return transactionTable.keysetWhere(ctx, s, transactionWhere(merchantID, env, f), req)
 }
+
+var transactionTable = table[sika.Transaction]{kind: "Transaction", what: "transactions", columns: transactionColumns,
+	from: "transactions t", alias: "t.", scan: scanTransaction}
 
 // exportBatch is how many rows each FETCH of an export reads from its cursor.
 var exportBatch = 1000
@@ -206,16 +209,16 @@ type AttemptFilter struct {
 
 // ListAttempts returns a cursor page of the merchant's gateway attempts, newest first.
 func (s *Store) ListAttempts(ctx context.Context, merchantID uuid.UUID, env sika.Environment, f AttemptFilter, req KeysetRequest) ([]sika.TransactionAttempt, bool, error) {
-	w := tenantWhere("a.", merchantID, env)
-	w.addIf(f.Status != "", "a.status = ?", f.Status)
-	w.addIf(f.Gateway != "", "a.gateway = ?", f.Gateway)
-	w.addIf(f.Transaction != nil, "a.transaction_id = ?", f.Transaction)
-	return listWhere(ctx, s, "attempts", attemptColumns, "transaction_attempts a", "a.", w, req, scanAttempt)
+	return attemptTable.keyset(ctx, s, merchantID, env, req, filter{"status", f.Status, f.Status != ""},
+		filter{"gateway", f.Gateway, f.Gateway != ""}, filter{"transaction_id", f.Transaction, f.Transaction != nil})
 }
+
+var attemptTable = table[sika.TransactionAttempt]{kind: "Transaction attempt", what: "attempts", columns: attemptColumns,
+	from: "transaction_attempts a", alias: "a.", scan: scanAttempt}
 
 // AttemptByID returns a gateway attempt of the merchant and environment, or not_found.
 func (s *Store) AttemptByID(ctx context.Context, merchantID uuid.UUID, env sika.Environment, id uuid.UUID) (sika.TransactionAttempt, error) {
-	return tenantRowByID(ctx, s, "Transaction attempt", attemptColumns, "transaction_attempts a", "a.", merchantID, env, id, scanAttempt)
+	return attemptTable.byID(ctx, s.pool, merchantID, env, id, false)
 }
 
 // StatusLogFilter narrows the list of status changes; zero fields do not filter.
@@ -227,40 +230,16 @@ type StatusLogFilter struct {
 
 // ListStatusLogs returns a cursor page of the merchant's status changes, newest first.
 func (s *Store) ListStatusLogs(ctx context.Context, merchantID uuid.UUID, env sika.Environment, f StatusLogFilter, req KeysetRequest) ([]sika.TransactionStatusLog, bool, error) {
-	w := tenantWhere("l.", merchantID, env)
-	w.addIf(f.ToStatus != "", "l.to_status = ?", f.ToStatus)
-	w.addIf(f.TriggeredBy != "", "l.triggered_by = ?", f.TriggeredBy)
-	w.addIf(f.Transaction != nil, "l.transaction_id = ?", f.Transaction)
-	return listWhere(ctx, s, "status logs", statusLogColumns, "transaction_status_logs l", "l.", w, req, scanStatusLog)
+	return statusLogTable.keyset(ctx, s, merchantID, env, req, filter{"to_status", f.ToStatus, f.ToStatus != ""},
+		filter{"triggered_by", f.TriggeredBy, f.TriggeredBy != ""}, filter{"transaction_id", f.Transaction, f.Transaction != nil})
 }
+
+var statusLogTable = table[sika.TransactionStatusLog]{kind: "Transaction status log", what: "status logs", columns: statusLogColumns,
+	from: "transaction_status_logs l", alias: "l.", scan: scanStatusLog}
 
 // StatusLogByID returns a status change of the merchant and environment, or not_found.
 func (s *Store) StatusLogByID(ctx context.Context, merchantID uuid.UUID, env sika.Environment, id uuid.UUID) (sika.TransactionStatusLog, error) {
-	return tenantRowByID(ctx, s, "Transaction status log", statusLogColumns, "transaction_status_logs l", "l.", merchantID, env, id, scanStatusLog)
-}
-
-// listWhere is a keyset page of table (with its alias) under w; what names the rows in errors.
-func listWhere[T any](ctx context.Context, s *Store, what, columns, table, alias string, w *sqlWhere, req KeysetRequest, scan func(pgx.Row) (T, error)) ([]T, bool, error) {
-	items, more, err := queryKeyset(ctx, s, columns, w.from(table), alias, w.args, req, scan)
-	if err != nil {
-		return nil, false, fmt.Errorf("list %s: %w", what, err)
-	}
-	return items, more, nil
-}
-
-// tenantRowByID reads the row id of table (with its alias) in the tenancy, or not_found; kind
-// names it ("Transaction attempt").
-func tenantRowByID[T any](ctx context.Context, s *Store, kind, columns, table, alias string, merchantID uuid.UUID, env sika.Environment, id uuid.UUID, scan func(pgx.Row) (T, error)) (T, error) {
-	w := tenantWhere(alias, merchantID, env)
-	w.add(alias+"id = ?", id)
-	v, err := scan(s.pool.QueryRow(ctx, "SELECT "+columns+" "+w.from(table), w.args...))
-	if isNoRows(err) {
-		return v, sika.NotFound(kind)
-	}
-	if err != nil {
-		return v, fmt.Errorf("select %s: %w", strings.ToLower(kind), err)
-	}
-	return v, nil
+	return statusLogTable.byID(ctx, s.pool, merchantID, env, id, false)
 }
 
 // CatalogueCodes says which of a country ISO code, a network code and a currency the catalogue

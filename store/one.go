@@ -91,6 +91,31 @@ func (tb table[T]) page(ctx context.Context, s *Store, merchantID uuid.UUID, env
 		a+`created_at DESC, `+a+`id DESC`, []any{merchantID, env}, page, tb.scan)
 }
 
+// filter is one optional condition of a list: column = value, when set.
+type filter struct {
+	column string
+	value  any
+	set    bool
+}
+
+// keyset is a keyset page of the tenancy's rows that match the filters that are set.
+func (tb table[T]) keyset(ctx context.Context, s *Store, merchantID uuid.UUID, env sika.Environment, req KeysetRequest, filters ...filter) ([]T, bool, error) {
+	w := tenantWhere(tb.alias, merchantID, env)
+	for _, f := range filters {
+		w.addIf(f.set, tb.alias+f.column+" = ?", f.value)
+	}
+	return tb.keysetWhere(ctx, s, w, req)
+}
+
+// keysetWhere is a keyset page of the rows under w.
+func (tb table[T]) keysetWhere(ctx context.Context, s *Store, w *sqlWhere, req KeysetRequest) ([]T, bool, error) {
+	items, more, err := queryKeyset(ctx, s, tb.columns, w.from(tb.from), tb.alias, w.args, req, tb.scan)
+	if err != nil {
+		return nil, false, fmt.Errorf("list %s: %w", tb.what, err)
+	}
+	return items, more, nil
+}
+
 // softDelete takes the row id of the tenancy out of use (deleted and inactive, kept for what
 // refers to it), or answers not_found when there is none left to delete.
 func (tb table[T]) softDelete(ctx context.Context, s *Store, merchantID uuid.UUID, env sika.Environment, id uuid.UUID) error {

@@ -268,10 +268,9 @@ func (s *Store) PayoutBatchByID(ctx context.Context, merchantID uuid.UUID, env s
 // ListPayoutBatches returns a cursor page of a merchant's batches, newest first, each with its
 // totals and progress.
 func (s *Store) ListPayoutBatches(ctx context.Context, merchantID uuid.UUID, env sika.Environment, req KeysetRequest) ([]sika.PayoutBatch, bool, error) {
-	items, more, err := queryKeyset(ctx, s, payoutBatchColumns, `FROM payout_batches b WHERE b.merchant_id = $1 AND b.environment = $2`,
-		"b.", []any{merchantID, env}, req, scanPayoutBatch)
+	items, more, err := payoutBatchTable.keyset(ctx, s, merchantID, env, req)
 	if err != nil {
-		return nil, false, fmt.Errorf("list payout batches: %w", err)
+		return nil, false, err
 	}
 	for i := range items {
 		if err := batchFigures(ctx, s.pool, &items[i]); err != nil {
