@@ -229,6 +229,11 @@ func (r *report) print(w io.Writer) {
 	}
 	r.printTimeline(w)
 	r.printCPU(w)
+	if acc, done := float64(c.windowAccepted), float64(c.windowSuccess); (r.stmts != nil || r.prof != nil) && (acc > 1.1*done || done > 1.1*acc) {
+		fmt.Fprintf(w, "\nNOTE: the window accepted %.0f payments and completed %.0f: the figures per completed payment below count\n"+
+			"      the accept path's work %.1f times over; the scaling part's closed loop, or a -rate the machine keeps up\n"+
+			"      with, gives per-payment figures that are not skewed by a backlog\n", acc, done, acc/max(done, 1))
+	}
 	if r.stmts != nil {
 		fmt.Fprintf(w, "\nPOSTGRES STATEMENTS (pg_stat_statements in Sika's database over the window, the service's; per completed payment)\n")
 		r.stmts.print(w, c.windowSuccess, statementsTop)

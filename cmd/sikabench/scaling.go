@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -286,7 +287,7 @@ func (c *combined) printScaling(w io.Writer) {
 			"         after the second: the shape of a sandbox softpay success; worker in the bench process, SDK defaults)\n", barePoll)
 		line(w, "in flight", "%d workflows, each replaced when it completes", cl.inFlight)
 		line(w, "completed/s", "%.1f /s   (%d in %.1f s; %d failed starts/signals %s)", cl.rate(), cl.completed, cl.window.Seconds(), cl.failures, cl.errSample)
-		line(w, "history events per workflow", "%s", intList(cl.history))
+		line(w, "history events per workflow", "%s", countList(cl.history))
 		line(w, "CPU in the window", "%s", cpuSummary(cl.cpu, cl.completed, "workflow"))
 	}
 	for _, r := range f.runs {
@@ -311,7 +312,7 @@ func (c *combined) printScaling(w io.Writer) {
 		r.stmts.print(w, r.comp.windowSuccess, statementsTop)
 	}
 	if h := f.hist; h != nil && len(h.counts) > 0 {
-		line(w, "Sika history events per payment", "%s", intList(h.counts))
+		line(w, "Sika history events per payment", "%s", countList(h.counts))
 		line(w, "Sika history bytes per payment", "%s", h.sizes())
 	}
 	fmt.Fprintf(w, "\nSCALING TABLE (load average at the end of the run: %s)\n", c.loadEnd)
@@ -395,13 +396,19 @@ func cpuSelf(u cpuUse) time.Duration {
 	return 0
 }
 
-func intList(xs []int) string {
+// countList is how many times each value occurs: "13 ×93, 18 ×7".
+func countList(xs []int) string {
 	if len(xs) == 0 {
 		return "-"
 	}
-	s := make([]string, len(xs))
-	for i, x := range xs {
-		s[i] = fmt.Sprint(x)
+	times := map[int]int{}
+	for _, x := range xs {
+		times[x]++
 	}
-	return strings.Join(s, " ")
+	keys := slices.Sorted(maps.Keys(times))
+	s := make([]string, len(keys))
+	for i, k := range keys {
+		s[i] = fmt.Sprintf("%d ×%d", k, times[k])
+	}
+	return strings.Join(s, ", ")
 }
