@@ -48,6 +48,8 @@ func TestDashboardPayoutApprovalInBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#payout-awaiting`)),
 	))
 	assert.Equal(t, "En attente d'approbation", innerText(t, ctx, "#tx-status"))
+	assert.Contains(t, innerText(t, ctx, "#payout-awaiting"), "au plus tard le", "until when it waits")
+	assert.Contains(t, innerText(t, ctx, "#payout-awaiting"), "UTC")
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`#approve-payout`)),
 		chromedp.WaitVisible(chromedp.CSS(`#action-error`)),

@@ -56,6 +56,7 @@ type Store interface {
 	ListWallets(ctx context.Context, merchantID uuid.UUID, env sika.Environment, page store.PageRequest) ([]sika.Wallet, int, error)
 	ListTransactions(ctx context.Context, merchantID uuid.UUID, env sika.Environment, f store.TransactionFilter, req store.KeysetRequest) ([]sika.Transaction, bool, error)
 	TransactionDetail(ctx context.Context, merchantID uuid.UUID, env sika.Environment, id uuid.UUID) (sika.TransactionDetail, error)
+	PayoutApprovalOf(ctx context.Context, transactionID uuid.UUID) (store.PayoutApproval, error)
 	CatalogueCodes(ctx context.Context, country, network, currency string) (countryOK, networkOK, currencyOK bool, err error)
 	ListCountries(ctx context.Context) ([]sika.Country, error)
 	ListNetworks(ctx context.Context, page store.PageRequest) ([]sika.Network, int, error)

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gorilla/mux"
 
@@ -24,6 +25,9 @@ type transactionActions struct {
 	// Refund is the refund form of a successful collection with something left to refund
 	// (money_refunds.go); nil otherwise.
 	Refund *refundOffer
+	// ApprovalExpiresAt is when a payout that waits for approval stops waiting (FAILED
+	// approval_expired); nil otherwise.
+	ApprovalExpiresAt *time.Time
 }
 
 // CanVerify reports whether the page offers to ask the operator again: a payment or payout
@@ -51,6 +55,13 @@ func (a *App) transactionExtras(r *http.Request, v *visit, d *transactionData) e
 	}
 	if err := a.offerRefund(r.Context(), v, d); err != nil {
 		return err
+	}
+	if d.CanDecide() {
+		approval, err := a.cfg.Store.PayoutApprovalOf(r.Context(), d.ID)
+		if err != nil {
+			return err
+		}
+		d.ApprovalExpiresAt = &approval.ExpiresAt
 	}
 	switch {
 	case r.URL.Query().Get("verified") == "1":
