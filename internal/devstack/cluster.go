@@ -350,10 +350,7 @@ func (c *Cluster) KillReplica(kind ReplicaKind, i int) error {
 func (c *Cluster) down(kind ReplicaKind, i int, crash bool) error {
 	switch kind {
 	case KindTemporal:
-		c.mu.Lock()
-		t := c.temporal
-		c.temporal = nil
-		c.mu.Unlock()
+		t := take(&c.mu, &c.temporal)
 		if t == nil {
 			return nil
 		}
@@ -365,10 +362,7 @@ func (c *Cluster) down(kind ReplicaKind, i int, crash bool) error {
 		if c.opts.PostgresURL != "" {
 			return errors.New("the cluster uses a Postgres it did not start")
 		}
-		c.mu.Lock()
-		pg := c.postgres
-		c.postgres = nil
-		c.mu.Unlock()
+		pg := take(&c.mu, &c.postgres)
 		if pg == nil {
 			return nil
 		}
@@ -388,6 +382,16 @@ func (c *Cluster) down(kind ReplicaKind, i int, crash bool) error {
 		sig = syscall.SIGKILL
 	}
 	return r.Stop(sig, 30*time.Second)
+}
+
+// take returns what *p points at and leaves nil there, under mu: a server the cluster hands
+// over to be stopped.
+func take[T any](mu *sync.Mutex, p **T) *T {
+	mu.Lock()
+	defer mu.Unlock()
+	v := *p
+	*p = nil
+	return v
 }
 
 // StartReplica starts a process that StopReplica or KillReplica held down, on the same port,
