@@ -216,13 +216,9 @@ func (req *initiationRequest) validate() (decimal.Decimal, *apiError) {
 // initiate answers POST /gw/{name}/v1/collections and …/disbursements.
 func (s *Server) initiate(kind gateway.CallbackKind) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		gw, ok := s.authorize(w, r)
-		if !ok {
-			return
-		}
 		var req initiationRequest
-		if e := readJSON(r, &req); e != nil {
-			writeError(w, e)
+		gw, ok := s.authorizeJSON(w, r, &req)
+		if !ok {
 			return
 		}
 		amount, e := req.validate()
@@ -430,13 +426,9 @@ func (s *Server) readStatus(kind gateway.CallbackKind) http.HandlerFunc {
 
 // confirmOTP answers POST /gw/{name}/v1/collections/{reference}/otp.
 func (s *Server) confirmOTP(w http.ResponseWriter, r *http.Request) {
-	gw, ok := s.authorize(w, r)
-	if !ok {
-		return
-	}
 	var req otpRequest
-	if e := readJSON(r, &req); e != nil {
-		writeError(w, e)
+	gw, ok := s.authorizeJSON(w, r, &req)
+	if !ok {
 		return
 	}
 	body, e := s.checkOTP(gw, r.PathValue("reference"), req.OTP)

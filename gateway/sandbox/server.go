@@ -247,6 +247,20 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) (GatewayConfi
 	return gw, true
 }
 
+// authorizeJSON is authorize, then the request's JSON body read into v; ok is false once an
+// error has been answered.
+func (s *Server) authorizeJSON(w http.ResponseWriter, r *http.Request, v any) (GatewayConfig, bool) {
+	gw, ok := s.authorize(w, r)
+	if !ok {
+		return gw, false
+	}
+	if e := readJSON(r, v); e != nil {
+		writeError(w, e)
+		return gw, false
+	}
+	return gw, true
+}
+
 // apiError is an error answer of the sandbox's API: {"error":{"code","message"}}.
 type apiError struct {
 	status  int
