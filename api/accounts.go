@@ -38,12 +38,23 @@ func validEmail(s string) bool {
 
 // requireText records an error when a required text field is blank or too long.
 func requireText(v *sika.Validation, field, value string, maxLen int) {
-	switch {
-	case strings.TrimSpace(value) == "":
+	if strings.TrimSpace(value) == "" {
 		v.Add(field, sika.MsgRequired)
-	case len([]rune(value)) > maxLen:
-		v.Add(field, "Ensure this field has no more than "+strconv.Itoa(maxLen)+" characters.")
+		return
 	}
+	maxLength(v, field, value, maxLen)
+}
+
+// maxLength records an error when a text field is longer than maxLen characters.
+func maxLength(v *sika.Validation, field, value string, maxLen int) {
+	if len([]rune(value)) > maxLen {
+		v.Add(field, msgTooLong(maxLen))
+	}
+}
+
+// msgTooLong is the message of a text longer than maxLen characters.
+func msgTooLong(maxLen int) string {
+	return "Ensure this field has no more than " + strconv.Itoa(maxLen) + " characters."
 }
 
 // validCountryCode checks the shape of an ISO 3166 alpha-2 code.
@@ -174,11 +185,7 @@ func (s *Server) writeSession(w http.ResponseWriter, r *http.Request, status int
 
 func (s *Server) listMemberMerchants(w http.ResponseWriter, r *http.Request) error {
 	merchants, err := s.store.MemberMerchants(r.Context(), principalFrom(r.Context()).Member.ID)
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, merchants)
-	return nil
+	return reply(w, http.StatusOK, merchants, err)
 }
 
 type createMerchantRequest struct {

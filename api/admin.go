@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -25,9 +24,20 @@ import (
 // stuckTransaction is a PENDING transaction with where to look at its workflow.
 type stuckTransaction struct {
 	Transaction sika.Transaction `json:"transaction"`
-	WorkflowID  string           `json:"workflow_id"`
-	WorkflowURL string           `json:"workflow_url"`
-	PendingFor  string           `json:"pending_for"`
+	pendingWork
+}
+
+// pendingWork is where support looks at a PENDING transaction's workflow, and how long the
+// transaction has waited.
+type pendingWork struct {
+	WorkflowID  string `json:"workflow_id"`
+	WorkflowURL string `json:"workflow_url"`
+	PendingFor  string `json:"pending_for"`
+}
+
+func (s *Server) pendingWorkOf(t sika.Transaction, now time.Time) pendingWork {
+	id := workflows.WorkflowIDOf(t)
+	return pendingWork{WorkflowID: id, WorkflowURL: s.workflowURL(id), PendingFor: now.Sub(t.CreatedAt).Round(time.Second).String()}
 }
 
 // workflowURL links a workflow in the Temporal UI ("" when no UI is configured).
@@ -45,27 +55,9 @@ func (s *Server) workflowURL(id string) string {
 // listStuckTransactions shows staff the transactions PENDING for longer than `older_than`
 // (a duration, default 10m), oldest first, with their workflow ids and Temporal UI links.
 func (s *Server) listStuckTransactions(w http.ResponseWriter, r *http.Request) error {
-	olderThan, err := queryOlderThan(r, 10*time.Minute)
-	if err != nil {
-		return err
-	}
-	limit, err := queryLimit(r)
-	if err != nil {
-		return err
-	}
-	txs, err := s.store.StuckTransactions(r.Context(), olderThan, limit)
-	if err != nil {
-		return err
-	}
-	out := make([]stuckTransaction, len(txs))
-	now := s.cfg.Now()
-	for i, t := range txs {
-		id := workflows.WorkflowIDOf(t)
-		out[i] = stuckTransaction{Transaction: t, WorkflowID: id, WorkflowURL: s.workflowURL(id),
-			PendingFor: now.Sub(t.CreatedAt).Round(time.Second).String()}
-	}
-	writeData(w, http.StatusOK, out)
-	return nil
+	return writeStaffQueue(s, w, r, 10*time.Minute, s.store.StuckTransactions, func(t sika.Transaction, now time.Time) stuckTransaction {
+		return stuckTransaction{Transaction: t, pendingWork: s.pendingWorkOf(t, now)}
+	})
 }
 
 // reverification is the answer of an admin re-verify.
@@ -82,10 +74,7 @@ type reverification struct {
 // reverifyTransaction lets staff re-check any merchant's transaction at its gateway: a final
 // answer the record does not show yet is handed to the workflow, which records it.
 func (s *Server) reverifyTransaction(w http.ResponseWriter, r *http.Request) error {
-	if err := noBody(r); err != nil {
-		return err
-	}
-	id, err := pathUUID(r, "id", "Transaction")
+	id, err := actionID(r, "Transaction")
 	if err != nil {
 		return err
 	}
@@ -114,23 +103,41 @@ func (s *Server) reverifyTransaction(w http.ResponseWriter, r *http.Request) err
 // listKYCQueue shows staff the dossiers of every merchant in a status (default PENDING), oldest
 // first: the review queue.
 func (s *Server) listKYCQueue(w http.ResponseWriter, r *http.Request) error {
-	p, err := parsePage(r)
+	return writePage(s, w, r, func(p store.PageRequest) ([]sika.KYCDossier, int, error) {
+		status := sika.KYCDossierStatus(r.URL.Query().Get("status"))
+		switch status {
+		case "":
+			status = sika.KYCDossierPending
+		case sika.KYCDossierPending, sika.KYCDossierApproved, sika.KYCDossierRejected:
+		default:
+			return nil, 0, sika.FieldError("status", `Must be "PENDING", "APPROVED" or "REJECTED".`)
+		}
+		return s.store.KYCDossiersByStatus(r.Context(), status, p)
+	})
+}
+
+// writeStaffQueue answers a staff queue: the rows list reads, PENDING for longer than
+// `older_than` (def when absent), at most `limit`, each as view shows it at this instant.
+func writeStaffQueue[T, V any](s *Server, w http.ResponseWriter, r *http.Request, def time.Duration,
+	list func(ctx context.Context, olderThan time.Duration, limit int) ([]T, error), view func(row T, now time.Time) V) error {
+	olderThan, err := queryOlderThan(r, def)
 	if err != nil {
 		return err
 	}
-	status := sika.KYCDossierStatus(r.URL.Query().Get("status"))
-	switch status {
-	case "":
-		status = sika.KYCDossierPending
-	case sika.KYCDossierPending, sika.KYCDossierApproved, sika.KYCDossierRejected:
-	default:
-		return sika.FieldError("status", `Must be "PENDING", "APPROVED" or "REJECTED".`)
-	}
-	items, count, err := s.store.KYCDossiersByStatus(r.Context(), status, p)
+	limit, err := queryLimit(r)
 	if err != nil {
 		return err
 	}
-	writeData(w, http.StatusOK, s.newPage(r, p, count, items))
+	rows, err := list(r.Context(), olderThan, limit)
+	if err != nil {
+		return err
+	}
+	out := make([]V, len(rows))
+	now := s.cfg.Now()
+	for i, row := range rows {
+		out[i] = view(row, now)
+	}
+	writeData(w, http.StatusOK, out)
 	return nil
 }
 
@@ -165,39 +172,16 @@ func queryLimit(r *http.Request) (int, error) {
 type unclearPayout struct {
 	Transaction sika.Transaction          `json:"transaction"`
 	Attempts    []sika.TransactionAttempt `json:"attempts"`
-	WorkflowID  string                    `json:"workflow_id"`
-	WorkflowURL string                    `json:"workflow_url"`
-	PendingFor  string                    `json:"pending_for"`
+	pendingWork
 }
 
 // listUnclearPayouts shows staff the payouts PENDING for longer than `older_than` (default 15m)
 // whose send was unclear (pending_reason set: their hold stays until the operator answers),
 // oldest first, with their attempts and the operator's last answers: support's queue.
 func (s *Server) listUnclearPayouts(w http.ResponseWriter, r *http.Request) error {
-	olderThan, err := queryOlderThan(r, 15*time.Minute)
-	if err != nil {
-		return err
-	}
-	limit, err := queryLimit(r)
-	if err != nil {
-		return err
-	}
-	payouts, err := s.store.UnclearPayouts(r.Context(), olderThan, limit)
-	if err != nil {
-		return err
-	}
-	out := make([]unclearPayout, len(payouts))
-	now := s.cfg.Now()
-	for i, d := range payouts {
-		id := workflows.WorkflowIDOf(d.Transaction)
-		out[i] = unclearPayout{Transaction: d.Transaction, Attempts: d.Attempts, WorkflowID: id, WorkflowURL: s.workflowURL(id),
-			PendingFor: now.Sub(d.CreatedAt).Round(time.Second).String()}
-		if out[i].Attempts == nil {
-			out[i].Attempts = []sika.TransactionAttempt{}
-		}
-	}
-	writeData(w, http.StatusOK, out)
-	return nil
+	return writeStaffQueue(s, w, r, 15*time.Minute, s.store.UnclearPayouts, func(d sika.TransactionDetail, now time.Time) unclearPayout {
+		return unclearPayout{Transaction: d.Transaction, Attempts: listOf(d.Attempts), pendingWork: s.pendingWorkOf(d.Transaction, now)}
+	})
 }
 
 // SupportDecision is what support asks for a payout the operator leaves unclear.
@@ -225,7 +209,7 @@ func (d SupportDecision) Validate() error {
 	case reason == "":
 		v.Add("reason", sika.MsgNotBlank)
 	case len([]rune(reason)) > maxResolutionReason:
-		v.Add("reason", fmt.Sprintf("Ensure this field has no more than %d characters.", maxResolutionReason))
+		v.Add("reason", msgTooLong(maxResolutionReason))
 	}
 	return v.Err()
 }
@@ -392,12 +376,9 @@ func (s *Server) resolveTransaction(w http.ResponseWriter, r *http.Request) erro
 // field is refused.
 func decodeDecision(r *http.Request) (SupportDecision, error) {
 	var d SupportDecision
-	body, ok := bodyFrom(r.Context())
-	if !ok {
-		var err error
-		if body, err = readBody(r, maxJSONBody); err != nil {
-			return d, err
-		}
+	body, err := requestBody(r)
+	if err != nil {
+		return d, err
 	}
 	if err := decodeJSONObject(body, &d); err != nil {
 		return d, err // a member other than status and reason is refused there (strict input)
@@ -434,11 +415,7 @@ func (s *Server) listMoneyFlags(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	flags, err := OpenFlagsFirst(r.Context(), s.store, all, limit)
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, flags)
-	return nil
+	return reply(w, http.StatusOK, flags, err)
 }
 
 // OpenFlagsFirst lists the open money flags, oldest first, then (all) the resolved ones, up to
@@ -478,12 +455,5 @@ func (s *Server) listStaffActions(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	actions, err := s.store.StaffActions(ctx, id, limit)
-	if err != nil {
-		return err
-	}
-	if actions == nil {
-		actions = []store.StaffActionRecord{}
-	}
-	writeData(w, http.StatusOK, actions)
-	return nil
+	return reply(w, http.StatusOK, listOf(actions), err)
 }

@@ -37,9 +37,7 @@ func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) error {
 	} else if !req.Scope.Valid() {
 		v.Add("scope", `Must be one of "PAYIN", "PAYOUT", "BOTH".`)
 	}
-	if len([]rune(req.Name)) > 100 {
-		v.Add("name", "Ensure this field has no more than 100 characters.")
-	}
+	maxLength(&v, "name", req.Name, 100)
 	p := principalFrom(r.Context())
 	env := p.Environment
 	if req.Environment != nil {
@@ -58,26 +56,12 @@ func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	key, err := s.store.CreateAPIKey(r.Context(), p.Merchant.ID, env, req.Scope, strings.TrimSpace(req.Name), &p.Member.ID)
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusCreated, key)
-	return nil
+	return reply(w, http.StatusCreated, key, err)
 }
 
 func (s *Server) revokeAPIKey(w http.ResponseWriter, r *http.Request) error {
 	if err := noBody(r); err != nil {
 		return err
 	}
-	id, err := pathUUID(r, "id", "API key")
-	if err != nil {
-		return err
-	}
-	merchant, env := tenant(r.Context())
-	key, err := s.store.RevokeAPIKey(r.Context(), merchant, env, id)
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, key)
-	return nil
+	return writeTenantObject(w, r, "API key", s.store.RevokeAPIKey)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/sikahq/sika"
+	"github.com/sikahq/sika/store"
 )
 
 // listCountries is public and, by the spec, a bare JSON array without the envelope.
@@ -22,50 +23,28 @@ func (s *Server) listCountries(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getCountry(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathUUID(r, "id", "Country")
-	if err != nil {
-		return err
-	}
-	c, err := s.store.CountryByID(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, c)
-	return nil
+	c, err := pathObject(r, "Country", s.store.CountryByID)
+	return reply(w, http.StatusOK, c, err)
 }
 
 func (s *Server) listNetworks(w http.ResponseWriter, r *http.Request) error {
-	p, err := parsePage(r)
-	if err != nil {
-		return err
-	}
-	items, count, err := s.store.ListNetworks(r.Context(), p)
-	if err != nil {
-		return err
-	}
-	out, err := s.withAvailability(r.Context(), items)
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, s.newPage(r, p, count, out))
-	return nil
+	return writePage(s, w, r, func(p store.PageRequest) ([]networkJSON, int, error) {
+		items, count, err := s.store.ListNetworks(r.Context(), p)
+		if err != nil {
+			return nil, 0, err
+		}
+		out, err := s.withAvailability(r.Context(), items)
+		return out, count, err
+	})
 }
 
 func (s *Server) getNetwork(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathUUID(r, "id", "Network")
-	if err != nil {
-		return err
-	}
-	n, err := s.store.NetworkByID(r.Context(), id)
+	n, err := pathObject(r, "Network", s.store.NetworkByID)
 	if err != nil {
 		return err
 	}
 	out, err := s.networkAvailability(r.Context(), n)
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, out)
-	return nil
+	return reply(w, http.StatusOK, out, err)
 }
 
 // networkPredictionJSON is the answer of GET /networks/predict/.
@@ -85,11 +64,7 @@ type networkPredictionJSON struct {
 func (s *Server) predictNetwork(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	p, err := s.predict(r.Context(), q.Get("phone"), q.Get("country"))
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, p)
-	return nil
+	return reply(w, http.StatusOK, p, err)
 }
 
 // predict tells the country and network of a phone number from the numbering plans
@@ -147,20 +122,17 @@ type exchangeRateJSON struct {
 }
 
 func (s *Server) listExchangeRates(w http.ResponseWriter, r *http.Request) error {
-	p, err := parsePage(r)
-	if err != nil {
-		return err
-	}
-	items, count, err := s.store.ListExchangeRates(r.Context(), p)
-	if err != nil {
-		return err
-	}
-	out := make([]exchangeRateJSON, len(items))
-	for i, x := range items {
-		out[i] = exchangeRateJSON{ExchangeRate: x, Rate: x.Rate.String()}
-	}
-	writeData(w, http.StatusOK, s.newPage(r, p, count, out))
-	return nil
+	return writePage(s, w, r, func(p store.PageRequest) ([]exchangeRateJSON, int, error) {
+		items, count, err := s.store.ListExchangeRates(r.Context(), p)
+		if err != nil {
+			return nil, 0, err
+		}
+		out := make([]exchangeRateJSON, len(items))
+		for i, x := range items {
+			out[i] = exchangeRateJSON{ExchangeRate: x, Rate: x.Rate.String()}
+		}
+		return out, count, nil
+	})
 }
 
 // feeRuleJSON is a price as merchants see it: the fee they are charged, never the operator's

@@ -116,9 +116,8 @@ func (s *Server) newCheckoutSession(ctx context.Context, req checkoutSessionRequ
 	}
 	requireText(&v, "customer_name", req.CustomerName, 200)
 	c.CustomerName = strings.TrimSpace(req.CustomerName)
-	if c.Description = strings.TrimSpace(req.Description); len([]rune(c.Description)) > 500 {
-		v.Add("description", "Ensure this field has no more than 500 characters.")
-	}
+	c.Description = strings.TrimSpace(req.Description)
+	maxLength(&v, "description", c.Description, 500)
 	var country sika.Country
 	if c.Country = strings.ToUpper(strings.TrimSpace(req.Country)); c.Country != "" {
 		if len(c.Country) != 2 {
@@ -167,19 +166,10 @@ func (s *Server) newCheckoutSession(ctx context.Context, req checkoutSessionRequ
 	}
 	expires = expires.UTC().Truncate(time.Microsecond)
 	c.ExpiresAt = &expires
-	p := principalFrom(ctx)
-	c.Merchant, c.Environment = p.Merchant.ID, p.Environment
-	if p.Member != nil {
-		c.CreatedByMember = &p.Member.ID
-	}
-	if c.ID, err = uuid.NewV7(); err != nil {
+	c.Merchant, c.Environment, c.CreatedByMember = owner(ctx)
+	if c.ID, c.Slug, err = newSlugged("cs_", 24); err != nil {
 		return c, err
 	}
-	slug, err := sika.RandomBase62(24)
-	if err != nil {
-		return c, err
-	}
-	c.Slug = "cs_" + slug
 	c.CheckoutURL = s.cfg.PublicURL + "/pay/" + c.Slug + "/"
 	return c, nil
 }
@@ -200,50 +190,28 @@ func (s *Server) startCheckoutExpiry(ctx context.Context, c sika.CheckoutSession
 
 // listCheckoutSessions answers a page of the merchant's sessions, newest first.
 func (s *Server) listCheckoutSessions(w http.ResponseWriter, r *http.Request) error {
-	p, err := parsePage(r)
-	if err != nil {
-		return err
-	}
-	var v sika.Validation
-	q := r.URL.Query()
-	f := store.CheckoutSessionFilter{
-		Status:   sika.CheckoutStatus(strings.ToUpper(q.Get("status"))),
-		Currency: strings.ToUpper(q.Get("currency")),
-	}
-	if f.Status != "" && !f.Status.Valid() {
-		v.Add("status", "Select a valid choice: PENDING, PAID, EXPIRED or CANCELLED.")
-	}
-	if f.Currency != "" && !isCurrencyCode(f.Currency) {
-		v.Add("currency", "Must be exactly 3 letters.")
-	}
-	if err := v.Err(); err != nil {
-		return err
-	}
-	merchant, env := tenant(r.Context())
-	items, count, err := s.store.ListCheckoutSessions(r.Context(), merchant, env, f, p)
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, s.newPage(r, p, count, items))
-	return nil
-}
-
-func (s *Server) checkoutSessionFor(r *http.Request) (sika.CheckoutSession, error) {
-	id, err := pathUUID(r, "id", "Checkout session")
-	if err != nil {
-		return sika.CheckoutSession{}, err
-	}
-	merchant, env := tenant(r.Context())
-	return s.store.CheckoutSessionByID(r.Context(), merchant, env, id)
+	return tenantList(s, w, r, func(ctx context.Context, merchant uuid.UUID, env sika.Environment, p store.PageRequest) ([]sika.CheckoutSession, int, error) {
+		var v sika.Validation
+		q := r.URL.Query()
+		f := store.CheckoutSessionFilter{
+			Status:   sika.CheckoutStatus(strings.ToUpper(q.Get("status"))),
+			Currency: strings.ToUpper(q.Get("currency")),
+		}
+		if f.Status != "" && !f.Status.Valid() {
+			v.Add("status", "Select a valid choice: PENDING, PAID, EXPIRED or CANCELLED.")
+		}
+		if f.Currency != "" && !isCurrencyCode(f.Currency) {
+			v.Add("currency", "Must be exactly 3 letters.")
+		}
+		if err := v.Err(); err != nil {
+			return nil, 0, err
+		}
+		return s.store.ListCheckoutSessions(ctx, merchant, env, f, p)
+	})
 }
 
 func (s *Server) getCheckoutSession(w http.ResponseWriter, r *http.Request) error {
-	c, err := s.checkoutSessionFor(r)
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, c)
-	return nil
+	return writeTenantObject(w, r, "Checkout session", s.store.CheckoutSessionByID)
 }
 
 // cancelCheckoutSession moves a PENDING session to CANCELLED, then tells its expiry workflow
@@ -252,12 +220,7 @@ func (s *Server) cancelCheckoutSession(w http.ResponseWriter, r *http.Request) e
 	if err := noBody(r); err != nil {
 		return err
 	}
-	id, err := pathUUID(r, "id", "Checkout session")
-	if err != nil {
-		return err
-	}
-	merchant, env := tenant(r.Context())
-	c, err := s.store.CancelCheckoutSession(r.Context(), merchant, env, id)
+	c, err := tenantObject(r, "Checkout session", s.store.CancelCheckoutSession)
 	if err != nil {
 		return err
 	}

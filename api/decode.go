@@ -46,25 +46,28 @@ func readBody(r *http.Request, max int64) ([]byte, error) {
 // field. Only the top-level members are checked: a field's own value (metadata, free-form) is
 // the handler's to judge. A body that is not JSON is 400 invalid_json.
 func decodeBody(r *http.Request, dst any) error {
-	body, ok := bodyFrom(r.Context())
-	if !ok {
-		var err error
-		if body, err = readBody(r, maxJSONBody); err != nil {
-			return err
-		}
+	body, err := requestBody(r)
+	if err != nil {
+		return err
 	}
 	return decodeJSONObject(body, dst)
+}
+
+// requestBody is the JSON body of the request: as the idempotency layer read it, else read now
+// (at most maxJSONBody).
+func requestBody(r *http.Request) ([]byte, error) {
+	if body, ok := bodyFrom(r.Context()); ok {
+		return body, nil
+	}
+	return readBody(r, maxJSONBody)
 }
 
 // decodeUpdateBody is decodeBody for PUT and PATCH (decodeUpdate): current is the resource as
 // GET answers it. It returns the body without the read-only members sent back unchanged.
 func decodeUpdateBody(r *http.Request, dst, current any) ([]byte, error) {
-	body, ok := bodyFrom(r.Context())
-	if !ok {
-		var err error
-		if body, err = readBody(r, maxJSONBody); err != nil {
-			return nil, err
-		}
+	body, err := requestBody(r)
+	if err != nil {
+		return nil, err
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		body = []byte("{}")

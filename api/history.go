@@ -30,9 +30,16 @@ func (s *Server) historyRoutes(root *mux.Router) {
 }
 
 func (s *Server) listTransactions(w http.ResponseWriter, r *http.Request) error {
+	return s.writeTransactionList(w, r, s.store.ListTransactions)
+}
+
+// writeTransactionList answers a cursor list of the caller's transactions that list reads with
+// the history's filters (transactionFilter): the transactions, or the refunds.
+func (s *Server) writeTransactionList(w http.ResponseWriter, r *http.Request,
+	list func(context.Context, uuid.UUID, sika.Environment, store.TransactionFilter, store.KeysetRequest) ([]sika.Transaction, bool, error)) error {
 	f, err := s.transactionFilter(r)
 	return writeCursorList(s, w, r, err, func(ctx context.Context, merchant uuid.UUID, env sika.Environment, req store.KeysetRequest) ([]sika.Transaction, bool, error) {
-		return s.store.ListTransactions(ctx, merchant, env, f, req)
+		return list(ctx, merchant, env, f, req)
 	}, func(t sika.Transaction) Cursor { return Cursor{CreatedAt: t.CreatedAt, ID: t.ID} })
 }
 
@@ -56,39 +63,4 @@ func (s *Server) getAttempt(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) getStatusLog(w http.ResponseWriter, r *http.Request) error {
 	return writeTenantObject(w, r, "Transaction status log", s.store.StatusLogByID)
-}
-
-// writeCursorList answers a filtered cursor list: the filter's validation errors (filterErr)
-// and the cursor's or page size's in one field map, else the page list reads in the caller's
-// tenancy, with links built from each row's position (keyOf).
-func writeCursorList[T any](s *Server, w http.ResponseWriter, r *http.Request, filterErr error,
-	list func(context.Context, uuid.UUID, sika.Environment, store.KeysetRequest) ([]T, bool, error), keyOf func(T) Cursor) error {
-	req, err := s.parseCursorPage(r)
-	if err := joinValidation(filterErr, err); err != nil {
-		return err
-	}
-	merchant, env := tenant(r.Context())
-	items, more, err := list(r.Context(), merchant, env, keysetOf(req))
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, s.newCursorPage(r, req, toAnySlice(items), more, func(v any) Cursor { return keyOf(v.(T)) }))
-	return nil
-}
-
-// writeTenantObject answers the object of the path's id in the caller's tenancy; a malformed
-// id is not_found, as an unknown one is.
-func writeTenantObject[T any](w http.ResponseWriter, r *http.Request, kind string,
-	get func(context.Context, uuid.UUID, sika.Environment, uuid.UUID) (T, error)) error {
-	id, err := pathUUID(r, "id", kind)
-	if err != nil {
-		return err
-	}
-	merchant, env := tenant(r.Context())
-	v, err := get(r.Context(), merchant, env, id)
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, v)
-	return nil
 }

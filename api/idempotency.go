@@ -17,26 +17,16 @@ import (
 // maxIdempotencyKeyLen is the longest Idempotency-Key accepted (spec: 255 characters).
 const maxIdempotencyKeyLen = 255
 
-// captureWriter passes a response through while keeping a copy for the idempotency store.
+// captureWriter passes a response through, remembering its status (statusRecorder) and keeping
+// a copy of its body for the idempotency store.
 type captureWriter struct {
-	http.ResponseWriter
-	status int
-	body   bytes.Buffer
-}
-
-func (w *captureWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
+	statusRecorder
+	body bytes.Buffer
 }
 
 func (w *captureWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
 	w.body.Write(b)
-	return w.ResponseWriter.Write(b)
+	return w.statusRecorder.Write(b)
 }
 
 // idempotent is the Idempotency-Key layer of contract §6 that money-moving routes plug into.
@@ -98,7 +88,7 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, h handlerFun
 			})
 		}
 	}()
-	rec := &captureWriter{ResponseWriter: w}
+	rec := &captureWriter{statusRecorder: statusRecorder{ResponseWriter: w}}
 	// The body, read once here, and its hash, which records that dedupe on the key keep (see
 	// idempotencyFrom): they tell a replay from another request once this key's record is gone.
 	r = r.WithContext(context.WithValue(context.WithValue(ctx, ctxBody, body), ctxRequestHash, hash))

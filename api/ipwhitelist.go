@@ -5,8 +5,6 @@ import (
 	"net/netip"
 	"strings"
 
-	"github.com/google/uuid"
-
 	"github.com/sikahq/sika"
 )
 
@@ -47,36 +45,15 @@ func (s *Server) addIPWhitelistEntry(w http.ResponseWriter, r *http.Request) err
 	case !ok:
 		v.Add("ip_address", "Enter a valid IPv4 or IPv6 address or CIDR range.")
 	}
-	if len([]rune(req.Description)) > 200 {
-		v.Add("description", "Ensure this field has no more than 200 characters.")
-	}
+	maxLength(&v, "description", req.Description, 200)
 	if err := v.Err(); err != nil {
 		return err
 	}
 	merchant, env := tenant(r.Context())
 	entry, err := s.store.AddIPWhitelistEntry(r.Context(), merchant, env, prefix, strings.TrimSpace(req.Description))
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusCreated, entry)
-	return nil
-}
-
-// deleted is the body of a successful DELETE.
-type deleted struct {
-	ID      uuid.UUID `json:"id"`
-	Deleted bool      `json:"deleted"`
+	return reply(w, http.StatusCreated, entry, err)
 }
 
 func (s *Server) deleteIPWhitelistEntry(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathUUID(r, "id", "IP whitelist entry")
-	if err != nil {
-		return err
-	}
-	merchant, env := tenant(r.Context())
-	if err := s.store.DeleteIPWhitelistEntry(r.Context(), merchant, env, id); err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, deleted{ID: id, Deleted: true})
-	return nil
+	return deleteTenantObject(w, r, "IP whitelist entry", s.store.DeleteIPWhitelistEntry)
 }

@@ -1,8 +1,8 @@
 package api
 
 import (
+	"context"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -10,6 +10,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/sikahq/sika"
+	"github.com/sikahq/sika/store"
 )
 
 // kycRoutes mounts KYC: dossiers, file upload and download, documents, and the staff
@@ -98,47 +99,24 @@ func (s *Server) submitKYCDossier(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	created, err := s.store.SubmitKYCDossier(r.Context(), d, p.Member.ID)
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusCreated, created)
-	return nil
-}
-
-// maxLength records an error when a text field is longer than maxLen characters.
-func maxLength(v *sika.Validation, field, value string, maxLen int) {
-	if len([]rune(value)) > maxLen {
-		v.Add(field, "Ensure this field has no more than "+strconv.Itoa(maxLen)+" characters.")
-	}
+	return reply(w, http.StatusCreated, created, err)
 }
 
 // listKYCDossiers lists the merchant's dossiers, newest first, each with its documents.
 func (s *Server) listKYCDossiers(w http.ResponseWriter, r *http.Request) error {
-	p, err := parsePage(r)
-	if err != nil {
-		return err
-	}
-	merchant, _ := tenant(r.Context())
-	items, count, err := s.store.ListKYCDossiers(r.Context(), merchant, p)
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, s.newPage(r, p, count, items))
-	return nil
+	return tenantList(s, w, r, func(ctx context.Context, merchant uuid.UUID, _ sika.Environment, p store.PageRequest) ([]sika.KYCDossier, int, error) {
+		return s.store.ListKYCDossiers(ctx, merchant, p)
+	})
+}
+
+// kycDossierOf reads a dossier of the merchant in either environment: a dossier is the
+// merchant's, not an environment's.
+func (s *Server) kycDossierOf(ctx context.Context, merchant uuid.UUID, _ sika.Environment, id uuid.UUID) (sika.KYCDossier, error) {
+	return s.store.KYCDossierByID(ctx, merchant, id)
 }
 
 func (s *Server) getKYCDossier(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathUUID(r, "id", "KYC dossier")
-	if err != nil {
-		return err
-	}
-	merchant, _ := tenant(r.Context())
-	d, err := s.store.KYCDossierByID(r.Context(), merchant, id)
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, d)
-	return nil
+	return writeTenantObject(w, r, "KYC dossier", s.kycDossierOf)
 }
 
 type kycDocumentRequest struct {
@@ -150,15 +128,12 @@ type kycDocumentRequest struct {
 // attachKYCDocument attaches an uploaded file to a PENDING dossier of the merchant: 404 for a
 // dossier of another merchant (spec); the file must be one this merchant uploaded.
 func (s *Server) attachKYCDocument(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathUUID(r, "id", "KYC dossier")
+	dossier, err := tenantObject(r, "KYC dossier", s.kycDossierOf)
 	if err != nil {
-		return err
-	}
-	ctx := r.Context()
-	merchant, _ := tenant(ctx)
-	if _, err := s.store.KYCDossierByID(ctx, merchant, id); err != nil {
 		return err // another merchant's dossier is not found, whatever the body says
 	}
+	id, ctx := dossier.ID, r.Context()
+	merchant, _ := tenant(ctx)
 	var req kycDocumentRequest
 	if err := decodeBody(r, &req); err != nil {
 		return err
@@ -191,25 +166,13 @@ func (s *Server) attachKYCDocument(w http.ResponseWriter, r *http.Request) error
 	}
 	doc.FileURL = s.kycFilesURL() + file.Name()
 	created, err := s.store.AttachKYCDocument(ctx, merchant, doc, file.SHA256)
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusCreated, created)
-	return nil
+	return reply(w, http.StatusCreated, created, err)
 }
 
 // listKYCDocuments lists a dossier's documents; for a dossier of another merchant the list is
 // empty (spec: 200, not 404).
 func (s *Server) listKYCDocuments(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathUUID(r, "id", "KYC dossier")
-	if err != nil {
-		return err
-	}
-	merchant, _ := tenant(r.Context())
-	docs, err := s.store.KYCDocuments(r.Context(), merchant, id)
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, docs)
-	return nil
+	return writeTenantObject(w, r, "KYC dossier", func(ctx context.Context, merchant uuid.UUID, _ sika.Environment, id uuid.UUID) ([]sika.KYCDocument, error) {
+		return s.store.KYCDocuments(ctx, merchant, id)
+	})
 }

@@ -25,12 +25,9 @@ func (s *Server) rejectKYCDossier(w http.ResponseWriter, r *http.Request) error 
 // reviewKYCDossier records a staff decision with its note; 409 not_pending for a dossier that
 // was already reviewed.
 func (s *Server) reviewKYCDossier(w http.ResponseWriter, r *http.Request, decision sika.KYCDossierStatus) error {
-	id, err := pathUUID(r, "id", "KYC dossier")
-	if err != nil {
-		return err
-	}
 	var req kycReviewRequest
-	if err := decodeBody(r, &req); err != nil {
+	id, err := idAndBody(r, "KYC dossier", &req)
+	if err != nil {
 		return err
 	}
 	note := strings.TrimSpace(req.ReviewNote)
@@ -40,11 +37,7 @@ func (s *Server) reviewKYCDossier(w http.ResponseWriter, r *http.Request, decisi
 		return err
 	}
 	d, err := s.store.ReviewKYCDossier(r.Context(), id, principalFrom(r.Context()).Member.ID, decision, note)
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, d)
-	return nil
+	return reply(w, http.StatusOK, d, err)
 }
 
 // suspendMerchant suspends a merchant: its API keys answer 403 merchant_suspended, and so do
@@ -59,17 +52,10 @@ func (s *Server) unsuspendMerchant(w http.ResponseWriter, r *http.Request) error
 }
 
 func (s *Server) setMerchantSuspended(w http.ResponseWriter, r *http.Request, suspended bool) error {
-	if err := noBody(r); err != nil {
-		return err
-	}
-	id, err := pathUUID(r, "id", "Merchant")
+	id, err := actionID(r, "Merchant")
 	if err != nil {
 		return err
 	}
 	m, err := s.store.SetMerchantSuspended(r.Context(), id, principalFrom(r.Context()).Member.ID, suspended)
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, m)
-	return nil
+	return reply(w, http.StatusOK, m, err)
 }

@@ -26,7 +26,8 @@ import (
 	"github.com/sikahq/sika/telemetry"
 )
 
-// statusRecorder remembers what a handler wrote, for logs, metrics and the idempotency store.
+// statusRecorder remembers what a handler wrote, for logs, metrics and the idempotency store
+// (captureWriter).
 type statusRecorder struct {
 	http.ResponseWriter
 	status int

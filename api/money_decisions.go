@@ -33,13 +33,13 @@ func ProposeResolution(ctx context.Context, st *store.Store, id uuid.UUID, d Sup
 		RequestedStatus: d.Status, Reason: d.Reason, Staff: staff.ID})
 }
 
-// checkReason refuses a blank reason or one over 500 characters.
-func checkReason(reason string) error {
+// checkReason refuses a blank reason (or note, the field) or one over 500 characters.
+func checkReason(field, reason string) error {
 	switch reason = strings.TrimSpace(reason); {
 	case reason == "":
-		return sika.FieldError("reason", sika.MsgNotBlank)
+		return sika.FieldError(field, sika.MsgNotBlank)
 	case len([]rune(reason)) > maxResolutionReason:
-		return sika.FieldError("reason", fmt.Sprintf("Ensure this field has no more than %d characters.", maxResolutionReason))
+		return sika.FieldError(field, msgTooLong(maxResolutionReason))
 	}
 	return nil
 }
@@ -54,7 +54,7 @@ func (s *Server) ProposeFlagRefund(ctx context.Context, flagID uuid.UUID, amount
 	if !staff.Can(sika.PermProposeMoneyDecision) {
 		return store.MoneyDecision{}, q, sika.ErrStaffRole(sika.PermProposeMoneyDecision)
 	}
-	if err := checkReason(reason); err != nil {
+	if err := checkReason("reason", reason); err != nil {
 		return store.MoneyDecision{}, q, err
 	}
 	f, err := s.store.MoneyFlag(ctx, flagID)
@@ -208,11 +208,8 @@ func RejectMoneyDecision(ctx context.Context, st *store.Store, id uuid.UUID, sta
 		return store.MoneyDecision{}, sika.ErrStaffRole(sika.PermApproveMoneyDecision)
 	}
 	note = strings.TrimSpace(note)
-	switch {
-	case note == "":
-		return store.MoneyDecision{}, sika.FieldError("note", sika.MsgNotBlank)
-	case len([]rune(note)) > maxResolutionReason:
-		return store.MoneyDecision{}, sika.FieldError("note", "Ensure this field has no more than 500 characters.")
+	if err := checkReason("note", note); err != nil {
+		return store.MoneyDecision{}, err
 	}
 	return st.DecideMoneyDecision(ctx, id, staff.ID, store.DecisionRejected, note, nil)
 }
@@ -235,22 +232,12 @@ func (s *Server) listMoneyDecisions(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	out, err := s.store.MoneyDecisions(r.Context(), status, uuid.Nil, limit)
-	if err != nil {
-		return err
-	}
-	if out == nil {
-		out = []store.MoneyDecision{}
-	}
-	writeData(w, http.StatusOK, out)
-	return nil
+	return reply(w, http.StatusOK, listOf(out), err)
 }
 
 // approveMoneyDecision applies a waiting proposal (ApproveMoneyDecision); no body.
 func (s *Server) approveMoneyDecision(w http.ResponseWriter, r *http.Request) error {
-	if err := noBody(r); err != nil {
-		return err
-	}
-	id, err := pathUUID(r, "id", "Money decision")
+	id, err := actionID(r, "Money decision")
 	if err != nil {
 		return err
 	}
@@ -281,18 +268,9 @@ type rejectionRequest struct {
 
 // rejectMoneyDecision closes a waiting proposal with a note (RejectMoneyDecision).
 func (s *Server) rejectMoneyDecision(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathUUID(r, "id", "Money decision")
-	if err != nil {
-		return err
-	}
-	body, ok := bodyFrom(r.Context())
-	if !ok {
-		if body, err = readBody(r, maxJSONBody); err != nil {
-			return err
-		}
-	}
 	var req rejectionRequest
-	if err := decodeJSONObject(body, &req); err != nil {
+	id, err := idAndBody(r, "Money decision", &req)
+	if err != nil {
 		return err
 	}
 	ctx := r.Context()
@@ -356,12 +334,9 @@ type flagRefundRequest struct {
 // (ProposeFlagRefund): 202 with the proposal and its quote; a money approver other than the
 // proposer issues it by approving (POST /admin/money-decisions/{id}/approve/).
 func (s *Server) proposeFlagRefund(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathUUID(r, "id", "Money flag")
-	if err != nil {
-		return err
-	}
 	var req flagRefundRequest
-	if err := decodeBody(r, &req); err != nil {
+	id, err := idAndBody(r, "Money flag", &req)
+	if err != nil {
 		return err
 	}
 	if req.Reason == nil {

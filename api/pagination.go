@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -216,19 +215,4 @@ func toAnySlice(v any) []any {
 		return xs
 	}
 	return reflectSlice(v)
-}
-
-// tenantList answers a page-number list of the caller's merchant and environment, read by list.
-func tenantList[T any](s *Server, w http.ResponseWriter, r *http.Request, list func(context.Context, uuid.UUID, sika.Environment, store.PageRequest) ([]T, int, error)) error {
-	p, err := parsePage(r)
-	if err != nil {
-		return err
-	}
-	merchant, env := tenant(r.Context())
-	items, count, err := list(r.Context(), merchant, env, p)
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, s.newPage(r, p, count, items))
-	return nil
 }

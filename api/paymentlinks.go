@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/google/uuid"
 	"github.com/gorilla/mux"
 
 	"github.com/sikahq/sika"
@@ -61,7 +60,7 @@ func decodePaymentLink(r *http.Request, current *sika.PaymentLink) (paymentLinkR
 	var err error
 	if current != nil {
 		body, err = decodeUpdateBody(r, &req, *current)
-	} else if body, err = readBody(r, maxJSONBody); err == nil {
+	} else if body, err = requestBody(r); err == nil {
 		err = decodeJSONObject(body, &req)
 	}
 	if err != nil {
@@ -92,9 +91,8 @@ func (s *Server) apply(ctx context.Context, req paymentLinkRequest, l *sika.Paym
 		requireText(&v, "name", l.Name, 200)
 	}
 	if has("description") {
-		if l.Description = str(req.Description); len([]rune(l.Description)) > 500 {
-			v.Add("description", "Ensure this field has no more than 500 characters.")
-		}
+		l.Description = str(req.Description)
+		maxLength(&v, "description", l.Description, 500)
 	}
 	if has("amount_type") {
 		l.AmountType = sika.AmountType(strings.ToUpper(str(req.AmountType)))
@@ -167,47 +165,26 @@ func (s *Server) createPaymentLink(w http.ResponseWriter, r *http.Request) error
 	if err := s.apply(r.Context(), req, &l, true); err != nil {
 		return err
 	}
-	p := principalFrom(r.Context())
-	l.Merchant, l.Environment = p.Merchant.ID, p.Environment
-	if p.Member != nil {
-		l.CreatedByMember = &p.Member.ID
-	}
-	if l.ID, err = uuid.NewV7(); err != nil {
+	l.Merchant, l.Environment, l.CreatedByMember = owner(r.Context())
+	if l.ID, l.Slug, err = newSlugged("pl_", 16); err != nil {
 		return err
 	}
-	slug, err := sika.RandomBase62(16)
-	if err != nil {
-		return err
-	}
-	l.Slug = "pl_" + slug
 	l.URL = s.cfg.PublicURL + "/l/" + l.Slug + "/"
-	if l, err = s.store.CreatePaymentLink(r.Context(), l); err != nil {
-		return err
-	}
-	writeData(w, http.StatusCreated, l)
-	return nil
+	l, err = s.store.CreatePaymentLink(r.Context(), l)
+	return reply(w, http.StatusCreated, l, err)
 }
 
 func (s *Server) listPaymentLinks(w http.ResponseWriter, r *http.Request) error {
 	return tenantList(s, w, r, s.store.ListPaymentLinks)
 }
 
+// paymentLinkFor is the caller's link of the path's id.
 func (s *Server) paymentLinkFor(r *http.Request) (sika.PaymentLink, error) {
-	id, err := pathUUID(r, "id", "Payment link")
-	if err != nil {
-		return sika.PaymentLink{}, err
-	}
-	merchant, env := tenant(r.Context())
-	return s.store.PaymentLinkByID(r.Context(), merchant, env, id)
+	return tenantObject(r, "Payment link", s.store.PaymentLinkByID)
 }
 
 func (s *Server) getPaymentLink(w http.ResponseWriter, r *http.Request) error {
-	l, err := s.paymentLinkFor(r)
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, l)
-	return nil
+	return writeTenantObject(w, r, "Payment link", s.store.PaymentLinkByID)
 }
 
 // updatePaymentLink is PATCH (the fields sent) and PUT (every field; absent ones take their
@@ -226,41 +203,22 @@ func (s *Server) updatePaymentLink(w http.ResponseWriter, r *http.Request) error
 	if err := s.apply(r.Context(), req, &l, r.Method == http.MethodPut); err != nil {
 		return err
 	}
-	if l, err = s.store.UpdatePaymentLink(r.Context(), l); err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, l)
-	return nil
+	l, err = s.store.UpdatePaymentLink(r.Context(), l)
+	return reply(w, http.StatusOK, l, err)
 }
 
 func (s *Server) deletePaymentLink(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathUUID(r, "id", "Payment link")
-	if err != nil {
-		return err
-	}
-	merchant, env := tenant(r.Context())
-	if err := s.store.DeletePaymentLink(r.Context(), merchant, env, id); err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, deleted{ID: id, Deleted: true})
-	return nil
+	return deleteTenantObject(w, r, "Payment link", s.store.DeletePaymentLink)
 }
 
 func (s *Server) listPaymentLinkTransactions(w http.ResponseWriter, r *http.Request) error {
-	p, err := parsePage(r)
-	if err != nil {
-		return err
-	}
-	l, err := s.paymentLinkFor(r)
-	if err != nil {
-		return err
-	}
-	items, count, err := s.store.ListLinkTransactions(r.Context(), l.ID, p)
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, s.newPage(r, p, count, items))
-	return nil
+	return writePage(s, w, r, func(p store.PageRequest) ([]sika.Transaction, int, error) {
+		l, err := s.paymentLinkFor(r)
+		if err != nil {
+			return nil, 0, err
+		}
+		return s.store.ListLinkTransactions(r.Context(), l.ID, p)
+	})
 }
 
 // payPaymentLink creates a payment on a link's hosted page: one transaction per payment, up to
@@ -328,11 +286,7 @@ func (s *Server) getLinkPayment(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	id, err := pathUUID(r, "id", "Transaction")
-	if err != nil {
-		return err
-	}
-	t, err := s.store.Transaction(r.Context(), id)
+	t, err := pathObject(r, "Transaction", s.store.Transaction)
 	if err != nil {
 		return err
 	}

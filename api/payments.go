@@ -54,21 +54,18 @@ type collection struct {
 // softpay initiates a push payment: validation, pricing and conversion, then in one Postgres
 // transaction the record, its status log and the outbox row, then the payment workflow.
 func (s *Server) softpay(w http.ResponseWriter, r *http.Request) error {
-	if err := s.admitPayment(w, r); err != nil {
-		return err
-	}
 	var req softpayRequest
-	if err := decodeBody(r, &req); err != nil {
+	if err := s.decodeMoneyRequest(w, r, &req); err != nil {
 		return err
 	}
 	c, err := s.prepareCollection(r.Context(), req)
 	if err != nil {
 		return err
 	}
-	key, fingerprint := idempotencyFrom(r)
-	t, outboxID, created, err := s.store.CreateTransaction(r.Context(), store.NewTransaction{
-		Transaction: c.tx, OTP: c.otp, IdempotencyKey: key, Fingerprint: fingerprint, Reason: "Payment requested",
-	}, workflows.PaymentStart(activities.PaymentInput{TransactionID: c.tx.ID, Run: 1}))
+	order := transactionOrder(r, c.tx, "Payment requested")
+	order.OTP = c.otp
+	t, outboxID, created, err := s.store.CreateTransaction(r.Context(), order,
+		workflows.PaymentStart(activities.PaymentInput{TransactionID: c.tx.ID, Run: 1}))
 	if err != nil {
 		return err
 	}
@@ -83,6 +80,15 @@ func (s *Server) softpay(w http.ResponseWriter, r *http.Request) error {
 	next := s.nextAction(r.Context(), t, c.network)
 	writeData(w, http.StatusCreated, paymentResponse{Transaction: t, NextAction: next})
 	return nil
+}
+
+// decodeMoneyRequest starts a route that creates a payment or a payout: the service-wide
+// acceptance rate first (admitPayment), then the body, strictly (decodeBody).
+func (s *Server) decodeMoneyRequest(w http.ResponseWriter, r *http.Request, dst any) error {
+	if err := s.admitPayment(w, r); err != nil {
+		return err
+	}
+	return decodeBody(r, dst)
 }
 
 // acceptBurst is how many collections may be admitted back to back before pacing applies.
@@ -216,19 +222,13 @@ func (s *Server) prepareCollection(ctx context.Context, req softpayRequest) (col
 	if err != nil {
 		return c, err
 	}
-	id, err := uuid.NewV7()
-	if err != nil {
-		return c, err
-	}
-	ref, err := sika.NewReference("PAY", s.cfg.Now())
-	if err != nil {
-		return c, err
-	}
 	t := &c.tx
-	t.ID, t.Reference, t.Merchant, t.Environment, t.Type = id, ref, merchant, env, sika.TypePayment
-	t.RequestedAmount, t.ClientFee, t.DebitedAmount = sika.NewAmount(fees.RequestedAmount), sika.NewAmount(fees.ClientFee), sika.NewAmount(fees.DebitedAmount)
-	t.GatewayFee, t.PlatformFee, t.NetAmount = sika.NewAmount(fees.GatewayFee), sika.NewAmount(fees.PlatformFee), sika.NewAmount(fees.NetAmount)
-	t.FeeChargeMode, t.Country, t.NetworkID, t.Network = fees.Mode, c.country.ISOCode, c.network.ID, c.network.Code
+	if t.ID, t.Reference, err = s.newMoneyRecord("PAY"); err != nil {
+		return c, err
+	}
+	t.Merchant, t.Environment, t.Type = merchant, env, sika.TypePayment
+	setFees(t, fees)
+	t.Country, t.NetworkID, t.Network = c.country.ISOCode, c.network.ID, c.network.Code
 	t.CustomerName, t.CustomerEmail, t.CustomerPhone = strings.TrimSpace(req.CustomerName), strings.TrimSpace(req.CustomerEmail), c.phone
 	t.Description, t.Metadata = strings.TrimSpace(req.Description), metadata
 	return c, nil
@@ -344,19 +344,17 @@ func (s *Server) nextAction(ctx context.Context, t sika.Transaction, n sika.Netw
 
 // paymentFor loads an inbound payment of the caller.
 func (s *Server) paymentFor(r *http.Request) (sika.Transaction, error) {
-	id, err := pathUUID(r, "id", "Payment")
-	if err != nil {
-		return sika.Transaction{}, err
+	return s.transactionOf(r, "Payment", func(t sika.Transaction) bool { return t.FlowDirection == sika.DirectionInbound })
+}
+
+// transactionOf loads the caller's transaction of the path's id when it is a kind (is): any
+// other is not found, as another tenant's is.
+func (s *Server) transactionOf(r *http.Request, kind string, is func(sika.Transaction) bool) (sika.Transaction, error) {
+	t, err := tenantObject(r, kind, s.store.TransactionByID)
+	if err == nil && !is(t) {
+		err = sika.NotFound(kind)
 	}
-	merchant, env := tenant(r.Context())
-	t, err := s.store.TransactionByID(r.Context(), merchant, env, id)
-	if err != nil {
-		return t, err
-	}
-	if t.FlowDirection != sika.DirectionInbound {
-		return t, sika.NotFound("Payment")
-	}
-	return t, nil
+	return t, err
 }
 
 type confirmOTPRequest struct {
@@ -526,32 +524,56 @@ func (s *Server) recheckAtGateway(ctx context.Context, t sika.Transaction) (work
 	return rc, nil
 }
 
+// newMoneyRecord gives a new money record (a transaction, a batch) its time-ordered id and its
+// reference: prefix (PAY, OUT, SET, TRF, RFD, BAT) and the date.
+func (s *Server) newMoneyRecord(prefix string) (uuid.UUID, string, error) {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return uuid.Nil, "", err
+	}
+	ref, err := sika.NewReference(prefix, s.cfg.Now())
+	return id, ref, err
+}
+
+// transactionOrder is the store's order for a transaction the request creates: the record, the
+// reason of its first status log, and the request's Idempotency-Key and hash, which the record
+// carries so that a retry answers it (idempotencyFrom).
+func transactionOrder(r *http.Request, t sika.Transaction, reason string) store.NewTransaction {
+	key, fingerprint := idempotencyFrom(r)
+	return store.NewTransaction{Transaction: t, IdempotencyKey: key, Fingerprint: fingerprint, Reason: reason}
+}
+
+// setNoFee writes the amounts of a transaction that carries no fee (a settlement, a wallet
+// transfer): what is asked is what is debited and what arrives.
+func setNoFee(t *sika.Transaction, amount decimal.Decimal) {
+	a := sika.NewAmount(amount)
+	t.RequestedAmount, t.DebitedAmount, t.NetAmount, t.FeeChargeMode = a, a, a, sika.FeeDeducted
+}
+
+// setFees writes a transaction's amounts and fee mode from its price (sika.Fees): what was
+// asked, the fees, what is debited and the net amount.
+func setFees(t *sika.Transaction, f sika.Fees) {
+	t.RequestedAmount, t.ClientFee, t.DebitedAmount = sika.NewAmount(f.RequestedAmount), sika.NewAmount(f.ClientFee), sika.NewAmount(f.DebitedAmount)
+	t.GatewayFee, t.PlatformFee, t.NetAmount = sika.NewAmount(f.GatewayFee), sika.NewAmount(f.PlatformFee), sika.NewAmount(f.NetAmount)
+	t.FeeChargeMode = f.Mode
+}
+
 // writeTransaction answers a transaction's detail.
 func (s *Server) writeTransaction(w http.ResponseWriter, r *http.Request, id uuid.UUID, status int) error {
 	merchant, env := tenant(r.Context())
 	d, err := s.store.TransactionDetail(r.Context(), merchant, env, id)
-	if err != nil {
-		return err
-	}
-	writeData(w, status, d)
-	return nil
+	return reply(w, status, d, err)
 }
 
 func (s *Server) getTransaction(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathUUID(r, "id", "Transaction")
-	if err != nil {
-		return err
-	}
-	return s.writeTransaction(w, r, id, http.StatusOK)
+	return writeTenantObject(w, r, "Transaction", s.store.TransactionDetail)
 }
 
 // readMoneyExtras reads what every money request carries beside its amount and target, by one
 // rule: a description of 500 characters at most, metadata (normaliseMetadata) and an optional
 // fee charge mode ("" when not given).
 func readMoneyExtras(v *sika.Validation, description string, metadata json.RawMessage, feeChargeMode *string) (json.RawMessage, sika.FeeChargeMode) {
-	if len([]rune(description)) > 500 {
-		v.Add("description", "Ensure this field has no more than 500 characters.")
-	}
+	maxLength(v, "description", description, 500)
 	md, err := normaliseMetadata(metadata)
 	if err != nil {
 		v.Add("metadata", err.Error())

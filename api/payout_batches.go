@@ -47,9 +47,7 @@ func (s *Server) createPayoutBatch(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	var v sika.Validation
-	if len([]rune(req.Description)) > 500 {
-		v.Add("description", "Ensure this field has no more than 500 characters.")
-	}
+	maxLength(&v, "description", req.Description, 500)
 	switch {
 	case req.Items == nil:
 		v.Add("items", sika.MsgRequired)
@@ -127,7 +125,7 @@ func (s *Server) PriceBatchRows(ctx context.Context, merchant uuid.UUID, env sik
 		case ref == "":
 			v.Add(o.rowField(i, "reference"), sika.MsgRequired)
 		case len([]rune(ref)) > 100:
-			v.Add(o.rowField(i, "reference"), "Ensure this field has no more than 100 characters.")
+			v.Add(o.rowField(i, "reference"), msgTooLong(100))
 		case dup:
 			v.Add(o.rowField(i, "reference"), fmt.Sprintf("Already used by item %d; each reference must be unique in the batch.", first))
 		default:
@@ -223,11 +221,7 @@ func (s *Server) SubmitPayoutBatch(ctx context.Context, merchant uuid.UUID, env 
 	if err != nil {
 		return sika.PayoutBatch{}, err
 	}
-	id, err := uuid.NewV7()
-	if err != nil {
-		return sika.PayoutBatch{}, err
-	}
-	ref, err := sika.NewReference("BAT", s.cfg.Now())
+	id, ref, err := s.newMoneyRecord("BAT")
 	if err != nil {
 		return sika.PayoutBatch{}, err
 	}
@@ -310,17 +304,11 @@ func (s *Server) cancelPayoutBatch(w http.ResponseWriter, r *http.Request) error
 	if err := noBody(r); err != nil {
 		return err
 	}
-	id, err := pathUUID(r, "id", "Payout batch")
+	b, err := tenantObject(r, "Payout batch", s.store.CancelPayoutBatch)
 	if err != nil {
 		return err
 	}
-	ctx := r.Context()
-	merchant, env := tenant(ctx)
-	b, err := s.store.CancelPayoutBatch(ctx, merchant, env, id)
-	if err != nil {
-		return err
-	}
-	s.signalPayoutBatch(ctx, id)
+	s.signalPayoutBatch(r.Context(), b.ID)
 	writeData(w, http.StatusOK, b)
 	return nil
 }
@@ -332,17 +320,13 @@ var payoutBatchResultsHeader = []string{"index", "reference", "status", "amount"
 // payoutBatchResults answers a batch's items as CSV, one row per item in the batch's order,
 // with each item's status and its payout transaction.
 func (s *Server) payoutBatchResults(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathUUID(r, "id", "Payout batch")
+	b, err := tenantObject(r, "Payout batch", s.store.PayoutBatchByID)
 	if err != nil {
 		return err
 	}
 	ctx := r.Context()
 	merchant, env := tenant(ctx)
-	b, err := s.store.PayoutBatchByID(ctx, merchant, env, id)
-	if err != nil {
-		return err
-	}
-	items, err := s.store.PayoutBatchItems(ctx, merchant, env, id)
+	items, err := s.store.PayoutBatchItems(ctx, merchant, env, b.ID)
 	if err != nil {
 		return err
 	}

@@ -34,11 +34,8 @@ type payoutRequest struct {
 // number. The record and the hold on the wallet are written in one Postgres transaction; a
 // wallet that cannot cover it is refused before anything is written.
 func (s *Server) initializePayout(w http.ResponseWriter, r *http.Request) error {
-	if err := s.admitPayment(w, r); err != nil {
-		return err
-	}
 	var req payoutRequest
-	if err := decodeBody(r, &req); err != nil {
+	if err := s.decodeMoneyRequest(w, r, &req); err != nil {
 		return err
 	}
 	ctx := r.Context()
@@ -47,31 +44,23 @@ func (s *Server) initializePayout(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	country, network, fees, recipient, metadata := p.country, p.network, p.fees, p.recipient, p.metadata
-	id, err := uuid.NewV7()
-	if err != nil {
-		return err
-	}
-	ref, err := sika.NewReference("OUT", s.cfg.Now())
+	id, ref, err := s.newMoneyRecord("OUT")
 	if err != nil {
 		return err
 	}
 	t := sika.Transaction{
 		ID: id, Reference: ref, Merchant: merchant, Environment: env, Type: sika.TypePayout,
-		RequestedAmount: sika.NewAmount(fees.RequestedAmount), ClientFee: sika.NewAmount(fees.ClientFee),
-		GatewayFee: sika.NewAmount(fees.GatewayFee), PlatformFee: sika.NewAmount(fees.PlatformFee),
-		// debited_amount leaves the wallet (held now); net_amount is what the beneficiary
-		// receives, the amount the operator is sent (sika.Fees).
-		DebitedAmount: sika.NewAmount(fees.DebitedAmount), NetAmount: sika.NewAmount(fees.NetAmount),
-		Currency: country.DefaultCurrency, Country: country.ISOCode, NetworkID: network.ID, Network: network.Code,
-		Recipient: recipient, CustomerName: strings.TrimSpace(req.RecipientName), Description: strings.TrimSpace(req.Description),
-		Metadata: metadata, FeeChargeMode: fees.Mode,
+		Currency: p.country.DefaultCurrency, Country: p.country.ISOCode, NetworkID: p.network.ID, Network: p.network.Code,
+		Recipient: p.recipient, CustomerName: strings.TrimSpace(req.RecipientName), Description: strings.TrimSpace(req.Description),
+		Metadata: p.metadata,
 	}
-	key, fingerprint := idempotencyFrom(r)
-	nt := store.NewTransaction{Transaction: t, IdempotencyKey: key, Fingerprint: fingerprint, Reason: "Payout requested"}
+	// debited_amount leaves the wallet (held now); net_amount is what the beneficiary receives,
+	// the amount the operator is sent (sika.Fees).
+	setFees(&t, p.fees)
+	nt := transactionOrder(r, t, "Payout requested")
 	if nt.Approval = s.payoutApproval(ctx, p); nt.Approval != nil {
 		nt.Reason = fmt.Sprintf("Payout requested over the approval threshold of %s %s: waits for a second member's approval until %s",
-			sika.FormatAmount(nt.Approval.Threshold), country.DefaultCurrency, nt.Approval.ExpiresAt.Format(time.RFC3339))
+			sika.FormatAmount(nt.Approval.Threshold), p.country.DefaultCurrency, nt.Approval.ExpiresAt.Format(time.RFC3339))
 	}
 	t, outboxID, created, err := s.store.CreatePayout(ctx, nt, workflows.PayoutStart(activities.PaymentInput{TransactionID: id, Run: 1}))
 	if err != nil {
@@ -127,9 +116,7 @@ func (s *Server) pricePayout(ctx context.Context, merchant uuid.UUID, env sika.E
 	amount, country, network := target.amount, target.country, target.network
 	req.Currency = target.currency
 	recipient := readPhone(&v, country, "recipient", req.Recipient, true)
-	if len([]rune(req.RecipientName)) > 200 {
-		v.Add("recipient_name", "Ensure this field has no more than 200 characters.")
-	}
+	maxLength(&v, "recipient_name", req.RecipientName, 200)
 	metadata, mode := readMoneyExtras(&v, req.Description, req.Metadata, req.FeeChargeMode)
 	if err := v.Err(); err != nil {
 		return p, err
@@ -192,21 +179,12 @@ func (s *Server) startTransactionWorkflow(ctx context.Context, t sika.Transactio
 // verifyPayout re-checks a PENDING payout at its gateway and hands a final answer to the
 // payout's workflow; a payout already final is answered as recorded.
 func (s *Server) verifyPayout(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathUUID(r, "id", "Payout")
-	if err != nil {
-		return err
-	}
-	ctx := r.Context()
-	merchant, env := tenant(ctx)
-	t, err := s.store.TransactionByID(ctx, merchant, env, id)
-	if err == nil && t.Type != sika.TypePayout {
-		err = sika.NotFound("Payout")
-	}
+	t, err := s.transactionOf(r, "Payout", func(t sika.Transaction) bool { return t.Type == sika.TypePayout })
 	if err != nil {
 		return err
 	}
 	if t.Status == sika.StatusPending {
-		if _, err := s.recheckAtGateway(ctx, t); err != nil {
+		if _, err := s.recheckAtGateway(r.Context(), t); err != nil {
 			return err
 		}
 	}

@@ -37,9 +37,7 @@ func (s *Server) createRefund(w http.ResponseWriter, r *http.Request) error {
 	case err != nil:
 		v.Add("transaction", sika.MsgInvalidUUID)
 	}
-	if len([]rune(req.Reason)) > 500 {
-		v.Add("reason", "Ensure this field has no more than 500 characters.")
-	}
+	maxLength(&v, "reason", req.Reason, 500)
 	if req.Amount != nil && strings.TrimSpace(*req.Amount) == "" {
 		v.Add("amount", sika.MsgNotBlank)
 	}
@@ -158,11 +156,7 @@ func (s *Server) IssueRefund(ctx context.Context, merchant uuid.UUID, env sika.E
 		return sika.Transaction{}, false, err
 	}
 	p, fees := q.Collection, q.Fees
-	id, err := uuid.NewV7()
-	if err != nil {
-		return sika.Transaction{}, false, err
-	}
-	ref, err := sika.NewReference("RFD", s.cfg.Now())
+	id, ref, err := s.newMoneyRecord("RFD")
 	if err != nil {
 		return sika.Transaction{}, false, err
 	}
@@ -172,15 +166,13 @@ func (s *Server) IssueRefund(ctx context.Context, merchant uuid.UUID, env sika.E
 	}
 	t := sika.Transaction{
 		ID: id, Reference: ref, Merchant: merchant, Environment: env, Type: sika.TypeRefund, RefundedTransaction: &p.ID,
-		RequestedAmount: sika.NewAmount(fees.RequestedAmount), ClientFee: sika.NewAmount(fees.ClientFee),
-		GatewayFee: sika.NewAmount(fees.GatewayFee), PlatformFee: sika.NewAmount(fees.PlatformFee),
-		// What leaves the wallet, held now (as for a payout): the amount and its fee; net_amount
-		// is what the customer gets back (sika.Transaction's amounts).
-		DebitedAmount: sika.NewAmount(fees.DebitedAmount), NetAmount: sika.NewAmount(fees.NetAmount),
 		Currency: p.Currency, Country: p.Country, NetworkID: p.NetworkID, Network: p.Network,
 		Recipient: p.CustomerPhone, CustomerName: p.CustomerName, CustomerEmail: p.CustomerEmail,
-		Description: reason, FeeChargeMode: fees.Mode,
+		Description: reason,
 	}
+	// What leaves the wallet, held now (as for a payout): the amount and its fee; net_amount is
+	// what the customer gets back (sika.Transaction's amounts).
+	setFees(&t, fees)
 	t, outboxID, created, err := s.store.CreateRefund(ctx, store.NewTransaction{
 		Transaction: t, IdempotencyKey: o.IdempotencyKey, Fingerprint: o.Fingerprint, RefundVia: q.Via, Flag: o.Flag,
 		Reason: "Refund of " + p.Reference + " requested",
@@ -210,10 +202,7 @@ func (s *Server) quoteRefundForDashboard(ctx context.Context, merchant uuid.UUID
 }
 
 func (s *Server) listRefunds(w http.ResponseWriter, r *http.Request) error {
-	f, err := s.transactionFilter(r)
-	return writeCursorList(s, w, r, err, func(ctx context.Context, merchant uuid.UUID, env sika.Environment, req store.KeysetRequest) ([]sika.Transaction, bool, error) {
-		return s.store.ListRefunds(ctx, merchant, env, f, req)
-	}, func(t sika.Transaction) Cursor { return Cursor{CreatedAt: t.CreatedAt, ID: t.ID} })
+	return s.writeTransactionList(w, r, s.store.ListRefunds)
 }
 
 func (s *Server) getRefund(w http.ResponseWriter, r *http.Request) error {

@@ -5,6 +5,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"log/slog"
@@ -145,54 +146,27 @@ func NewServer(cfg Config, st *store.Store) *Server {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.TokenTTL == 0 {
-		cfg.TokenTTL = time.Hour
-	}
-	if cfg.RateLimitPerMinute == 0 {
-		cfg.RateLimitPerMinute = 300
-	}
-	if cfg.PublicRateLimitPerMinute == 0 {
-		cfg.PublicRateLimitPerMinute = 60
-	}
-	if cfg.CallbackRateLimitPerMinute == 0 {
-		cfg.CallbackRateLimitPerMinute = 6000
-	}
-	if cfg.StreamsPerMerchant == 0 {
-		cfg.StreamsPerMerchant = DefaultStreamsPerMerchant
-	}
-	if cfg.StreamsPerKey == 0 {
-		cfg.StreamsPerKey = DefaultStreamsPerKey
-	}
-	if cfg.StreamLifetime == 0 {
-		cfg.StreamLifetime = DefaultStreamLifetime
-	}
-	if cfg.LoginPolicy == (store.LoginPolicy{}) {
-		cfg.LoginPolicy = store.DefaultLoginPolicy
-	}
-	if cfg.LinkStartsPerClient == 0 {
-		cfg.LinkStartsPerClient = 20
-	}
-	if cfg.LinkStartsPerPhone == 0 {
-		cfg.LinkStartsPerPhone = 5
-	}
-	if cfg.LinkStartWindow == 0 {
-		cfg.LinkStartWindow = 10 * time.Minute
-	}
+	// A zero value takes its default (cmp.Or: the first value that is not zero).
+	cfg.TokenTTL = cmp.Or(cfg.TokenTTL, time.Hour)
+	cfg.RateLimitPerMinute = cmp.Or(cfg.RateLimitPerMinute, 300)
+	cfg.PublicRateLimitPerMinute = cmp.Or(cfg.PublicRateLimitPerMinute, 60)
+	cfg.CallbackRateLimitPerMinute = cmp.Or(cfg.CallbackRateLimitPerMinute, 6000)
+	cfg.StreamsPerMerchant = cmp.Or(cfg.StreamsPerMerchant, DefaultStreamsPerMerchant)
+	cfg.StreamsPerKey = cmp.Or(cfg.StreamsPerKey, DefaultStreamsPerKey)
+	cfg.StreamLifetime = cmp.Or(cfg.StreamLifetime, DefaultStreamLifetime)
+	cfg.LoginPolicy = cmp.Or(cfg.LoginPolicy, store.DefaultLoginPolicy)
+	cfg.LinkStartsPerClient = cmp.Or(cfg.LinkStartsPerClient, 20)
+	cfg.LinkStartsPerPhone = cmp.Or(cfg.LinkStartsPerPhone, 5)
+	cfg.LinkStartWindow = cmp.Or(cfg.LinkStartWindow, 10*time.Minute)
 	if cfg.Pacer == nil {
 		cfg.Pacer = ratelimit.NewMemoryPacer(nil)
 	}
 	if cfg.Limiter == nil {
 		cfg.Limiter = ratelimit.NewMemory(nil)
 	}
-	if cfg.IdempotencyTTL == 0 {
-		cfg.IdempotencyTTL = 24 * time.Hour
-	}
-	if cfg.AvailabilityTTL == 0 {
-		cfg.AvailabilityTTL = defaultAvailabilityTTL
-	}
-	if cfg.IdempotencyLease == 0 {
-		cfg.IdempotencyLease = DefaultIdempotencyLease
-	}
+	cfg.IdempotencyTTL = cmp.Or(cfg.IdempotencyTTL, 24*time.Hour)
+	cfg.AvailabilityTTL = cmp.Or(cfg.AvailabilityTTL, defaultAvailabilityTTL)
+	cfg.IdempotencyLease = cmp.Or(cfg.IdempotencyLease, DefaultIdempotencyLease)
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	key := sha256.Sum256(append([]byte("sika cursor key\x00"), cfg.JWTSecret...))
 	if cfg.Registry == nil {

@@ -14,11 +14,7 @@ import (
 func (s *Server) getMerchantSettings(w http.ResponseWriter, r *http.Request) error {
 	merchant, env := tenant(r.Context())
 	st, err := s.store.MerchantSettings(r.Context(), merchant, env)
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, st)
-	return nil
+	return reply(w, http.StatusOK, st, err)
 }
 
 type settingsPatchRequest struct {
@@ -72,9 +68,5 @@ func (s *Server) patchMerchantSettings(w http.ResponseWriter, r *http.Request) e
 		return err
 	}
 	st, err := s.store.UpdateMerchantSettings(r.Context(), merchant, env, patch)
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, st)
-	return nil
+	return reply(w, http.StatusOK, st, err)
 }

@@ -89,18 +89,12 @@ func (s *Server) createPayoutMethod(w http.ResponseWriter, r *http.Request) erro
 	default:
 		v.Add("type", `Must be "MOBILE_MONEY" or "BANK".`)
 	}
-	if len([]rune(m.Label)) > 100 {
-		v.Add("label", "Ensure this field has no more than 100 characters.")
-	}
+	maxLength(&v, "label", m.Label, 100)
 	if err := v.Err(); err != nil {
 		return err
 	}
 	created, err := s.store.CreatePayoutMethod(ctx, m)
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusCreated, created)
-	return nil
+	return reply(w, http.StatusCreated, created, err)
 }
 
 func (s *Server) listPayoutMethods(w http.ResponseWriter, r *http.Request) error {
@@ -108,17 +102,7 @@ func (s *Server) listPayoutMethods(w http.ResponseWriter, r *http.Request) error
 }
 
 func (s *Server) getPayoutMethod(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathUUID(r, "id", "Payout method")
-	if err != nil {
-		return err
-	}
-	merchant, env := tenant(r.Context())
-	m, err := s.store.PayoutMethodByID(r.Context(), merchant, env, id)
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, m)
-	return nil
+	return writeTenantObject(w, r, "Payout method", s.store.PayoutMethodByID)
 }
 
 type reviewPayoutMethodRequest struct {
@@ -137,11 +121,7 @@ func (s *Server) reviewPayoutMethod(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	m, err := s.store.ReviewPayoutMethod(r.Context(), id, principalFrom(r.Context()).Member.ID, req.IsVerified, req.IsActive)
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, m)
-	return nil
+	return reply(w, http.StatusOK, m, err)
 }
 
 type settlementRequest struct {
@@ -204,22 +184,20 @@ func (s *Server) createSettlement(w http.ResponseWriter, r *http.Request) error 
 	if _, err := s.checkNetworkOpen(ctx, network, env, sika.DirectionOutbound); err != nil {
 		return err
 	}
-	ids, err := newIDs(2)
+	id, ref, err := s.newMoneyRecord("SET")
 	if err != nil {
 		return err
 	}
-	ref, err := sika.NewReference("SET", s.cfg.Now())
+	settlementID, err := uuid.NewV7()
 	if err != nil {
 		return err
 	}
-	a := sika.NewAmount(amount)
-	t := sika.Transaction{ID: ids[0], Reference: ref, Merchant: merchant, Environment: env, Type: sika.TypePayout,
-		RequestedAmount: a, DebitedAmount: a, NetAmount: a, Currency: country.DefaultCurrency, Country: country.ISOCode,
-		NetworkID: network.ID, Network: network.Code, Recipient: *method.PhoneNumber, CustomerName: method.Label,
-		Description: "Settlement", FeeChargeMode: sika.FeeDeducted}
-	key, fingerprint := idempotencyFrom(r)
-	st, created, err := s.store.CreateSettlement(ctx, store.NewTransaction{Transaction: t, IdempotencyKey: key, Fingerprint: fingerprint,
-		Reason: "Settlement requested"}, ids[1], method.ID, workflows.PayoutStart(activities.PaymentInput{TransactionID: t.ID, Run: 1}))
+	t := sika.Transaction{ID: id, Reference: ref, Merchant: merchant, Environment: env, Type: sika.TypePayout,
+		Currency: country.DefaultCurrency, Country: country.ISOCode, NetworkID: network.ID, Network: network.Code,
+		Recipient: *method.PhoneNumber, CustomerName: method.Label, Description: "Settlement"}
+	setNoFee(&t, amount)
+	st, created, err := s.store.CreateSettlement(ctx, transactionOrder(r, t, "Settlement requested"), settlementID, method.ID,
+		workflows.PayoutStart(activities.PaymentInput{TransactionID: t.ID, Run: 1}))
 	if err != nil {
 		return err
 	}
@@ -276,22 +254,20 @@ func (s *Server) createWalletTransfer(w http.ResponseWriter, r *http.Request) er
 	if err := v.Err(); err != nil {
 		return err
 	}
-	ids, err := newIDs(2)
+	id, ref, err := s.newMoneyRecord("TRF")
 	if err != nil {
 		return err
 	}
-	ref, err := sika.NewReference("TRF", s.cfg.Now())
+	transferID, err := uuid.NewV7()
 	if err != nil {
 		return err
 	}
-	a := sika.NewAmount(amount)
-	t := sika.Transaction{ID: ids[0], Reference: ref, Merchant: merchant, Environment: env, Type: sika.TypeTransfer,
-		RequestedAmount: a, DebitedAmount: a, NetAmount: a, Currency: from.DefaultCurrency, Country: from.ISOCode,
-		Recipient: to.ISOCode, Description: "Transfer to the " + to.ISOCode + " wallet", FeeChargeMode: sika.FeeDeducted}
-	key, fingerprint := idempotencyFrom(r)
+	t := sika.Transaction{ID: id, Reference: ref, Merchant: merchant, Environment: env, Type: sika.TypeTransfer,
+		Currency: from.DefaultCurrency, Country: from.ISOCode, Recipient: to.ISOCode, Description: "Transfer to the " + to.ISOCode + " wallet"}
+	setNoFee(&t, amount)
 	wt, _, err := s.store.CreateWalletTransfer(ctx, store.NewWalletTransfer{
-		Transaction: store.NewTransaction{Transaction: t, IdempotencyKey: key, Fingerprint: fingerprint, Reason: "Wallet transfer requested"},
-		ID:          ids[1], ToCountry: to.ISOCode, ToCurrency: to.DefaultCurrency,
+		Transaction: transactionOrder(r, t, "Wallet transfer requested"),
+		ID:          transferID, ToCountry: to.ISOCode, ToCurrency: to.DefaultCurrency,
 	})
 	if err != nil {
 		return err
@@ -302,17 +278,4 @@ func (s *Server) createWalletTransfer(w http.ResponseWriter, r *http.Request) er
 
 func (s *Server) listWalletTransfers(w http.ResponseWriter, r *http.Request) error {
 	return tenantList(s, w, r, s.store.ListWalletTransfers)
-}
-
-// newIDs returns n time-ordered ids.
-func newIDs(n int) ([]uuid.UUID, error) {
-	out := make([]uuid.UUID, n)
-	for i := range out {
-		id, err := uuid.NewV7()
-		if err != nil {
-			return nil, err
-		}
-		out[i] = id
-	}
-	return out, nil
 }

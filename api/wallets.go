@@ -12,17 +12,7 @@ func (s *Server) listBalances(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getBalance(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathUUID(r, "id", "Merchant balance")
-	if err != nil {
-		return err
-	}
-	merchant, env := tenant(r.Context())
-	wallet, err := s.store.WalletByID(r.Context(), merchant, env, id)
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, wallet)
-	return nil
+	return writeTenantObject(w, r, "Merchant balance", s.store.WalletByID)
 }
 
 // keysetOf turns a decoded cursor into the store's keyset request.
@@ -36,32 +26,10 @@ func keysetOf(req cursorPageRequest) store.KeysetRequest {
 }
 
 func (s *Server) listLedgerEntries(w http.ResponseWriter, r *http.Request) error {
-	req, err := s.parseCursorPage(r)
-	if err != nil {
-		return err
-	}
-	merchant, env := tenant(r.Context())
-	items, more, err := s.store.ListLedgerEntries(r.Context(), merchant, env, keysetOf(req))
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, s.newCursorPage(r, req, toAnySlice(items), more, func(v any) Cursor {
-		e := v.(sika.LedgerEntry)
-		return Cursor{CreatedAt: e.CreatedAt, ID: e.ID}
-	}))
-	return nil
+	return writeCursorList(s, w, r, nil, s.store.ListLedgerEntries,
+		func(e sika.LedgerEntry) Cursor { return Cursor{CreatedAt: e.CreatedAt, ID: e.ID} })
 }
 
 func (s *Server) getLedgerEntry(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathUUID(r, "id", "Ledger entry")
-	if err != nil {
-		return err
-	}
-	merchant, env := tenant(r.Context())
-	e, err := s.store.LedgerEntryByID(r.Context(), merchant, env, id)
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, e)
-	return nil
+	return writeTenantObject(w, r, "Ledger entry", s.store.LedgerEntryByID)
 }

@@ -33,7 +33,7 @@ func (s *Server) checkEndpointURL(r *http.Request, raw string, env sika.Environm
 		return sika.FieldError("url", sika.MsgRequired)
 	}
 	if len(raw) > 2048 {
-		return sika.FieldError("url", "Ensure this field has no more than 2048 characters.")
+		return sika.FieldError("url", msgTooLong(2048))
 	}
 	if err := s.cfg.WebhookGuard.CheckURL(r.Context(), raw, env == sika.EnvironmentLive); err != nil {
 		return sika.FieldError("url", strings.TrimPrefix(err.Error(), webhook.ErrForbiddenDestination.Error()+": ")+".")
@@ -62,9 +62,7 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 		v.Add("environment", "Must be the session's environment ("+string(p.Environment)+"); choose it with X-Environment.")
 	}
 	if req.Description != nil {
-		if len([]rune(*req.Description)) > 500 {
-			v.Add("description", "Ensure this field has no more than 500 characters.")
-		}
+		maxLength(&v, "description", *req.Description, 500)
 		e.Description = strings.TrimSpace(*req.Description)
 	}
 	if req.IsActive != nil {
@@ -86,11 +84,7 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	created, err := s.store.CreateWebhookEndpoint(r.Context(), e, secret)
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusCreated, created)
-	return nil
+	return reply(w, http.StatusCreated, created, err)
 }
 
 func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) error {
@@ -98,17 +92,7 @@ func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getWebhook(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathUUID(r, "id", "Webhook endpoint")
-	if err != nil {
-		return err
-	}
-	merchant, env := tenant(r.Context())
-	e, err := s.store.WebhookEndpointByID(r.Context(), merchant, env, id)
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, e)
-	return nil
+	return writeTenantObject(w, r, "Webhook endpoint", s.store.WebhookEndpointByID)
 }
 
 // webhookPatchRequest is what an update may change; an endpoint's payment link is fixed at
@@ -121,15 +105,11 @@ type webhookPatchRequest struct {
 }
 
 func (s *Server) patchWebhook(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathUUID(r, "id", "Webhook endpoint")
+	current, err := tenantObject(r, "Webhook endpoint", s.store.WebhookEndpointByID)
 	if err != nil {
 		return err
 	}
 	merchant, env := tenant(r.Context())
-	current, err := s.store.WebhookEndpointByID(r.Context(), merchant, env, id)
-	if err != nil {
-		return err
-	}
 	var req webhookPatchRequest
 	if _, err := decodeUpdateBody(r, &req, current); err != nil {
 		return err
@@ -145,36 +125,20 @@ func (s *Server) patchWebhook(w http.ResponseWriter, r *http.Request) error {
 		req.URL = &trimmed
 	}
 	if req.Description != nil && len([]rune(*req.Description)) > 500 {
-		return sika.FieldError("description", "Ensure this field has no more than 500 characters.")
+		return sika.FieldError("description", msgTooLong(500))
 	}
-	e, err := s.store.UpdateWebhookEndpoint(r.Context(), merchant, env, id, store.EndpointPatch{URL: req.URL, Description: req.Description, IsActive: req.IsActive})
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, e)
-	return nil
+	e, err := s.store.UpdateWebhookEndpoint(r.Context(), merchant, env, current.ID, store.EndpointPatch{URL: req.URL, Description: req.Description, IsActive: req.IsActive})
+	return reply(w, http.StatusOK, e, err)
 }
 
 func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathUUID(r, "id", "Webhook endpoint")
-	if err != nil {
-		return err
-	}
-	merchant, env := tenant(r.Context())
-	if err := s.store.DeleteWebhookEndpoint(r.Context(), merchant, env, id); err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, deleted{ID: id, Deleted: true})
-	return nil
+	return deleteTenantObject(w, r, "Webhook endpoint", s.store.DeleteWebhookEndpoint)
 }
 
 // rotateWebhookSecret gives an endpoint a new secret, shown once; the old one keeps signing
 // (a second signature) for 24 hours so the merchant can switch without losing a delivery.
 func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) error {
-	if err := noBody(r); err != nil {
-		return err
-	}
-	id, err := pathUUID(r, "id", "Webhook endpoint")
+	id, err := actionID(r, "Webhook endpoint")
 	if err != nil {
 		return err
 	}
@@ -184,11 +148,7 @@ func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) err
 	}
 	merchant, env := tenant(r.Context())
 	e, err := s.store.RotateWebhookSecret(r.Context(), merchant, env, id, secret, secretOverlap)
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, e)
-	return nil
+	return reply(w, http.StatusOK, e, err)
 }
 
 var eventIDPattern = regexp.MustCompile(`^evt_[0-9A-Za-z]{26}$`)
@@ -238,11 +198,7 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) getEvent(w http.ResponseWriter, r *http.Request) error {
 	ev, err := s.eventFor(r)
-	if err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, ev)
-	return nil
+	return reply(w, http.StatusOK, ev, err)
 }
 
 func (s *Server) listEventDeliveries(w http.ResponseWriter, r *http.Request) error {
@@ -251,14 +207,7 @@ func (s *Server) listEventDeliveries(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	items, err := s.store.EventDeliveries(r.Context(), ev.ID)
-	if err != nil {
-		return err
-	}
-	if items == nil {
-		items = []sika.WebhookDelivery{}
-	}
-	writeData(w, http.StatusOK, items)
-	return nil
+	return reply(w, http.StatusOK, listOf(items), err)
 }
 
 // redeliverRequest is the optional body of a redelivery: endpoint narrows it to one endpoint
