@@ -12,8 +12,8 @@ import (
 
 // runCollections drives softpay with -c clients for -warmup + -d, waits for the accepted
 // payments to finish and counts the histories of a sample, with the CPU, the service's pool,
-// its statements (pg_stat_statements) and (with -cpuprofile) a CPU profile taken over the
-// window.
+// its statements (pg_stat_statements) and (with -cpuprofile) a CPU profile and the allocations
+// over the window.
 func runCollections(ctx context.Context, t *target, o options, offset time.Duration) (*report, error) {
 	var prof *os.File
 	var err error
@@ -25,6 +25,8 @@ func runCollections(ctx context.Context, t *target, o options, offset time.Durat
 	}
 	var cpuTrack *cpuTracker
 	var cpu cpuUse
+	var allocs *allocWindow
+	var allocated *allocUse
 	stmts := &windowStatements{db: t.db, off: t.statementsOff}
 	var stmtsRead *statements
 	hooks := loadHooks{
@@ -35,6 +37,7 @@ func runCollections(ctx context.Context, t *target, o options, offset time.Durat
 				t.poolStart = t.pool.Stat()
 			}
 			if prof != nil {
+				allocs = startAllocs(o.out)
 				if err := pprof.StartCPUProfile(prof); err != nil {
 					slog.Warn("cpu profile", "err", err)
 					prof = nil
@@ -44,6 +47,9 @@ func runCollections(ctx context.Context, t *target, o options, offset time.Durat
 		windowEnd: func() {
 			if prof != nil {
 				pprof.StopCPUProfile()
+			}
+			if allocs != nil {
+				allocated = allocs.finish(o.out)
 			}
 			cpu = cpuTrack.finish()
 			stmtsRead = stmts.end(ctx)
@@ -71,7 +77,7 @@ func runCollections(ctx context.Context, t *target, o options, offset time.Durat
 		return nil, fmt.Errorf("collections: %w", err)
 	}
 	hist := countHistories(ctx, t, comp.successIDs, o.sample)
-	r := &report{o: o, t: t, load: ld, comp: comp, hist: hist, cpu: cpu, stmts: stmtsRead}
+	r := &report{o: o, t: t, load: ld, comp: comp, hist: hist, cpu: cpu, stmts: stmtsRead, allocs: allocated}
 	if prof != nil {
 		if err := prof.Close(); err != nil {
 			return nil, fmt.Errorf("-cpuprofile: %w", err)

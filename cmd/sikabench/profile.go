@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -36,6 +38,59 @@ var serviceComponents = []string{compAPI, compWorker, compService}
 // then puts back the labels of ctx.
 func labelled(ctx context.Context, component string, f func()) {
 	pprof.Do(ctx, pprof.Labels(componentKey, component), func(context.Context) { f() })
+}
+
+// allocUse is what this process allocated over a window: exact totals (runtime.MemStats), and
+// two allocation profiles to compare (go tool pprof -diff_base), "" when one could not be written.
+type allocUse struct {
+	bytes, objects     uint64
+	startFile, endFile string
+}
+
+type allocWindow struct {
+	start runtime.MemStats
+	use   allocUse
+}
+
+// startAllocs writes the allocation profile and reads the totals at the window's start.
+func startAllocs(dir string) *allocWindow {
+	a := &allocWindow{use: allocUse{startFile: writeAllocs(filepath.Join(dir, "collections-allocs-start.pprof"))}}
+	runtime.ReadMemStats(&a.start)
+	return a
+}
+
+// finish reads the totals and writes the allocation profile at the window's end.
+func (a *allocWindow) finish(dir string) *allocUse {
+	var end runtime.MemStats
+	runtime.ReadMemStats(&end)
+	a.use.bytes, a.use.objects = end.TotalAlloc-a.start.TotalAlloc, end.Mallocs-a.start.Mallocs
+	a.use.endFile = writeAllocs(filepath.Join(dir, "collections-allocs-end.pprof"))
+	return &a.use
+}
+
+// writeAllocs writes the process's allocation profile to path and returns it, or "" when it
+// could not.
+func writeAllocs(path string) string {
+	f, err := os.Create(path)
+	if err == nil {
+		err = errors.Join(pprof.Lookup("allocs").WriteTo(f, 0), f.Close())
+	}
+	if err != nil {
+		progress("allocation profile: %v", err)
+		return ""
+	}
+	return path
+}
+
+func (a *allocUse) print(w io.Writer, payments int) {
+	if payments > 0 {
+		line(w, "allocated per completed payment", "%.1f KiB in %.0f objects   (the whole process: service, sandbox and load)",
+			float64(a.bytes)/1024/float64(payments), float64(a.objects)/float64(payments))
+	}
+	if a.startFile != "" && a.endFile != "" {
+		line(w, "", "(by function: go tool pprof -sample_index=alloc_space -top -diff_base %s %s;", a.startFile, a.endFile)
+		line(w, "", " each profile as of the last garbage collection before it was written)")
+	}
 }
 
 // profileTop is the number of functions each table of the profile lists.

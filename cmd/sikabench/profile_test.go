@@ -93,6 +93,9 @@ func TestCollectionsExplainers(t *testing.T) {
 	if len(p.byFlat(profileTop)) == 0 || len(p.byCum(profileTop)) == 0 {
 		t.Errorf("profile: no function of the service (%d functions)", len(p.funcs))
 	}
+	if a := r.allocs; a == nil || a.bytes == 0 || a.objects == 0 || a.startFile == "" || a.endFile == "" {
+		t.Errorf("allocations over the window: %+v", a)
+	}
 }
 
 // startSelfChecked starts the in-process stack for the test, which closes it, and sends one

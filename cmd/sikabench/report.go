@@ -26,10 +26,11 @@ type report struct {
 	comp *completions
 	hist *histories
 	cpu  cpuUse
-	// stmts are the service's statements in the window; prof the CPU profile of the window
-	// (nil without -cpuprofile).
-	stmts *statements
-	prof  *cpuProfile
+	// stmts are the service's statements in the window; prof the CPU profile of the window and
+	// allocs what the process allocated in it (nil without -cpuprofile).
+	stmts  *statements
+	prof   *cpuProfile
+	allocs *allocUse
 }
 
 // percentile is the nearest-rank percentile of sorted durations.
@@ -241,6 +242,9 @@ func (r *report) print(w io.Writer) {
 	if r.prof != nil {
 		fmt.Fprintf(w, "\nCPU PROFILE (this process over the window; the service is the api, worker and shared goroutines)\n")
 		r.prof.print(w, c.windowSuccess)
+		if r.allocs != nil {
+			r.allocs.print(w, c.windowSuccess)
+		}
 	}
 }
 
