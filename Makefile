@@ -62,7 +62,9 @@ deps:
 ## tests' screenshots (a PNG per step) are kept in $(SIKA_TEST_ARTIFACTS)
 SIKA_TEST_ARTIFACTS ?= $(CURDIR)/.sika/test-artifacts
 test: deps build temporal-cli temporal-server temporal-ui
-	SIKA_TEST_ARTIFACTS=$(SIKA_TEST_ARTIFACTS) $(BIN)/sika stack -- $(GO) test -count=1 -p 2 -timeout 12m ./...
+	@# -timeout bounds one package's run, not the suite: the api package takes about 6 min on an idle
+	@# machine and passed 12 min at load 27 (a .ci/run beside other builds); the bound is not a target.
+	SIKA_TEST_ARTIFACTS=$(SIKA_TEST_ARTIFACTS) $(BIN)/sika stack -- $(GO) test -count=1 -p 2 -timeout 25m ./...
 	@# The stall guard loads its own dev server at 30 payments/s: alone, so that it neither starves
 	@# the other packages' shared dev server nor is starved by them.
 	SIKA_LOAD_GUARD=1 $(BIN)/sika stack -- $(GO) test -count=1 -timeout 10m -run '^TestDevServerKeepsUp$$' ./cmd/sikabench
