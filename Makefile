@@ -63,7 +63,7 @@ deps:
 SIKA_TEST_ARTIFACTS ?= $(CURDIR)/.sika/test-artifacts
 test: deps build temporal-cli temporal-server temporal-ui
 	@# -timeout bounds one package's run, not the suite: the api package takes about 6 min on an idle
-	@# machine and passed 12 min at load 27 (a .ci/run beside other builds); the bound is not a target.
+	@# machine and ran past 12 min at load 27 (a .ci/run beside other builds); the bound is not a target.
 	SIKA_TEST_ARTIFACTS=$(SIKA_TEST_ARTIFACTS) $(BIN)/sika stack -- $(GO) test -count=1 -p 2 -timeout 25m ./...
 	@# The stall guard loads its own dev server at 30 payments/s: alone, so that it neither starves
 	@# the other packages' shared dev server nor is starved by them.
