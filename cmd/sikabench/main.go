@@ -64,11 +64,11 @@
 //
 // To explain the figures it also reports, for the collections window: CPU per process (/proc),
 // in -self mode timings taken inside the API (softpay handler, workflow start RPC, callback
-// signal) and the service's Postgres pool waits, a CPU profile of this process (by default in
-// -self mode, with the service's top functions in the report; the file under -out), and
-// pg_stat_statements of the service's database over the window (the
+// signal) and the service's Postgres pool waits, a CPU profile of this process and its
+// allocations (by default in -self mode, with the service's top functions in the report; the
+// files under -out), and pg_stat_statements of the service's database over the window (the
 // statements per completed payment, the bench's own connections left out: they log in as the
-// role sikabench). Experiment flags (-pool-max-conns, -temporal-no-gzip) change the in-process
+// role sikabench; also for each scaling configuration). Experiment flags (-pool-max-conns, -temporal-no-gzip) change the in-process
 // service's settings to test a fix without editing it; -tracing measures the service with its
 // traces exported (tracing on) against the default (off). The header gives the machine's load
 // average at the start and the end: other work on the machine disturbs the figures.

@@ -259,6 +259,16 @@ func runScalingLoad(ctx context.Context, t *target, o options, n int, warmup tim
 	return r, nil
 }
 
+// benchTransactions are the transactions of the bench's own connections in database d during the
+// window: its statements in Sika's database (pg_stat_statements), each a transaction of its own
+// (reads outside any BEGIN); 0 when they were not read.
+func (r *scalingRun) benchTransactions(d dbUse) int64 {
+	if d.name != "sika" || r.stmts == nil || r.stmts.skipped != "" {
+		return 0
+	}
+	return r.stmts.harness
+}
+
 // cpuOf is the CPU the processes named name (ours) spent in the window.
 func cpuOf(u cpuUse, name string) time.Duration {
 	var d time.Duration
@@ -301,8 +311,12 @@ func (c *combined) printScaling(w io.Writer) {
 		line(w, "CPU in the window", "%s", cpuSummary(r.cpu, r.comp.windowSuccess, "payment"))
 		if n := float64(r.comp.windowSuccess); n > 0 {
 			for _, d := range r.db {
-				line(w, "Postgres "+d.name, "per completed payment: %.1f transactions, %.1f rows inserted, %.1f updated, %.1f deleted, %.0f fetched",
-					float64(d.commits)/n, float64(d.inserted)/n, float64(d.updated)/n, float64(d.deleted)/n, float64(d.fetched)/n)
+				own := ""
+				if bench := r.benchTransactions(d); bench > 0 {
+					own = fmt.Sprintf(" (the bench's own %.1f left out)", float64(bench)/n)
+				}
+				line(w, "Postgres "+d.name, "per completed payment: %.1f transactions%s, %.1f rows inserted, %.1f updated, %.1f deleted, %.0f fetched",
+					float64(d.commits-r.benchTransactions(d))/n, own, float64(d.inserted)/n, float64(d.updated)/n, float64(d.deleted)/n, float64(d.fetched)/n)
 			}
 			if r.walBytes >= 0 {
 				line(w, "Postgres WAL", "%.1f KiB per completed payment (every database)", float64(r.walBytes)/1024/n)
@@ -342,7 +356,7 @@ func (c *combined) printScaling(w io.Writer) {
 		}
 		for _, d := range r.db {
 			if n := float64(r.comp.windowSuccess); d.name == "sika" && n > 0 {
-				txs = fmt.Sprintf("%.1f", float64(d.commits)/n)
+				txs = fmt.Sprintf("%.1f", float64(d.commits-r.benchTransactions(d))/n)
 				written = fmt.Sprintf("%.1f", float64(d.inserted+d.updated+d.deleted)/n)
 			}
 		}
@@ -354,7 +368,8 @@ func (c *combined) printScaling(w io.Writer) {
 		"   sika processes counted: what the ratio is on a machine bound by CPU, whatever else runs on it; sika CPU: the\n"+
 		"   sika api and worker processes (for the bare workflow, its worker in the bench process); PG tx and rows written\n"+
 		"   (inserted, updated, deleted) per payment in Sika's own database, reads included in the transactions, the bench's\n"+
-		"   own reads too; stmts: the statements of the sika processes there, pg_stat_statements, BEGIN and COMMIT included)\n")
+		"   own reads left out when pg_stat_statements counted them; stmts: the statements of the sika processes there,\n"+
+		"   pg_stat_statements, BEGIN and COMMIT included)\n")
 }
 
 // clusterCPU is the CPU of the cluster's own processes: the Temporal server, Postgres and sika.
