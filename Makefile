@@ -91,6 +91,13 @@ chaos: deps build temporal-cli temporal-server
 bench-history: deps
 	$(GO) run ./cmd/sikabench-history $(HISTORY_BENCH_FLAGS)
 
+## bench-export: the CSV export of 1,000,000 transactions of one merchant (issue 23's goal: >= 100,000 rows/s, peak RSS
+## <= 64 MiB) in a throw-away Postgres: rows/s, bytes, first byte, RSS and Go heap of the serving process, CPU per row
+## (HISTORY_BENCH_FLAGS="-cpuprofile export.pprof …")
+.PHONY: bench-export
+bench-export: deps
+	$(GO) run ./cmd/sikabench-history -export-only $(HISTORY_BENCH_FLAGS)
+
 ## sdk-check: fails when the generated code of the client libraries is not that of api/openapi.yaml: the
 ## TypeScript types (sdk/typescript/src/generated; regenerate with sdk/typescript/generate.sh, needs npm) and
 ## the Go client (sdk/go/sika.gen.go; regenerate with sdk/go/generate.sh); make test checks both too

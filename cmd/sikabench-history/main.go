@@ -9,6 +9,10 @@
 // VACUUM ANALYZE. With -database-url it uses that server instead (an admin URL; the data goes
 // to database sika_history_bench, reused when it already holds the same data set).
 //
+// With -export-only the data set is one merchant's TEST history of -rows transactions alone,
+// and only its export is measured: by default the goal's export of 1,000,000 rows (make
+// bench-export).
+//
 // With -dashboard it measures the merchant dashboard instead (dashboard.go): the server time
 // and the page weight of every page, for the big merchant's TEST history.
 //
@@ -56,6 +60,7 @@ type options struct {
 	only        string
 	dashboard   bool
 	cpuProfile  string
+	exportOnly  bool
 }
 
 func main() {
@@ -77,12 +82,16 @@ func run() error {
 	flag.BoolVar(&o.exportLive, "export-live", true, "also export the big merchant's LIVE history (most rows), to show the memory does not grow")
 	flag.StringVar(&o.only, "only", "", "run only the scenarios of this group (list, search, attempts) and no export, or only the exports (export)")
 	flag.BoolVar(&o.dashboard, "dashboard", false, "measure the merchant dashboard's pages instead (server time and weight of each GET page, for the big merchant's -export-rows TEST transactions)")
+	flag.BoolVar(&o.exportOnly, "export-only", false, "seed -rows transactions of one merchant in TEST alone (no other tenant, no attempts or status logs) and measure only their export, in full and a small part: with the default -rows, the goal's export of 1,000,000 rows")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of this process (the API in process and the client) over the exports")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", flag.Args())
 	}
-	if o.rows < 1000 || o.exportRows < 1 || o.exportRows > o.rows/2 || o.n < 1 {
+	if o.exportOnly {
+		o.exportRows, o.only = o.rows, "export"
+	}
+	if o.rows < 1000 || o.exportRows < 1 || (o.exportRows > o.rows/2 && !o.exportOnly) || o.n < 1 {
 		return errors.New("-rows must be at least 1000, -export-rows between 1 and rows/2, -n at least 1")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -107,10 +116,14 @@ func run() error {
 		defer pg.Stop()
 		adminURL = pg.URL("postgres")
 	}
-	if err := devstack.CreateDatabase(ctx, adminURL, benchDatabase); err != nil {
+	database := benchDatabase
+	if o.exportOnly {
+		database += "_export" // another data set of as many rows
+	}
+	if err := devstack.CreateDatabase(ctx, adminURL, database); err != nil {
 		return err
 	}
-	dbURL, err := devstack.DatabaseURL(adminURL, benchDatabase)
+	dbURL, err := devstack.DatabaseURL(adminURL, database)
 	if err != nil {
 		return err
 	}
@@ -130,9 +143,12 @@ func run() error {
 
 	d := &historybench.Dataset{Rows: o.rows, ExportRows: o.exportRows, Others: 20,
 		End: time.Now().UTC().Add(-time.Hour).Truncate(time.Hour)}
+	if o.exportOnly {
+		d.Others, d.TransactionsOnly = 0, true
+	}
 	d.Start = d.End.AddDate(-2, 0, 0)
 	if err := d.Prepare(ctx, st, pool, logf); err != nil {
-		return fmt.Errorf("database %s: %w", benchDatabase, err)
+		return fmt.Errorf("database %s: %w", database, err)
 	}
 	if o.hold {
 		logf("data set ready in %s; Ctrl-C to stop", dbURL)
@@ -169,7 +185,7 @@ func run() error {
 		if err != nil {
 			return err
 		}
-		exports, err = historybench.RunExports(ctx, b.client, base, d, o.exportLive, logf)
+		exports, err = historybench.RunExports(ctx, b.client, base, d, o.exportLive && !o.exportOnly, logf)
 		stopProfile()
 		if err != nil {
 			return err

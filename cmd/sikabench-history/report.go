@@ -36,9 +36,15 @@ func verdict(ok bool) string {
 }
 
 func printReport(w io.Writer, o options, results []result, exports []historybench.ExportResult) {
-	fmt.Fprintf(w, "\nsikabench-history: %d transactions (big merchant: %d LIVE, %d TEST), %d measured requests per scenario, one at a time\n\n",
-		o.rows, (&historybench.Dataset{Rows: o.rows, ExportRows: o.exportRows, Others: 20}).MainLiveRows(), o.exportRows, o.n)
-	fmt.Fprintf(w, "%-60s %8s %8s %8s %8s %9s\n", "scenario (ms)", "p50", "p95", "p99", "max", "rows/page")
+	if o.exportOnly {
+		fmt.Fprintf(w, "\nsikabench-history: %d transactions of one merchant in TEST, exported; load average %s\n\n", o.rows, historybench.LoadAverage())
+	} else {
+		fmt.Fprintf(w, "\nsikabench-history: %d transactions (big merchant: %d LIVE, %d TEST), %d measured requests per scenario, one at a time; load average %s\n\n",
+			o.rows, (&historybench.Dataset{Rows: o.rows, ExportRows: o.exportRows, Others: 20}).MainLiveRows(), o.exportRows, o.n, historybench.LoadAverage())
+	}
+	if len(results) > 0 {
+		fmt.Fprintf(w, "%-60s %8s %8s %8s %8s %9s\n", "scenario (ms)", "p50", "p95", "p99", "max", "rows/page")
+	}
 	groups := map[string][]time.Duration{}
 	var order []string
 	for _, r := range results {
@@ -69,7 +75,8 @@ func printReport(w io.Writer, o options, results []result, exports []historybenc
 	}
 	if len(exports) >= 2 {
 		e := exports[1]
-		fmt.Fprintf(w, "export target >= %d rows/s: %s (%s; %s)\n", historybench.TargetExportRowsPerSecond,
-			verdict(e.RowsPerSecond() >= historybench.TargetExportRowsPerSecond), e.ContentType, e.Disposition)
+		fmt.Fprintf(w, "export target >= %d rows/s over %d rows: %s; peak RSS <= %s: %s (%s; %s)\n", historybench.TargetExportRowsPerSecond,
+			e.Rows, verdict(e.RowsPerSecond() >= historybench.TargetExportRowsPerSecond && e.Rows >= 1_000_000),
+			historybench.MiB(historybench.TargetExportPeakRSS), verdict(e.PeakRSS <= historybench.TargetExportPeakRSS), e.ContentType, e.Disposition)
 	}
 }

@@ -90,6 +90,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sikahq/sika/cmd/sikabench-history/historybench"
 	"github.com/sikahq/sika/internal/devstack"
 )
 
@@ -153,7 +154,7 @@ func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	rep := &combined{o: o, parts: parts, loadStart: loadAverage(), settled: map[string]settled{}}
+	rep := &combined{o: o, parts: parts, loadStart: historybench.LoadAverage(), settled: map[string]settled{}}
 	// The scaling part starts a cluster of its own; the in-process stack is started only for
 	// the other parts, and stopped before it.
 	onStack := slices.DeleteFunc(slices.Clone(parts), func(p string) bool { return p == "scaling" })
@@ -169,7 +170,7 @@ func run() error {
 			rep.failed, failure = "scaling", err
 		}
 	}
-	rep.loadEnd, rep.elapsed = loadAverage(), time.Since(began)
+	rep.loadEnd, rep.elapsed = historybench.LoadAverage(), time.Since(began)
 	rep.print(os.Stdout)
 	fmt.Printf("\nthe run's files (service log, CPU profile): %s\n", o.out)
 	if failure != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"strings"
 	"time"
@@ -35,16 +34,6 @@ func (c *combined) printSettled(w io.Writer, part string) {
 	if s, ok := c.settled[part]; ok {
 		fmt.Fprintf(w, "  start:  %s\n", s)
 	}
-}
-
-// loadAverage is the machine's load average over 1, 5 and 15 minutes.
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	return strings.Join(f[:min(3, len(f))], " ")
 }
 
 func (c *combined) print(w io.Writer) {
