@@ -10,10 +10,12 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sikahq/sika"
+	"github.com/sikahq/sika/store"
 )
 
 // exportCSV downloads an export, checks it against the OpenAPI document and parses it.
@@ -176,6 +178,112 @@ func TestExportColumnsDocumented(t *testing.T) {
 		documented = append(documented, c[1])
 	}
 	assert.Equal(t, exportColumns, documented)
+}
+
+// exportRecordOf is a transaction as a CSV record the way the export wrote it when it read each
+// row into a sika.Transaction and wrote it with encoding/csv: the format the export's lines must
+// keep, byte for byte (TestExportLinesKeepTheTransactionRecordFormat).
+func exportRecordOf(t sika.Transaction) []string {
+	amount := func(a sika.Amount) string { return sika.FormatAmount(a.Decimal) }
+	metadata := string(t.Metadata)
+	if metadata == "" {
+		metadata = "{}"
+	}
+	asIs := func(s string) string { return s }
+	return []string{
+		t.ID.String(), csvText(t.Reference), csvTime(t.CreatedAt), csvOptional(t.CompletedAt, csvTime), string(t.Status),
+		string(t.Type), string(t.FlowDirection),
+		t.Currency, amount(t.RequestedAmount), amount(t.ClientFee), amount(t.DebitedAmount), amount(t.GatewayFee),
+		amount(t.PlatformFee), amount(t.NetAmount),
+		csvOptional(t.OriginalAmount, amount), csvOptional(t.OriginalCurrency, asIs), csvOptional(t.ExchangeRate, decimal.Decimal.String),
+		t.Country, t.Network,
+		csvText(t.CustomerName), csvText(t.CustomerEmail), csvPhone(t.CustomerPhone), csvPhone(t.Recipient),
+		csvText(t.Description), string(t.FeeChargeMode),
+		csvText(t.GatewayReference), csvOptional(t.CheckoutSession, uuid.UUID.String),
+		csvOptional(t.PaymentLink, uuid.UUID.String), csvText(t.FailureCode), csvText(t.FailureMessage),
+		csvText(metadata), t.Merchant.String(), string(t.Environment), csvTime(t.UpdatedAt),
+	}
+}
+
+// TestExportLinesKeepTheTransactionRecordFormat: the export, which writes its lines straight
+// from the columns Postgres sends, writes exactly the file that encoding/csv made of the
+// transactions' records (exportRecordOf), on rows that fill every column: formulas, quotes,
+// commas, line breaks, leading spaces, `\.`, NULLs, metadata JSON, a currency conversion,
+// checkout sessions and payment links, timestamps with and without fractions.
+func TestExportLinesKeepTheTransactionRecordFormat(t *testing.T) {
+	ts := newTestServer(t)
+	acct := ts.newAccount(t, true)
+	at := time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC)
+	rows := []historyRow{
+		{Name: `=HYPERLINK("http://evil.example","x")`, Email: "@SUM(1+1)", Desc: "+cmd|' /C calc'!A0", GatewayReference: "-2+3",
+			Phone: "+22997000055", Status: sika.StatusFailed, LinkSlug: "promo", SessionSlug: "cs_1"},
+		{Name: "\tTabbed", Desc: "\r=1+1, \"x\"", Recipient: "+2290197000000", Type: sika.TypePayout, Phone: "", Status: sika.StatusPending},
+		{Name: " Espace devant", Email: "\u00a0insécable@example.com", Desc: `\.`, GatewayReference: `"GW"`, Phone: "97 00 01 23",
+			Recipient: "=1", Network: "MTN_CM", Type: sika.TypeTopUp},
+		{Name: "Ama Mensah-Kouassi", Desc: "Commande 12, \"rouge\"\nlivrée\r\nà Cotonou", Phone: "+22997000056",
+			Network: "VODACOM_CD", Type: sika.TypeTransfer, Status: sika.StatusFailed, Requested: "123456789.05",
+			ClientFee: "0.10", GatewayFee: "0.05", PlatformFee: "0.05", Debited: "123456789.15", Net: "123456789.05"},
+		{Name: "", Email: "", Phone: "", Desc: "", Status: sika.StatusSuccess},
+	}
+	for i := range rows {
+		rows[i].Merchant, rows[i].CreatedAt = acct.Merchant.ID, at.Add(-time.Duration(i)*time.Minute)
+		insertHistoryRow(t, &rows[i])
+	}
+	pool := testStore.Pool()
+	_, err := pool.Exec(t.Context(), `UPDATE transactions SET original_amount = 1.52, original_currency = 'EUR',
+			exchange_rate = 655.9570000000, checkout_session_id = gen_random_uuid(), payment_link_id = gen_random_uuid(),
+			metadata = '{"order": "=1+1, \"A\"", "lines": [1, 2.50], "note": "ligne\nsuivante", "é": null}',
+			failure_message = '-1 declined, "hard"', completed_at = created_at + interval '1.23045 seconds',
+			updated_at = created_at + interval '2.000001 seconds'
+		WHERE id = $1`, rows[0].ID)
+	require.NoError(t, err)
+	_, err = pool.Exec(t.Context(), `UPDATE transactions SET original_amount = 7, original_currency = 'USD',
+			exchange_rate = 0.0015240000, metadata = '{"a": {"b": "c,d"}}', failure_code = '@code'
+		WHERE id = $1`, rows[2].ID)
+	require.NoError(t, err)
+	_, err = pool.Exec(t.Context(), `UPDATE transactions SET exchange_rate = 1, original_amount = 1000, original_currency = 'XOF',
+			status = 'CANCELLED', created_at = created_at + interval '0.5 seconds' WHERE id = $1`, rows[3].ID)
+	require.NoError(t, err)
+
+	txs, _, err := testStore.ListTransactions(t.Context(), acct.Merchant.ID, sika.EnvironmentTest, store.TransactionFilter{},
+		store.KeysetRequest{Limit: 100})
+	require.NoError(t, err)
+	require.Len(t, txs, len(rows))
+	var want bytes.Buffer
+	out := csv.NewWriter(&want)
+	require.NoError(t, out.Write(exportColumns))
+	for _, tx := range txs {
+		require.NoError(t, out.Write(exportRecordOf(tx)))
+	}
+	out.Flush()
+	require.NoError(t, out.Error())
+
+	r := ts.call(t, "GET", "/api/v1/transactions/export/", nil, acct.key(sika.EnvironmentTest, sika.ScopePayin)...)
+	require.Equal(t, 200, r.Status, "%s", r.Body)
+	assert.Equal(t, want.String(), string(r.Body))
+	assert.Contains(t, string(r.Body), "1.52,EUR,655.957,", "the conversion is there")
+	assert.Contains(t, string(r.Body), `,"{""a"": {""b"": ""c,d""}}",`, "metadata is JSON text in one quoted cell")
+}
+
+// TestAppendCSVIsEncodingCSV: appendCSV and appendText quote as encoding/csv's Writer does.
+func TestAppendCSVIsEncodingCSV(t *testing.T) {
+	fields := []string{"", "a", `\.`, `\.x`, " a", "\u00a0a", "\u2003a", "a ", "a,b", `a"b`, `"`, "a\rb", "a\nb", "\r\n",
+		"=1", "+1", "-1", "@1", "\t1", "\r1", "=a,b", `="x"`, "é", "\xff", "'", "=", "\t"}
+	for _, f := range fields {
+		var want bytes.Buffer
+		w := csv.NewWriter(&want)
+		require.NoError(t, w.Write([]string{f, csvText(f), csvPhone(f)}))
+		w.Flush()
+		got := appendCSV(nil, []byte(f))
+		got = appendText(append(got, ','), []byte(f))
+		got = append(appendPhone(append(got, ','), []byte(f)), '\n')
+		assert.Equal(t, want.String(), string(got), "%q", f)
+	}
+	var want bytes.Buffer
+	w := csv.NewWriter(&want)
+	require.NoError(t, w.Write(exportColumns))
+	w.Flush()
+	assert.Equal(t, want.String(), string(appendHeader(nil)))
 }
 
 func TestCSVPhoneKeepsOnlyE164AsIs(t *testing.T) {

@@ -164,8 +164,8 @@ func TestExportTransactions(t *testing.T) {
 			m, all, _ = seedHistory(t, n)
 		}
 		var got []uuid.UUID
-		err := st.ExportTransactions(t.Context(), m.ID, sika.EnvironmentTest, store.TransactionFilter{}, func(tx sika.Transaction) error {
-			got = append(got, tx.ID)
+		err := st.ExportTransactions(t.Context(), m.ID, sika.EnvironmentTest, store.TransactionFilter{}, func(r *store.ExportRow) error {
+			got = append(got, r.ID)
 			return nil
 		})
 		require.NoError(t, err)
@@ -174,7 +174,7 @@ func TestExportTransactions(t *testing.T) {
 	m, all, _ := seedHistory(t, 20)
 	stop := errors.New("client went away")
 	seen := 0
-	err := st.ExportTransactions(t.Context(), m.ID, sika.EnvironmentTest, store.TransactionFilter{Search: "kponton"}, func(sika.Transaction) error {
+	err := st.ExportTransactions(t.Context(), m.ID, sika.EnvironmentTest, store.TransactionFilter{Search: "kponton"}, func(*store.ExportRow) error {
 		if seen++; seen == 3 {
 			return stop
 		}
