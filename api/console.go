@@ -2,15 +2,12 @@ package api
 
 import (
 	"context"
-	"errors"
-	"io"
 	"net/http"
 
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
 
 	"github.com/sikahq/sika"
-	"github.com/sikahq/sika/filestore"
 	"github.com/sikahq/sika/store"
 	"github.com/sikahq/sika/web/console"
 	"github.com/sikahq/sika/workflows"
@@ -93,19 +90,8 @@ func (s *Server) consoleRoutes(root *mux.Router) {
 			return err
 		},
 		WorkflowURL: func(t sika.Transaction) string { return s.workflowURL(workflows.WorkflowIDOf(t)) },
-		OpenKYCFile: func(ctx context.Context, sha256, ext string) (sika.KYCFile, io.ReadCloser, error) {
-			file, err := s.ownedKYCFile(ctx, nil, sha256, ext) // nil: staff, any merchant's file
-			if err != nil {
-				return file, nil, err
-			}
-			if s.cfg.Files == nil {
-				return file, nil, errors.New("download: no file store configured")
-			}
-			content, err := s.cfg.Files.Open(ctx, file.Name())
-			if errors.Is(err, filestore.ErrNotFound) {
-				return file, nil, sika.NotFound("File")
-			}
-			return file, content, err
+		ServeKYCFile: func(w http.ResponseWriter, r *http.Request, sha256, ext string) error {
+			return s.writeStoredKYCFile(w, r, nil, sha256, ext, true) // nil: staff, any merchant's file
 		},
 		Codec:        codec,
 		CodecOrigins: origins,

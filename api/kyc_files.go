@@ -172,9 +172,6 @@ func (s *Server) serveKYCFile(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) writeKYCFile(w http.ResponseWriter, r *http.Request) error {
-	if s.cfg.Files == nil {
-		return errors.New("download: no file store configured")
-	}
 	var owner *uuid.UUID // nil: staff, any owner
 	if p := principalFrom(r.Context()); p.Merchant != nil {
 		owner = &p.Merchant.ID
@@ -186,9 +183,20 @@ func (s *Server) writeKYCFile(w http.ResponseWriter, r *http.Request) error {
 		owner = &acting.Merchant.ID
 	}
 	vars := mux.Vars(r)
-	file, err := s.ownedKYCFile(r.Context(), owner, vars["sha256"], vars["ext"])
+	return s.writeStoredKYCFile(w, r, owner, vars["sha256"], vars["ext"], false)
+}
+
+// writeStoredKYCFile writes the stored file named sha256.ext when owner uploaded it (any
+// merchant's when owner is nil: staff), or answers not_found: as a download, or inline (the
+// console shows a dossier's documents in the page; a PDF then opens in the browser's viewer,
+// sandboxed).
+func (s *Server) writeStoredKYCFile(w http.ResponseWriter, r *http.Request, owner *uuid.UUID, sha256, ext string, inline bool) error {
+	file, err := s.ownedKYCFile(r.Context(), owner, sha256, ext)
 	if err != nil {
 		return err
+	}
+	if s.cfg.Files == nil {
+		return errors.New("download: no file store configured")
 	}
 	content, err := s.cfg.Files.Open(r.Context(), file.Name())
 	if errors.Is(err, filestore.ErrNotFound) {
@@ -198,10 +206,18 @@ func (s *Server) writeKYCFile(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	defer content.Close()
+	disposition := "attachment"
 	h := w.Header()
+	if inline {
+		disposition = "inline"
+		if file.ContentType == "application/pdf" {
+			// The browser's PDF viewer runs in its own sandboxed origin; nothing else is allowed.
+			h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
+		}
+	}
 	h.Set("Content-Type", file.ContentType)
 	h.Set("Content-Length", strconv.FormatInt(file.Size, 10))
-	h.Set("Content-Disposition", `attachment; filename="`+file.Name()+`"`)
+	h.Set("Content-Disposition", disposition+`; filename="`+file.Name()+`"`)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cache-Control", "private, no-store")
 	w.WriteHeader(http.StatusOK)

@@ -16,7 +16,6 @@ package console
 import (
 	"context"
 	"embed"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -86,9 +85,9 @@ type Config struct {
 	Reject  func(ctx context.Context, staff sika.Member, id uuid.UUID, note string) error
 	// WorkflowURL links a transaction's workflow in the Temporal UI ("" without a UI).
 	WorkflowURL func(t sika.Transaction) string
-	// OpenKYCFile opens a stored KYC file by its name's parts (any merchant's: staff), with the
-	// checks of the API's file serving; not_found otherwise.
-	OpenKYCFile  func(ctx context.Context, sha256, ext string) (sika.KYCFile, io.ReadCloser, error)
+	// ServeKYCFile writes a stored KYC file, inline, by its name's parts (any merchant's: staff),
+	// as the API serves files (GET /merchant-kyc/files/…); not_found otherwise.
+	ServeKYCFile func(w http.ResponseWriter, r *http.Request, sha256, ext string) error
 	ClientIP     func(r *http.Request) netip.Addr
 	RouteMatched func(r *http.Request)
 	// Codec is the Temporal payload codec server (payloadcodec.Ring.DecodeHandler), served to

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
-	"github.com/gorilla/mux"
 
 	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/store"
@@ -61,7 +60,7 @@ func (d flagData) RefundInFlight() bool {
 // ?amount= (the flag's amount by default) and the proposal form; for PAYOUT_PAID_AFTER_RELEASE,
 // the settle-or-release form. A money approver approves the proposal on the decisions page.
 func (a *App) flag(w http.ResponseWriter, r *http.Request, v *visit) error {
-	id, err := webapp.ParseID(mux.Vars(r)["id"], "Money flag")
+	id, err := webapp.PathID(r, "Money flag")
 	if err != nil {
 		return err
 	}
@@ -97,7 +96,7 @@ func (a *App) flag(w http.ResponseWriter, r *http.Request, v *visit) error {
 // proposeFlagRefund proposes the refund of a REFUND_DUE flag (api.Server.ProposeFlagRefund, as
 // POST /admin/money-flags/{id}/refund/); back to the flag, which shows the proposal.
 func (a *App) proposeFlagRefund(w http.ResponseWriter, r *http.Request, v *visit) error {
-	id, err := webapp.ParseID(mux.Vars(r)["id"], "Money flag")
+	id, err := webapp.PathID(r, "Money flag")
 	if err != nil {
 		return err
 	}
@@ -111,7 +110,7 @@ func (a *App) proposeFlagRefund(w http.ResponseWriter, r *http.Request, v *visit
 // proposeReheld proposes to settle (SUCCESS) or release (FAILED) a payout held again after a
 // late success (api.ProposeReheldPayout, as POST /admin/money-flags/{id}/settle/).
 func (a *App) proposeReheld(w http.ResponseWriter, r *http.Request, v *visit) error {
-	id, err := webapp.ParseID(mux.Vars(r)["id"], "Money flag")
+	id, err := webapp.PathID(r, "Money flag")
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,6 @@
 package console
 
 import (
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -63,7 +62,7 @@ type reverifyData struct {
 // reverify re-checks a transaction at its gateway with POST /admin/transactions/{id}/reverify/'s
 // code, and shows the outcome.
 func (a *App) reverify(w http.ResponseWriter, r *http.Request, v *visit) error {
-	id, err := webapp.ParseID(mux.Vars(r)["id"], "Transaction")
+	id, err := webapp.PathID(r, "Transaction")
 	if err != nil {
 		return err
 	}
@@ -108,7 +107,7 @@ func (a *App) unclear(w http.ResponseWriter, r *http.Request, v *visit) error {
 // as POST /admin/transactions/{id}/resolve/): a money approver other than the proposer then
 // approves it on the decisions page. Back to the transaction, which shows the proposal.
 func (a *App) resolve(w http.ResponseWriter, r *http.Request, v *visit) error {
-	id, err := webapp.ParseID(mux.Vars(r)["id"], "Transaction")
+	id, err := webapp.PathID(r, "Transaction")
 	if err != nil {
 		return err
 	}
@@ -152,7 +151,7 @@ func (a *App) decisions(w http.ResponseWriter, r *http.Request, v *visit) error 
 // approveDecision applies a waiting proposal as the second person (api.Server.ApproveMoneyDecision),
 // and shows the transaction (or the flag) with what was decided and by whom.
 func (a *App) approveDecision(w http.ResponseWriter, r *http.Request, v *visit) error {
-	id, err := webapp.ParseID(mux.Vars(r)["id"], "Money decision")
+	id, err := webapp.PathID(r, "Money decision")
 	if err != nil {
 		return err
 	}
@@ -170,7 +169,7 @@ func (a *App) approveDecision(w http.ResponseWriter, r *http.Request, v *visit) 
 
 // rejectDecision closes a waiting proposal with a required note (api.RejectMoneyDecision).
 func (a *App) rejectDecision(w http.ResponseWriter, r *http.Request, v *visit) error {
-	id, err := webapp.ParseID(mux.Vars(r)["id"], "Money decision")
+	id, err := webapp.PathID(r, "Money decision")
 	if err != nil {
 		return err
 	}
@@ -282,7 +281,7 @@ func (d transactionData) Waiting() *store.MoneyDecision {
 }
 
 func (a *App) transaction(w http.ResponseWriter, r *http.Request, v *visit) error {
-	id, err := webapp.ParseID(mux.Vars(r)["id"], "Transaction")
+	id, err := webapp.PathID(r, "Transaction")
 	if err != nil {
 		return err
 	}
@@ -353,7 +352,7 @@ type dossierData struct {
 }
 
 func (a *App) dossier(w http.ResponseWriter, r *http.Request, v *visit) error {
-	id, err := webapp.ParseID(mux.Vars(r)["id"], "KYC dossier")
+	id, err := webapp.PathID(r, "KYC dossier")
 	if err != nil {
 		return err
 	}
@@ -383,7 +382,7 @@ func (a *App) rejectDossier(w http.ResponseWriter, r *http.Request, v *visit) er
 // reviewDossier records the decision with its note through store.ReviewKYCDossier (as
 // POST /admin/merchant-kyc/{id}/approve/ and reject/), which audits it.
 func (a *App) reviewDossier(w http.ResponseWriter, r *http.Request, v *visit, decision sika.KYCDossierStatus) error {
-	id, err := webapp.ParseID(mux.Vars(r)["id"], "KYC dossier")
+	id, err := webapp.PathID(r, "KYC dossier")
 	if err != nil {
 		return err
 	}
@@ -405,25 +404,7 @@ func (a *App) reviewDossier(w http.ResponseWriter, r *http.Request, v *visit, de
 // and extension match a stored file of that content type).
 func (a *App) kycFile(w http.ResponseWriter, r *http.Request, v *visit) error {
 	vars := mux.Vars(r)
-	file, content, err := a.cfg.OpenKYCFile(r.Context(), vars["sha256"], vars["ext"])
-	if err != nil {
-		return err
-	}
-	defer content.Close()
-	h := w.Header()
-	h.Set("Content-Type", file.ContentType)
-	h.Set("Content-Length", strconv.FormatInt(file.Size, 10))
-	h.Set("Content-Disposition", `inline; filename="`+file.Name()+`"`)
-	h.Set("Cache-Control", "private, no-store")
-	if file.ContentType == "application/pdf" {
-		// The browser's PDF viewer runs in its own sandboxed origin; nothing else is allowed.
-		h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
-	}
-	w.WriteHeader(http.StatusOK)
-	if _, err := io.Copy(w, content); err != nil {
-		a.cfg.Logger.WarnContext(r.Context(), "kyc file cut short", "file", file.Name(), "err", err)
-	}
-	return nil
+	return a.cfg.ServeKYCFile(w, r, vars["sha256"], vars["ext"])
 }
 
 // merchants finds merchants by name.
@@ -448,7 +429,7 @@ type merchantData struct {
 }
 
 func (a *App) merchant(w http.ResponseWriter, r *http.Request, v *visit) error {
-	id, err := webapp.ParseID(mux.Vars(r)["id"], "Merchant")
+	id, err := webapp.PathID(r, "Merchant")
 	if err != nil {
 		return err
 	}
@@ -480,7 +461,7 @@ func (a *App) unsuspend(w http.ResponseWriter, r *http.Request, v *visit) error 
 // setSuspended suspends or reinstates a merchant through store.SetMerchantSuspended (as
 // POST /admin/merchants/{id}/suspend/ and unsuspend/), which audits it.
 func (a *App) setSuspended(w http.ResponseWriter, r *http.Request, v *visit, suspended bool) error {
-	id, err := webapp.ParseID(mux.Vars(r)["id"], "Merchant")
+	id, err := webapp.PathID(r, "Merchant")
 	if err != nil {
 		return err
 	}
@@ -503,7 +484,7 @@ func (a *App) payoutMethods(w http.ResponseWriter, r *http.Request, v *visit) er
 // verifyPayoutMethod verifies (verified=true) or un-verifies a payout method through
 // store.ReviewPayoutMethod (as PATCH /admin/merchant-payout-methods/{id}/), which audits it.
 func (a *App) verifyPayoutMethod(w http.ResponseWriter, r *http.Request, v *visit) error {
-	id, err := webapp.ParseID(mux.Vars(r)["id"], "Payout method")
+	id, err := webapp.PathID(r, "Payout method")
 	if err != nil {
 		return err
 	}

@@ -65,17 +65,6 @@ func (v *view) Can(p string) bool { return v.Member.Can(sika.StaffPermission(p))
 // Role is the member's staff role, in the page's language.
 func (v *view) Role() string { return v.T("role_" + string(v.Member.StaffRole)) }
 
-// StatusClass is the CSS class of a status badge (a transaction's, an attempt's, a dossier's).
-func (v *view) StatusClass(status string) string {
-	switch status {
-	case string(sika.StatusSuccess), string(sika.KYCDossierApproved):
-		return "badge ok"
-	case string(sika.StatusFailed), string(sika.StatusCancelled), string(sika.KYCDossierRejected):
-		return "badge ko"
-	}
-	return "badge wait"
-}
-
 // JSON is a staff action's detail as text.
 func (v *view) JSON(raw json.RawMessage) string {
 	if len(raw) == 0 || string(raw) == "{}" {
@@ -94,7 +83,12 @@ func (a *App) renderBlock(w http.ResponseWriter, r *http.Request, status int, pa
 	return a.host.Render(w, r, status, page, block, v)
 }
 
-// rowsOf pairs rows with the view, for the shared row templates (attempts, actions, txlist).
+// Table is a table of transactions across merchants (the kit's "txtable").
+func (v *view) Table(rows []sika.Transaction) webapp.TxTable {
+	return webapp.TxTable{V: &v.Visit, Rows: rows, Caption: "transactions", AcrossMerchants: true}
+}
+
+// rowsOf pairs rows with the view, for the shared row templates (attempts, actions).
 type rowsOf struct {
 	V    *view
 	Rows any

@@ -115,6 +115,17 @@ func refusal(r *http.Request, v *visit) string {
 	return translate(v.Lang, key)
 }
 
+// press does what a button asks (not a form: there is nothing to fill again) by one call of the
+// API, then sends the browser to back with the notice done; a refusal goes back to page
+// (refusedTo).
+func (a *App) press(w http.ResponseWriter, r *http.Request, v *visit, method, path string, body any, page, back, done string) error {
+	if err := a.call(r, v, method, path, nil, body, "", nil); err != nil {
+		return refusedTo(w, r, page, err)
+	}
+	backTo(w, r, back, done)
+	return nil
+}
+
 // backTo sends the browser to path with a notice (Post/Redirect/Get: a reload repeats nothing).
 func backTo(w http.ResponseWriter, r *http.Request, path, done string) {
 	http.Redirect(w, r, query(path, url.Values{"done": {done}}), http.StatusSeeOther)

@@ -4,8 +4,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/gorilla/mux"
-
 	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/store"
 	"github.com/sikahq/sika/web/webapp"
@@ -88,15 +86,11 @@ func (a *App) createAPIKey(w http.ResponseWriter, r *http.Request, v *visit) err
 
 // revokeAPIKey revokes a key of the environment by POST /api-keys/{id}/revoke/.
 func (a *App) revokeAPIKey(w http.ResponseWriter, r *http.Request, v *visit) error {
-	id, err := parseID(mux.Vars(r)["id"], "API key")
+	id, err := webapp.PathID(r, "API key")
 	if err != nil {
 		return err
 	}
-	if err := a.call(r, v, http.MethodPost, "/api-keys/"+id.String()+"/revoke/", nil, nil, "", nil); err != nil {
-		return refusedTo(w, r, Prefix+"developers/", err)
-	}
-	backTo(w, r, Prefix+"developers/", "done_key_revoked")
-	return nil
+	return a.press(w, r, v, http.MethodPost, "/api-keys/"+id.String()+"/revoke/", nil, Prefix+"developers/", Prefix+"developers/", "done_key_revoked")
 }
 
 // addIPAddress adds an address or range to the environment's whitelist by POST /ip-whitelist/.
@@ -114,15 +108,11 @@ func (a *App) addIPAddress(w http.ResponseWriter, r *http.Request, v *visit) err
 
 // deleteIPAddress removes a whitelist entry by DELETE /ip-whitelist/{id}/.
 func (a *App) deleteIPAddress(w http.ResponseWriter, r *http.Request, v *visit) error {
-	id, err := parseID(mux.Vars(r)["id"], "IP whitelist entry")
+	id, err := webapp.PathID(r, "IP whitelist entry")
 	if err != nil {
 		return err
 	}
-	if err := a.call(r, v, http.MethodDelete, "/ip-whitelist/"+id.String()+"/", nil, nil, "", nil); err != nil {
-		return refusedTo(w, r, Prefix+"developers/", err)
-	}
-	backTo(w, r, Prefix+"developers/", "done_ip_removed")
-	return nil
+	return a.press(w, r, v, http.MethodDelete, "/ip-whitelist/"+id.String()+"/", nil, Prefix+"developers/", Prefix+"developers/", "done_ip_removed")
 }
 
 // developersTranslations are the strings of the developers page, its API keys and IP whitelist,

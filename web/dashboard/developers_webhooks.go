@@ -32,12 +32,12 @@ func (a *App) createEndpoint(w http.ResponseWriter, r *http.Request, v *visit) e
 type endpointData struct {
 	Endpoint   sika.WebhookEndpoint
 	Deliveries []store.EndpointDelivery
-	Next       string
-	First      bool
-	Secret     string
-	Notice     string
-	Refused    string
-	Redeliver  *formState
+	// Newest and Next link the log's first page (from a later one) and its next.
+	Newest, Next string
+	Secret       string
+	Notice       string
+	Refused      string
+	Redeliver    *formState
 }
 
 // endpoint shows a webhook endpoint of the environment with its delivery log: each attempt's
@@ -47,7 +47,7 @@ func (a *App) endpoint(w http.ResponseWriter, r *http.Request, v *visit) error {
 }
 
 func (a *App) renderEndpoint(w http.ResponseWriter, r *http.Request, v *visit, status int, d *endpointData) error {
-	id, err := parseID(mux.Vars(r)["id"], "Webhook endpoint")
+	id, err := webapp.PathID(r, "Webhook endpoint")
 	if err != nil {
 		return err
 	}
@@ -60,7 +60,9 @@ func (a *App) renderEndpoint(w http.ResponseWriter, r *http.Request, v *visit, s
 			return err
 		}
 	}
-	d.First = req.After == nil
+	if req.After != nil {
+		d.Newest = endpointPath(id.String())
+	}
 	var more bool
 	if d.Deliveries, more, err = a.cfg.Store.EndpointDeliveries(r.Context(), v.merchant.ID, v.env, id, req); err != nil {
 		return err
@@ -78,7 +80,7 @@ func endpointPath(id string) string { return Prefix + "developers/webhooks/" + i
 // /merchant-webhooks/{id}/rotate-secret/ and shows it in this answer only; the old one keeps
 // signing for 24 hours (the API's rule).
 func (a *App) rotateEndpointSecret(w http.ResponseWriter, r *http.Request, v *visit) error {
-	id, err := parseID(mux.Vars(r)["id"], "Webhook endpoint")
+	id, err := webapp.PathID(r, "Webhook endpoint")
 	if err != nil {
 		return err
 	}
@@ -91,40 +93,33 @@ func (a *App) rotateEndpointSecret(w http.ResponseWriter, r *http.Request, v *vi
 
 // setEndpointActive disables or enables an endpoint by PATCH /merchant-webhooks/{id}/.
 func (a *App) setEndpointActive(w http.ResponseWriter, r *http.Request, v *visit) error {
-	id, err := parseID(mux.Vars(r)["id"], "Webhook endpoint")
+	id, err := webapp.PathID(r, "Webhook endpoint")
 	if err != nil {
 		return err
 	}
 	active := r.PostFormValue("is_active") == "true"
-	if err := a.call(r, v, http.MethodPatch, "/merchant-webhooks/"+id.String()+"/", nil, map[string]any{"is_active": active}, "", nil); err != nil {
-		return refusedTo(w, r, endpointPath(id.String()), err)
-	}
 	done := "done_endpoint_disabled"
 	if active {
 		done = "done_endpoint_enabled"
 	}
-	backTo(w, r, endpointPath(id.String()), done)
-	return nil
+	page := endpointPath(id.String())
+	return a.press(w, r, v, http.MethodPatch, "/merchant-webhooks/"+id.String()+"/", map[string]any{"is_active": active}, page, page, done)
 }
 
 // deleteEndpoint deletes an endpoint by DELETE /merchant-webhooks/{id}/: it receives nothing
 // more; its delivery log stays in the events'.
 func (a *App) deleteEndpoint(w http.ResponseWriter, r *http.Request, v *visit) error {
-	id, err := parseID(mux.Vars(r)["id"], "Webhook endpoint")
+	id, err := webapp.PathID(r, "Webhook endpoint")
 	if err != nil {
 		return err
 	}
-	if err := a.call(r, v, http.MethodDelete, "/merchant-webhooks/"+id.String()+"/", nil, nil, "", nil); err != nil {
-		return refusedTo(w, r, endpointPath(id.String()), err)
-	}
-	backTo(w, r, Prefix+"developers/", "done_endpoint_deleted")
-	return nil
+	return a.press(w, r, v, http.MethodDelete, "/merchant-webhooks/"+id.String()+"/", nil, endpointPath(id.String()), Prefix+"developers/", "done_endpoint_deleted")
 }
 
 // redeliverToEndpoint delivers one event of the endpoint's log to it again, by POST
 // /events/{id}/redeliver/ with the endpoint: a new attempt shows in the log once made.
 func (a *App) redeliverToEndpoint(w http.ResponseWriter, r *http.Request, v *visit) error {
-	id, err := parseID(mux.Vars(r)["id"], "Webhook endpoint")
+	id, err := webapp.PathID(r, "Webhook endpoint")
 	if err != nil {
 		return err
 	}
@@ -147,8 +142,8 @@ func (a *App) redeliverToEndpoint(w http.ResponseWriter, r *http.Request, v *vis
 // eventsData is a page of the event log.
 type eventsData struct {
 	Events []sika.Event
-	Next   string
-	First  bool
+	// Newest and Next link the log's first page (from a later one) and its next.
+	Newest, Next string
 }
 
 // events lists the environment's events, newest first, as GET /events/ does.
@@ -161,7 +156,10 @@ func (a *App) events(w http.ResponseWriter, r *http.Request, v *visit) error {
 	if err != nil {
 		return err
 	}
-	d := eventsData{First: req.After == nil}
+	var d eventsData
+	if req.After != nil {
+		d.Newest = Prefix + "developers/events/"
+	}
 	for _, e := range rows {
 		d.Events = append(d.Events, e.Event)
 	}
@@ -204,12 +202,9 @@ func (a *App) event(w http.ResponseWriter, r *http.Request, v *visit) error {
 // redeliverEvent queues the event again to every endpoint that matches it now, by POST
 // /events/{id}/redeliver/.
 func (a *App) redeliverEvent(w http.ResponseWriter, r *http.Request, v *visit) error {
-	id := mux.Vars(r)["id"]
-	if err := a.call(r, v, http.MethodPost, "/events/"+url.PathEscape(id)+"/redeliver/", nil, nil, "", nil); err != nil {
-		return refusedTo(w, r, Prefix+"developers/events/"+url.PathEscape(id)+"/", err)
-	}
-	backTo(w, r, Prefix+"developers/events/"+url.PathEscape(id)+"/", "done_redelivered")
-	return nil
+	id := url.PathEscape(mux.Vars(r)["id"])
+	page := Prefix + "developers/events/" + id + "/"
+	return a.press(w, r, v, http.MethodPost, "/events/"+id+"/redeliver/", nil, page, page, "done_redelivered")
 }
 
 // webhookTranslations are the strings of webhook endpoints, their deliveries and the event log.

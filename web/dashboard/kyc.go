@@ -12,8 +12,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gorilla/mux"
-
 	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/store"
 	"github.com/sikahq/sika/web/webapp"
@@ -111,7 +109,7 @@ const maxDocFieldBytes = 1 << 10
 // /merchant-kyc/{id}/documents/ attaches the URL it answered. The form sends document_type and
 // label before the file (its field order), so they are known once the file is read.
 func (a *App) uploadDocument(w http.ResponseWriter, r *http.Request, v *visit) error {
-	id, err := parseID(mux.Vars(r)["id"], "KYC dossier")
+	id, err := webapp.PathID(r, "KYC dossier")
 	if err != nil {
 		return err
 	}

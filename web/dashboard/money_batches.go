@@ -219,7 +219,7 @@ func (a *App) payoutBatch(w http.ResponseWriter, r *http.Request, v *visit) erro
 }
 
 func (a *App) batchPage(w http.ResponseWriter, r *http.Request, v *visit, f *formState) error {
-	id, err := parseID(mux.Vars(r)["id"], "Payout batch")
+	id, err := webapp.PathID(r, "Payout batch")
 	if err != nil {
 		return err
 	}
@@ -246,7 +246,7 @@ func (a *App) batchPage(w http.ResponseWriter, r *http.Request, v *visit, f *for
 // creator approving, a role that may not) is shown on the batch's page.
 func (a *App) decidePayoutBatch(action string) handler {
 	return func(w http.ResponseWriter, r *http.Request, v *visit) error {
-		id, err := parseID(mux.Vars(r)["id"], "Payout batch")
+		id, err := webapp.PathID(r, "Payout batch")
 		if err != nil {
 			return err
 		}

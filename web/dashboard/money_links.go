@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gorilla/mux"
-
 	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/store"
 	"github.com/sikahq/sika/web/webapp"
@@ -129,7 +127,7 @@ func (a *App) updatePaymentLink(w http.ResponseWriter, r *http.Request, v *visit
 
 // ownPaymentLink is the link of the path, if it is the session's merchant's in its environment.
 func (a *App) ownPaymentLink(r *http.Request, v *visit) (sika.PaymentLink, error) {
-	id, err := parseID(mux.Vars(r)["id"], "Payment link")
+	id, err := webapp.PathID(r, "Payment link")
 	if err != nil {
 		return sika.PaymentLink{}, err
 	}
@@ -284,7 +282,7 @@ func (a *App) createCheckoutSession(w http.ResponseWriter, r *http.Request, v *v
 // cancelCheckoutSession cancels a PENDING session by POST /checkout-sessions/{id}/cancel/; a
 // session of another merchant is not found, one no longer PENDING is said above the list.
 func (a *App) cancelCheckoutSession(w http.ResponseWriter, r *http.Request, v *visit) error {
-	id, err := parseID(mux.Vars(r)["id"], "Checkout session")
+	id, err := webapp.PathID(r, "Checkout session")
 	if err != nil {
 		return err
 	}

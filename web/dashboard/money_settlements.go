@@ -5,8 +5,6 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/gorilla/mux"
-
 	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/store"
 	"github.com/sikahq/sika/web/webapp"
@@ -214,7 +212,7 @@ type ledgerData struct {
 // walletLedger shows a wallet's ledger page by page (store.ListWalletLedger); a wallet of
 // another merchant or environment is not found.
 func (a *App) walletLedger(w http.ResponseWriter, r *http.Request, v *visit) error {
-	id, err := parseID(mux.Vars(r)["id"], "Wallet")
+	id, err := webapp.PathID(r, "Wallet")
 	if err != nil {
 		return err
 	}

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gorilla/mux"
-
 	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/store"
 	"github.com/sikahq/sika/web/webapp"
@@ -79,7 +77,7 @@ func (a *App) transactionExtras(r *http.Request, v *visit, d *transactionData) e
 // actionTransaction is the merchant's transaction a form acts on (another merchant's, or the
 // other environment's, is not found).
 func (a *App) actionTransaction(r *http.Request, v *visit) (sika.TransactionDetail, error) {
-	id, err := parseID(mux.Vars(r)["id"], "Transaction")
+	id, err := webapp.PathID(r, "Transaction")
 	if err != nil {
 		return sika.TransactionDetail{}, err
 	}
@@ -164,7 +162,7 @@ func (a *App) transactionRefused(w http.ResponseWriter, r *http.Request, v *visi
 // in the page's language. A transaction without one (sika.Transaction.HasInvoice) is not found
 // here: the page shows no link to it.
 func (a *App) transactionInvoice(w http.ResponseWriter, r *http.Request, v *visit) error {
-	id, err := parseID(mux.Vars(r)["id"], "Transaction")
+	id, err := webapp.PathID(r, "Transaction")
 	if err != nil {
 		return err
 	}

@@ -78,17 +78,6 @@ func (v *view) Menu() []webapp.MenuItem {
 	return v.MenuOf(v.Nav, entries...)
 }
 
-// StatusClass is the CSS class of a status badge.
-func (v *view) StatusClass(status sika.TransactionStatus) string {
-	switch status {
-	case sika.StatusSuccess:
-		return "badge ok"
-	case sika.StatusFailed, sika.StatusCancelled:
-		return "badge ko"
-	}
-	return "badge wait"
-}
-
 // render writes a whole page.
 func (a *App) render(w http.ResponseWriter, r *http.Request, status int, page string, v *view) error {
 	return a.host.Render(w, r, status, page, "layout", v)
@@ -105,25 +94,10 @@ func query(path string, q url.Values) string { return webapp.Query(path, q) }
 // IsCurrent reports whether id is the merchant acted for.
 func (v *view) IsCurrent(id uuid.UUID) bool { return v.merchant != nil && v.merchant.ID == id }
 
-// AttemptClass is the CSS class of an attempt's status badge.
-func (v *view) AttemptClass(status sika.AttemptStatus) string {
-	switch status {
-	case sika.AttemptSuccess:
-		return "badge ok"
-	case sika.AttemptFailed:
-		return "badge ko"
-	}
-	return "badge wait"
+// Table is a table of the merchant's transactions (the kit's "txtable").
+func (v *view) Table(rows []sika.Transaction) webapp.TxTable {
+	return webapp.TxTable{V: &v.Visit, Rows: rows, Caption: "transactions_title"}
 }
-
-// txTable is a table of transactions with the view that formats it.
-type txTable struct {
-	V    *view
-	Rows []sika.Transaction
-}
-
-// Table pairs rows with the view, for the txrows template.
-func (v *view) Table(rows []sika.Transaction) txTable { return txTable{V: v, Rows: rows} }
 
 // Select describes the filter select of a query parameter (the kit's "choice"), with its
 // current value and error.
@@ -138,12 +112,8 @@ func (v *view) Select(name, labelKey string, opts []option) webapp.Choice {
 	return f
 }
 
-// Pick describes a select of a form (the kit's "choice"): its value as submitted and the API's
-// error about it; anyKey is the text of the empty option ("" for none).
-func (v *view) Pick(f *formState, name, labelKey, anyKey string, opts []option) webapp.Choice {
-	c := webapp.Choice{Name: name, Label: v.T(labelKey), Value: f.Val(name), Error: f.Err(name), Options: opts}
-	if anyKey != "" {
-		c.All = v.T(anyKey)
-	}
-	return c
+// Pick describes a select of a form (the kit's "choice", webapp.Visit.Choice): its value as
+// submitted and the API's error about it.
+func (v *view) Pick(f *formState, name, labelKey string, opts []option, words ...string) webapp.Choice {
+	return v.Choice(name, labelKey, f.Val(name), f.Err(name), opts, words...)
 }

@@ -3,8 +3,6 @@ package dashboard
 import (
 	"net/http"
 
-	"github.com/google/uuid"
-
 	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/store"
 	"github.com/sikahq/sika/web/webapp"
@@ -128,6 +126,3 @@ func defaultEnvironment(m sika.Merchant) sika.Environment {
 func safeNext(next string) string {
 	return (&webapp.Kit{Prefix: Prefix}).SafeNext(next)
 }
-
-// parseID is a path's uuid; anything else is not found, as an unknown id is.
-func parseID(raw, kind string) (uuid.UUID, error) { return webapp.ParseID(raw, kind) }

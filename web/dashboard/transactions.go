@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/gorilla/mux"
 
 	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/api/filter"
@@ -111,7 +110,7 @@ type transactionData struct {
 // its status log as a timeline (GET /transactions/{id}/), the webhook deliveries of its events
 // and its actions (money_transaction.go); any other id is not found.
 func (a *App) transaction(w http.ResponseWriter, r *http.Request, v *visit) error {
-	id, err := parseID(mux.Vars(r)["id"], "Transaction")
+	id, err := webapp.PathID(r, "Transaction")
 	if err != nil {
 		return err
 	}

@@ -118,6 +118,16 @@ func (h *Host[V]) Router(appStatic fs.FS) *mux.Router {
 // Handler serves a request of a visit; an error is rendered by Host.Fail.
 type Handler[V Visitor] func(w http.ResponseWriter, r *http.Request, v V) error
 
+// PathID is the uuid of the request's {id} path variable; anything else is not found, as an
+// unknown id is (kind names what was looked for).
+func PathID(r *http.Request, kind string) (uuid.UUID, error) {
+	id, err := uuid.Parse(mux.Vars(r)["id"])
+	if err != nil {
+		return uuid.Nil, sika.NotFound(kind)
+	}
+	return id, nil
+}
+
 // Visit is a new visit of the request: its language, no session yet.
 func (h *Host[V]) Visit(r *http.Request) V {
 	v := h.Policy.NewVisit()

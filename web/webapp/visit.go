@@ -1,6 +1,7 @@
 package webapp
 
 import (
+	"fmt"
 	"mime/multipart"
 	"net/http"
 	"regexp"
@@ -117,6 +118,19 @@ func (v *Visit) SwitchLang() string { return SwitchLangURL(v.r, v.Lang) }
 // StatusLabel is a transaction status in the page's language.
 func (v *Visit) StatusLabel(status sika.TransactionStatus) string {
 	return v.T("status_" + string(status))
+}
+
+// StatusClass is the CSS class of a status's badge, whatever it is the status of (a
+// transaction, an attempt, a checkout session, a KYC dossier, a money decision): ok for what
+// ended well, ko for what ended otherwise, wait for what has not ended.
+func (v *Visit) StatusClass(status any) string {
+	switch fmt.Sprint(status) {
+	case "SUCCESS", "PAID", "APPROVED", "VERIFIED":
+		return "badge ok"
+	case "FAILED", "CANCELLED", "EXPIRED", "REJECTED":
+		return "badge ko"
+	}
+	return "badge wait"
 }
 
 // Country is a country's name in the page's language (Catalogue.Country).

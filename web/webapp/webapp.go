@@ -33,8 +33,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/store"
 	"github.com/sikahq/sika/web"
@@ -433,15 +431,6 @@ func Truncate(s string, n int) string {
 		return s
 	}
 	return strings.ToValidUTF8(s[:n], "")
-}
-
-// ParseID is a path's uuid; anything else is not found, as an unknown id is.
-func ParseID(raw, kind string) (uuid.UUID, error) {
-	id, err := uuid.Parse(raw)
-	if err != nil {
-		return uuid.Nil, sika.NotFound(kind)
-	}
-	return id, nil
 }
 
 // FormatTime is a date and time in UTC: "25/11/2026 08:06 UTC" in French, "25 Nov 2026 08:06
