@@ -82,6 +82,16 @@ func (s *Server) renderHostedPage(w http.ResponseWriter, r *http.Request, p web.
 		s.hostedPageError(w, r, err)
 		return
 	}
+	var buf bytes.Buffer
+	if err := web.Render(&buf, withSwitch(r, p)); err != nil {
+		s.hostedPageError(w, r, err)
+		return
+	}
+	writeHostedPage(w, http.StatusOK, buf.Bytes())
+}
+
+// withSwitch is p with the link to the same page in the other language.
+func withSwitch(r *http.Request, p web.Page) web.Page {
 	q := r.URL.Query()
 	if p.Lang == "en" {
 		q.Set("lang", "fr")
@@ -89,14 +99,7 @@ func (s *Server) renderHostedPage(w http.ResponseWriter, r *http.Request, p web.
 		q.Set("lang", "en")
 	}
 	p.SwitchURL = r.URL.Path + "?" + q.Encode()
-	var buf bytes.Buffer
-	if err := web.Render(&buf, p); err != nil {
-		s.hostedPageError(w, r, err)
-		return
-	}
-	writeHostedHeaders(w)
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(buf.Bytes())
+	return p
 }
 
 // fillNetworks lists the countries with a network open in env and their networks; the
@@ -130,23 +133,35 @@ func (s *Server) fillNetworks(ctx context.Context, p *web.Page, env sika.Environ
 	return nil
 }
 
-func writeHostedHeaders(w http.ResponseWriter) {
+// writeHostedPage answers a hosted page, rendered whole, with the pages' headers.
+func writeHostedPage(w http.ResponseWriter, status int, page []byte) {
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Content-Security-Policy", web.ContentSecurityPolicy)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(page)
 }
 
-// hostedPageError answers a plain page: 404 for an unknown slug, 500 otherwise (logged).
+// hostedPageError answers a plain page in the visitor's language: 404 for an unknown slug, 500
+// otherwise (logged).
 func (s *Server) hostedPageError(w http.ResponseWriter, r *http.Request, err error) {
-	status, text := http.StatusNotFound, "Page introuvable / Page not found."
+	status := http.StatusNotFound
 	if sika.ErrorCode(err) != sika.CodeNotFound {
 		logFrom(r.Context()).Error("hosted page", "err", err)
-		status, text = http.StatusInternalServerError, "Une erreur est survenue / Something went wrong."
+		status = http.StatusInternalServerError
 	}
-	writeHostedHeaders(w)
-	w.WriteHeader(status)
-	_, _ = w.Write([]byte("<!doctype html><meta charset=utf-8><title>Sika</title><p>" + text + "</p>"))
+	p := web.Page{Lang: web.Lang(r), Error: "page_not_found"}
+	if status != http.StatusNotFound {
+		p.Error = "error_generic"
+	}
+	var buf bytes.Buffer
+	if err := web.Render(&buf, withSwitch(r, p)); err != nil {
+		logFrom(r.Context()).Error("hosted error page", "err", err)
+		buf.Reset()
+		buf.WriteString("<!doctype html><title>Sika</title><p>500</p>")
+	}
+	writeHostedPage(w, status, buf.Bytes())
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/store"
+	"github.com/sikahq/sika/web"
 	"github.com/sikahq/sika/web/console"
 	"github.com/sikahq/sika/web/dashboard"
 	"github.com/sikahq/sika/web/webapp"
@@ -24,7 +25,9 @@ import (
 // dossier, a refused form), and fails on text of the other language: a string of the app's
 // catalogue in the other language, or a word of webapptest's list (English words on a French
 // page, French words and the French space before a colon on an English page). Every GET route
-// of both apps is in the walk, so a new page is checked too.
+// of both apps is in the walk, so a new page is checked too. So are the hosted pages a customer
+// sees (a payment link's and a checkout session's, open with their result screens, closed each
+// way, in TEST, and one that does not exist).
 func TestPagesSpeakOneLanguage(t *testing.T) {
 	ts := newTestServer(t)
 	a, b := ts.newAccount(t, true), ts.newAccount(t, true)
@@ -64,7 +67,8 @@ func TestPagesSpeakOneLanguage(t *testing.T) {
 		}
 	}
 	// Not pages: files, a CSV, a PDF.
-	notPages := map[string]bool{"/dashboard/transactions/export/": true, "/dashboard/transactions/{id}/invoice/": true}
+	notPages := map[string]bool{"/dashboard/transactions/export/": true, "/dashboard/transactions/{id}/invoice/": true,
+		"/dashboard/payout-batches/{id}/results/": true}
 	for _, r := range dashboard.New(dashboard.Config{}).Routes() {
 		if r.Method == http.MethodGet && !notPages[r.Path] && r.Path != "/dashboard/login/" && !strings.HasPrefix(r.Path, "/dashboard/static/") {
 			assert.Contains(t, dash, r.Path, "the dashboard's page %s is not in the walk", r.Path)
@@ -112,6 +116,8 @@ func TestPagesSpeakOneLanguage(t *testing.T) {
 		}
 	}
 
+	hosted := hostedPagesToWalk(t, ts, a)
+
 	for _, lang := range []string{"fr", "en"} {
 		t.Run(lang, func(t *testing.T) {
 			check := func(t *testing.T, what string, page dashAnswer, cat webapp.Catalogue) {
@@ -143,6 +149,53 @@ func TestPagesSpeakOneLanguage(t *testing.T) {
 			for tpl, path := range cons {
 				check(t, tpl, s.get(t, path, accept...), console.Catalogue())
 			}
+
+			for what, path := range hosted {
+				check(t, what, anon.get(t, path, accept...), webapp.Catalogue(web.Catalogue()))
+			}
 		})
 	}
+}
+
+// hostedPagesToWalk makes acct's hosted pages in each state a customer may find them: a link of
+// a fixed amount and one of a free amount with a minimum, a checkout session, each open (their
+// form, and the waiting, code, success and failure screens the script shows); a link switched
+// off and sessions paid, expired and cancelled; a TEST page; and a page that does not exist.
+func hostedPagesToWalk(t *testing.T, ts *testServer, acct *account) map[string]string {
+	t.Helper()
+	created := func(env sika.Environment, path string, body map[string]any, out any) {
+		r := ts.call(t, "POST", "/api/v1"+path, body, acct.key(env, sika.ScopePayin)...)
+		require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+		r.data(t, out)
+	}
+	link := func(env sika.Environment, body map[string]any) sika.PaymentLink {
+		var l sika.PaymentLink
+		created(env, "/payment-links/", body, &l)
+		return l
+	}
+	session := func(env sika.Environment) sika.CheckoutSession {
+		var c sika.CheckoutSession
+		created(env, "/checkout-sessions/", map[string]any{"amount": "1000", "currency": "XOF", "customer_email": "ama@example.com",
+			"customer_name": "Ama", "customer_phone": "97000123", "country": "BJ", "description": "Commande 42"}, &c)
+		return c
+	}
+	pages := map[string]string{
+		"a link of a fixed amount":       "/l/" + link(sika.EnvironmentLive, map[string]any{"name": "T-shirt", "amount": "5000", "currency": "XOF"}).Slug + "/",
+		"a link of a free amount":        "/l/" + link(sika.EnvironmentLive, map[string]any{"name": "Dons", "amount_type": "FREE", "min_amount": "500", "currency": "XOF"}).Slug + "/",
+		"a link in TEST":                 "/l/" + link(sika.EnvironmentTest, map[string]any{"name": "T-shirt", "amount": "5000", "currency": "XOF"}).Slug + "/",
+		"a checkout session":             "/pay/" + session(sika.EnvironmentLive).Slug + "/",
+		"a link that does not exist":     "/l/no-such-link/",
+		"a checkout session that is not": "/pay/no-such-session/",
+	}
+	off := link(sika.EnvironmentLive, map[string]any{"name": "Robe", "amount": "5000", "currency": "XOF"})
+	r := ts.call(t, "PATCH", "/api/v1/payment-links/"+off.ID.String()+"/", map[string]any{"is_active": false}, acct.key(sika.EnvironmentLive, sika.ScopePayin)...)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	pages["a link switched off"] = "/l/" + off.Slug + "/"
+	for _, status := range []sika.CheckoutStatus{sika.CheckoutPaid, sika.CheckoutExpired, sika.CheckoutCancelled} {
+		c := session(sika.EnvironmentLive)
+		_, err := testStore.Pool().Exec(t.Context(), `UPDATE checkout_sessions SET status = $2 WHERE id = $1`, c.ID, string(status))
+		require.NoError(t, err)
+		pages["a checkout session "+string(status)] = "/pay/" + c.Slug + "/"
+	}
+	return pages
 }

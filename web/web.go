@@ -109,6 +109,9 @@ type Page struct {
 	Test bool
 	// SwitchURL is this page in the other language.
 	SwitchURL string
+	// Error is the key of what a link that shows no payment says instead: page_not_found (a
+	// slug unknown) or error_generic.
+	Error string
 }
 
 // Messages are the strings the page script needs, in the page's language.
@@ -125,6 +128,10 @@ func Render(w io.Writer, p Page) error {
 	sort.Slice(p.Countries, func(i, j int) bool { return p.Countries[i].Name < p.Countries[j].Name })
 	return pageTemplate.Execute(w, p)
 }
+
+// Catalogue is every string of the pages by language and key (a test checks that a page says
+// none of the other language's).
+func Catalogue() map[string]map[string]string { return translations }
 
 // Static serves the pages' assets under StaticPrefix.
 func Static() http.Handler {

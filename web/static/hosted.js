@@ -49,14 +49,25 @@
   // codeMessages are the business errors the page words for the customer, in the page's language.
   var codeMessages = { checkout_payment_in_progress: msg.error_in_progress };
 
-  function errorText(body) {
-    if (!body || !body.error) return msg.error_generic;
+  // say writes a message in el; words that are not the page's language (the API's own, in
+  // English) are marked with theirs, as the dashboard marks them.
+  function say(el, text, lang) {
+    el.textContent = text;
+    if (lang && lang !== document.documentElement.lang) el.setAttribute("lang", lang);
+    else el.removeAttribute("lang");
+  }
+
+  // sayError writes the API's refusal in el: the page's words for the codes it knows, else the
+  // API's own message (English).
+  function sayError(el, body) {
+    if (!body || !body.error) return say(el, msg.error_generic);
     var code = body.error.code;
-    if (typeof code === "string" && Object.prototype.hasOwnProperty.call(codeMessages, code)) return codeMessages[code];
-    if (body.error.message) return body.error.message;
+    if (typeof code === "string" && Object.prototype.hasOwnProperty.call(codeMessages, code)) return say(el, codeMessages[code]);
+    if (body.error.message) return say(el, body.error.message, "en");
     var out = [];
     Object.keys(body.error).forEach(function (k) { out.push(body.error[k].join(" ")); });
-    return out.join(" ") || msg.error_generic;
+    if (!out.length) return say(el, msg.error_generic);
+    say(el, out.join(" "), "en");
   }
 
   function post(url, data) {
@@ -77,7 +88,7 @@
   form.addEventListener("submit", function (ev) {
     ev.preventDefault();
     var err = $("form-error");
-    err.textContent = "";
+    say(err, "");
     var data = { country: $("country").value, customer_phone: $("customer_phone").value.trim() };
     var n = selectedNetwork();
     // a number the merchant gave is not shown (only its mask): left empty, the payment uses it
@@ -89,7 +100,7 @@
       missing = missing || !data.amount;
       var min = parseFloat(page.dataset.minAmount);
       if (data.amount && !isNaN(min) && parseFloat(data.amount) < min) {
-        err.textContent = msg.error_min_amount + " " + (page.dataset.minAmountText || page.dataset.minAmount) + ".";
+        say(err, msg.error_min_amount + " " + (page.dataset.minAmountText || page.dataset.minAmount) + ".");
         $("amount").setAttribute("aria-invalid", "true");
         $("amount").focus();
         return;
@@ -100,21 +111,21 @@
       data.customer_email = $("customer_email").value.trim();
       missing = missing || !data.customer_name;
     }
-    if (missing) { err.textContent = msg.field_required; return; }
+    if (missing) { say(err, msg.field_required); return; }
     var button = $("pay-button");
     setBusy(button, true);
     post(payURL, data).then(function (res) {
       setBusy(button, false);
-      if (res.status !== 201) { err.textContent = errorText(res.body); return; }
+      if (res.status !== 201) { sayError(err, res.body); return; }
       follow(res.body.data);
-    }).catch(function () { setBusy(button, false); err.textContent = msg.error_network; });
+    }).catch(function () { setBusy(button, false); say(err, msg.error_network); });
   });
 
   function follow(payment) {
     current = payment;
     var next = payment.next_action || {};
     if (payment.status !== "PENDING") { finish(payment); return; }
-    if (next.type === "otp_confirmation") { $("otp-error").textContent = ""; $("push-otp").value = ""; show("otp-screen"); }
+    if (next.type === "otp_confirmation") { say($("otp-error"), ""); $("push-otp").value = ""; show("otp-screen"); }
     else {
       $("redirect").hidden = next.type !== "redirect" || !next.url;
       if (next.url) $("redirect-link").href = next.url;
@@ -126,15 +137,15 @@
   $("otp-form").addEventListener("submit", function (ev) {
     ev.preventDefault();
     var code = $("push-otp").value.trim();
-    if (!code) { $("otp-error").textContent = msg.field_required; return; }
+    if (!code) { say($("otp-error"), msg.field_required); return; }
     var button = $("otp-button");
     setBusy(button, true);
     post(otpURL, { transaction: current.id, otp: code }).then(function (res) {
       setBusy(button, false);
-      if (res.status !== 200) { $("otp-error").textContent = errorText(res.body); return; }
+      if (res.status !== 200) { sayError($("otp-error"), res.body); return; }
       if (res.body.data.status !== "PENDING") finish(res.body.data);
       else show("waiting-screen");
-    }).catch(function () { setBusy(button, false); $("otp-error").textContent = msg.error_network; });
+    }).catch(function () { setBusy(button, false); say($("otp-error"), msg.error_network); });
   });
 
   function poll() {
@@ -159,7 +170,8 @@
       $("success-reference").textContent = payment.reference;
       show("success-screen");
     } else {
-      $("failure-message").textContent = msg["failure_" + payment.failure_code] || payment.failure_message || "";
+      var known = msg["failure_" + payment.failure_code];
+      say($("failure-message"), known || payment.failure_message || "", known ? "" : "en");
       show("failure-screen");
     }
   }
