@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/csv"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -19,8 +20,9 @@ import (
 // TestDashboardPayoutBatchInBrowser drives payout batches in headless Chromium against the
 // whole path (sandbox operator, Temporal, worker): a CSV file with bad rows is refused whole
 // with its errors by line; a good one is sent and its page shows the progress until it
-// completes; over the merchant's approval threshold a batch waits, its creator's approval is
-// refused, and a second member approves it from their own session.
+// completes, and its link gives the results file, one row per item with its status; over the
+// merchant's approval threshold a batch waits, its creator's approval is refused, and a second
+// member approves it from their own session.
 func TestDashboardPayoutBatchInBrowser(t *testing.T) {
 	ps := payments(t)
 	acct := ps.newAccount(t, true)
@@ -75,6 +77,27 @@ func TestDashboardPayoutBatchInBrowser(t *testing.T) {
 	}, 90*time.Second, time.Second, "the batch page shows it completed")
 	assert.Equal(t, "3", innerText(t, ctx, `tr.progress[data-status="SUCCESS"] .count`))
 	screenshot(t, ctx, dir, "03-batch-completed")
+
+	// The results file, through the dashboard session: one row per item, in the file's order,
+	// with its status and its payout.
+	assert.Equal(t, "Télécharger les résultats (CSV)", innerText(t, ctx, "#batch-results"))
+	results, err := chromedp.Run(ctx, chromedp.Evaluate[string](
+		`fetch(document.querySelector('#batch-results').href).then(r => r.ok ? r.text() : "HTTP " + r.status)`,
+		chromedp.EvalAwaitPromise))
+	require.NoError(t, err)
+	rows, err := csv.NewReader(strings.NewReader(results)).ReadAll()
+	require.NoError(t, err, results)
+	require.Len(t, rows, 4, "the header and one row per item: %s", results)
+	col := map[string]int{}
+	for i, name := range rows[0] {
+		col[name] = i
+	}
+	for i, ref := range []string{"r1", "r2", "r3"} {
+		row := rows[i+1]
+		assert.Equal(t, ref, row[col["reference"]])
+		assert.Equal(t, string(sika.ItemSucceeded), row[col["status"]], "item %s", ref)
+		assert.NotEmpty(t, row[col["transaction"]], "item %s has its payout", ref)
+	}
 
 	// Over the threshold: the creator may not approve; a second member does.
 	r := ps.call(t, "PATCH", "/api/v1/merchant-settings/", map[string]any{"payout_approval_threshold": "5000"}, acct.dashboard(sika.EnvironmentTest)...)

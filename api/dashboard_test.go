@@ -522,6 +522,7 @@ func TestDashboardTenancySweep(t *testing.T) {
 		{"GET", "/dashboard/payout-batches/", "/dashboard/payout-batches/", nil},
 		{"POST", "/dashboard/payout-batches/", "/dashboard/payout-batches/", url.Values{"description": {"x"}}},
 		{"GET", "/dashboard/payout-batches/{id}/", "/dashboard/payout-batches/" + ownBatch + "/", nil},
+		{"GET", "/dashboard/payout-batches/{id}/results/", "/dashboard/payout-batches/" + ownBatch + "/results/", nil},
 		{"POST", "/dashboard/payout-batches/{id}/approve/", "/dashboard/payout-batches/" + ownBatch + "/approve/", url.Values{}},
 		{"POST", "/dashboard/payout-batches/{id}/reject/", "/dashboard/payout-batches/" + ownBatch + "/reject/", url.Values{}},
 		{"POST", "/dashboard/payout-batches/{id}/cancel/", "/dashboard/payout-batches/" + ownBatch + "/cancel/", url.Values{}},
@@ -580,6 +581,7 @@ func TestDashboardTenancySweep(t *testing.T) {
 			"/dashboard/wallets/" + theirWallet + "/ledger/",
 			"/dashboard/wallets/" + uuid.NewString() + "/ledger/",
 			"/dashboard/payout-batches/" + theirBatch + "/",
+			"/dashboard/payout-batches/" + theirBatch + "/results/",
 		} {
 			r := c.get(t, path)
 			assert.Equal(t, http.StatusNotFound, r.Status, path)

@@ -52,6 +52,7 @@ func (a *App) batchRoutes(r *mux.Router) {
 	r.Handle(Prefix+"payout-batches/", a.forMerchant(a.payoutBatches)).Methods(get)
 	r.Handle(Prefix+"payout-batches/", a.forUpload(a.uploadPayoutBatch)).Methods(post)
 	r.Handle(Prefix+"payout-batches/{id}/", a.forMerchant(a.payoutBatch)).Methods(get)
+	r.Handle(Prefix+"payout-batches/{id}/results/", a.forMerchant(a.payoutBatchResults)).Methods(get)
 	for _, action := range []string{"approve", "reject", "cancel"} {
 		r.Handle(Prefix+"payout-batches/{id}/"+action+"/", a.forMerchant(a.decidePayoutBatch(action))).Methods(post)
 	}
@@ -240,6 +241,16 @@ func (a *App) batchPage(w http.ResponseWriter, r *http.Request, v *visit, f *for
 		status = http.StatusOK
 	}
 	return a.render(w, r, status, "payout_batch", &view{visit: v, Title: "batch_title", Nav: "payouts", Data: d})
+}
+
+// payoutBatchResults hands over a batch's results file, one row per item with its status
+// (GET /payout-batches/{id}/results/); another merchant's batch is not found.
+func (a *App) payoutBatchResults(w http.ResponseWriter, r *http.Request, v *visit) error {
+	id, err := webapp.PathID(r, "Payout batch")
+	if err != nil {
+		return err
+	}
+	return a.download(w, r, v, "/payout-batches/"+id.String()+"/results/", nil)
 }
 
 // decidePayoutBatch approves, rejects or cancels a batch through the API; a refusal (the

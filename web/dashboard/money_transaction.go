@@ -166,21 +166,30 @@ func (a *App) transactionInvoice(w http.ResponseWriter, r *http.Request, v *visi
 	if err != nil {
 		return err
 	}
+	err = a.download(w, r, v, "/transactions/"+id.String()+"/invoice/", url.Values{"lang": {v.Lang}})
+	if sika.ErrorCode(err) == sika.CodeInvoiceUnavailable {
+		return sika.NotFound("Invoice")
+	}
+	return err
+}
+
+// download hands over a file the API answers for the visit's merchant and environment (an
+// invoice, a batch's results) with its type, name and language; the API's refusal is returned
+// as its error, before anything is written.
+func (a *App) download(w http.ResponseWriter, r *http.Request, v *visit, path string, q url.Values) error {
 	ans, err := a.cfg.API(r, webapp.APICall{Member: v.Member, Merchant: v.merchant.ID, Environment: v.env,
-		Method: http.MethodGet, Path: "/transactions/" + id.String() + "/invoice/", Query: url.Values{"lang": {v.Lang}}})
+		Method: http.MethodGet, Path: path, Query: q})
 	if err != nil {
 		return err
 	}
 	if ans.Status != http.StatusOK {
-		err := ans.Decode(nil)
-		if sika.ErrorCode(err) == sika.CodeInvoiceUnavailable {
-			return sika.NotFound("Invoice")
-		}
-		return err
+		return ans.Decode(nil)
 	}
 	h := w.Header()
 	for _, k := range []string{"Content-Type", "Content-Disposition", "Content-Language"} {
-		h.Set(k, ans.Header.Get(k))
+		if val := ans.Header.Get(k); val != "" {
+			h.Set(k, val)
+		}
 	}
 	h.Set("Content-Length", strconv.Itoa(len(ans.Body)))
 	w.WriteHeader(http.StatusOK)
