@@ -60,8 +60,5 @@ func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) revokeAPIKey(w http.ResponseWriter, r *http.Request) error {
-	if err := noBody(r); err != nil {
-		return err
-	}
-	return writeTenantObject(w, r, "API key", s.store.RevokeAPIKey)
+	return tenantAction(w, r, "API key", s.store.RevokeAPIKey, nil)
 }

@@ -217,21 +217,9 @@ func (s *Server) getCheckoutSession(w http.ResponseWriter, r *http.Request) erro
 // cancelCheckoutSession moves a PENDING session to CANCELLED, then tells its expiry workflow
 // to end (best effort: the workflow also finds out at its next status check).
 func (s *Server) cancelCheckoutSession(w http.ResponseWriter, r *http.Request) error {
-	if err := noBody(r); err != nil {
-		return err
-	}
-	c, err := tenantObject(r, "Checkout session", s.store.CancelCheckoutSession)
-	if err != nil {
-		return err
-	}
-	if s.cfg.Temporal != nil {
-		ctx := context.WithoutCancel(r.Context())
-		if err := s.cfg.Temporal.SignalWorkflow(ctx, workflows.CheckoutExpiryWorkflowID(c.ID), "", workflows.SignalCheckoutSessionClosed, nil); err != nil {
-			logFrom(ctx).Warn("signal checkout expiry", "checkout_session", c.ID, "err", err)
-		}
-	}
-	writeData(w, http.StatusOK, c)
-	return nil
+	return tenantAction(w, r, "Checkout session", s.store.CancelCheckoutSession, func(ctx context.Context, c sika.CheckoutSession) {
+		s.wake(ctx, workflows.CheckoutExpiryWorkflowID(c.ID), workflows.SignalCheckoutSessionClosed)
+	})
 }
 
 // isCurrencyCode says whether s has the shape of an ISO 4217 code: three letters A–Z (three

@@ -17,56 +17,30 @@ type batchDecisionRequest struct {
 	Note string `json:"note"`
 }
 
-// approvePayoutBatch is a second member's approval of a batch that waits for one: it becomes
-// PROCESSING and its workflow sends it. Dashboard only: an API key has no member, and the point
-// of the rule is a second person.
-func (s *Server) approvePayoutBatch(w http.ResponseWriter, r *http.Request) error {
-	return s.decidePayoutBatch(w, r, true)
+// decidePayoutBatch is a second member's decision on a batch that waits for one (dashboard only:
+// an API key has no member, and the point of the rule is a second person). Approved, it becomes
+// PROCESSING and its workflow sends it; rejected, it ends REJECTED and its hold is released.
+func (s *Server) decidePayoutBatch(approve bool) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		return decideApproval(w, r, "Payout batch", approve, s.store.DecidePayoutBatch, s.signalPayoutBatch)
+	}
 }
 
-// rejectPayoutBatch refuses a batch that waits for approval: it ends REJECTED and its hold is
-// released.
-func (s *Server) rejectPayoutBatch(w http.ResponseWriter, r *http.Request) error {
-	return s.decidePayoutBatch(w, r, false)
-}
-
-func (s *Server) decidePayoutBatch(w http.ResponseWriter, r *http.Request, approve bool) error {
-	return decideApproval(w, r, "Payout batch", func(ctx context.Context, merchant uuid.UUID, env sika.Environment, id, member uuid.UUID, note string) (sika.PayoutBatch, error) {
-		b, err := s.store.DecidePayoutBatch(ctx, merchant, env, id, member, approve, note)
-		if err == nil {
-			s.signalPayoutBatch(ctx, id)
-		}
-		return b, err
-	})
-}
-
-// approvePayout is a second member's approval of a payout over the merchant's threshold: it
-// becomes PENDING and its workflow sends it. Dashboard only, as for batches.
-func (s *Server) approvePayout(w http.ResponseWriter, r *http.Request) error {
-	return s.decidePayout(w, r, true)
-}
-
-// rejectPayout refuses a payout that waits for approval: it ends FAILED approval_rejected and its
-// hold is released.
-func (s *Server) rejectPayout(w http.ResponseWriter, r *http.Request) error {
-	return s.decidePayout(w, r, false)
-}
-
-func (s *Server) decidePayout(w http.ResponseWriter, r *http.Request, approve bool) error {
-	return decideApproval(w, r, "Payout", func(ctx context.Context, merchant uuid.UUID, env sika.Environment, id, member uuid.UUID, note string) (sika.Transaction, error) {
-		t, err := s.store.DecidePayout(ctx, merchant, env, id, member, approve, note)
-		if err == nil {
-			s.signalPayoutApproval(ctx, id)
-		}
-		return t, err
-	})
+// decidePayout is a second member's decision on a payout over the merchant's threshold
+// (dashboard only, as for batches). Approved, it becomes PENDING and its workflow sends it;
+// rejected, it ends FAILED approval_rejected and its hold is released.
+func (s *Server) decidePayout(approve bool) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		return decideApproval(w, r, "Payout", approve, s.store.DecidePayout, s.signalPayoutApproval)
+	}
 }
 
 // decideApproval reads a decision on something that waits for a second member (the path's id,
-// an optional note of at most 500 characters), has decide record it for the member calling and
-// answers what decide returns.
-func decideApproval[T any](w http.ResponseWriter, r *http.Request, what string,
-	decide func(ctx context.Context, merchant uuid.UUID, env sika.Environment, id, member uuid.UUID, note string) (T, error)) error {
+// an optional note of at most 500 characters), has decide record it for the member calling,
+// wakes its workflow and answers what decide returns.
+func decideApproval[T any](w http.ResponseWriter, r *http.Request, what string, approve bool,
+	decide func(ctx context.Context, merchant uuid.UUID, env sika.Environment, id, member uuid.UUID, approve bool, note string) (T, error),
+	wake func(ctx context.Context, id uuid.UUID)) error {
 	id, err := pathUUID(r, "id", what)
 	if err != nil {
 		return err
@@ -78,28 +52,22 @@ func decideApproval[T any](w http.ResponseWriter, r *http.Request, what string,
 		}
 	}
 	if len([]rune(req.Note)) > 500 {
-		return sika.FieldError("note", "Ensure this field has no more than 500 characters.")
+		return sika.FieldError("note", msgTooLong(500))
 	}
 	ctx := r.Context()
 	merchant, env := tenant(ctx)
-	out, err := decide(ctx, merchant, env, id, principalFrom(ctx).Member.ID, strings.TrimSpace(req.Note))
+	out, err := decide(ctx, merchant, env, id, principalFrom(ctx).Member.ID, approve, strings.TrimSpace(req.Note))
 	if err != nil {
 		return err
 	}
+	wake(ctx, id)
 	writeData(w, http.StatusOK, out)
 	return nil
 }
 
-// signalPayoutApproval wakes a payout's workflow after a decision; a lost signal only delays it
-// until its next periodic read.
+// signalPayoutApproval wakes a payout's workflow after a decision (wake).
 func (s *Server) signalPayoutApproval(ctx context.Context, id uuid.UUID) {
-	if s.cfg.Temporal == nil {
-		return
-	}
-	if err := s.cfg.Temporal.SignalWorkflow(context.WithoutCancel(ctx), workflows.PayoutWorkflowID(id), "",
-		workflows.SignalPayoutApprovalDecided, nil); err != nil {
-		logFrom(ctx).Warn("signal payout workflow", "transaction", id, "err", err)
-	}
+	s.wake(ctx, workflows.PayoutWorkflowID(id), workflows.SignalPayoutApprovalDecided)
 }
 
 // teamMemberRequest is the body of POST /team-members/.

@@ -267,15 +267,19 @@ func (s *Server) startPayoutBatch(ctx context.Context, id uuid.UUID, outboxID in
 	}
 }
 
-// signalPayoutBatch wakes a batch's workflow after a decision or a cancel; a lost signal only
-// delays it until its next periodic read.
+// signalPayoutBatch wakes a batch's workflow after a decision or a cancel (wake).
 func (s *Server) signalPayoutBatch(ctx context.Context, id uuid.UUID) {
+	s.wake(ctx, workflows.PayoutBatchWorkflowID(id), workflows.SignalPayoutBatchChanged)
+}
+
+// wake signals a workflow that a record it reads has changed (a decision, a cancel), best
+// effort: a lost signal only delays the workflow until it reads the record again.
+func (s *Server) wake(ctx context.Context, workflowID, signal string) {
 	if s.cfg.Temporal == nil {
 		return
 	}
-	if err := s.cfg.Temporal.SignalWorkflow(context.WithoutCancel(ctx), workflows.PayoutBatchWorkflowID(id), "",
-		workflows.SignalPayoutBatchChanged, nil); err != nil {
-		logFrom(ctx).Warn("signal payout batch workflow", "batch", id, "err", err)
+	if err := s.cfg.Temporal.SignalWorkflow(context.WithoutCancel(ctx), workflowID, "", signal, nil); err != nil {
+		logFrom(ctx).Warn("signal workflow", "workflow", workflowID, "signal", signal, "err", err)
 	}
 }
 
@@ -301,16 +305,9 @@ func (s *Server) listPayoutBatchItems(w http.ResponseWriter, r *http.Request) er
 // cancelPayoutBatch cancels the items of a batch not sent yet and releases their hold; the
 // items already sent go on to their end.
 func (s *Server) cancelPayoutBatch(w http.ResponseWriter, r *http.Request) error {
-	if err := noBody(r); err != nil {
-		return err
-	}
-	b, err := tenantObject(r, "Payout batch", s.store.CancelPayoutBatch)
-	if err != nil {
-		return err
-	}
-	s.signalPayoutBatch(r.Context(), b.ID)
-	writeData(w, http.StatusOK, b)
-	return nil
+	return tenantAction(w, r, "Payout batch", s.store.CancelPayoutBatch, func(ctx context.Context, b sika.PayoutBatch) {
+		s.signalPayoutBatch(ctx, b.ID)
+	})
 }
 
 // payoutBatchResultsHeader is the header row of a batch's results file.

@@ -70,6 +70,24 @@ func deleteTenantObject(w http.ResponseWriter, r *http.Request, kind string,
 	return reply(w, http.StatusOK, d, err)
 }
 
+// tenantAction runs an action that takes no body (noBody) on the caller's object of the path's
+// id (act: revoke, cancel…), then, when it succeeded, after (a signal to its workflow; nil for
+// none), and answers the object as act left it.
+func tenantAction[T any](w http.ResponseWriter, r *http.Request, kind string, act byTenantID[T], after func(ctx context.Context, v T)) error {
+	if err := noBody(r); err != nil {
+		return err
+	}
+	v, err := tenantObject(r, kind, act)
+	if err != nil {
+		return err
+	}
+	if after != nil {
+		after(r.Context(), v)
+	}
+	writeData(w, http.StatusOK, v)
+	return nil
+}
+
 // actionID reads the path's {id} of an action that takes no body (revoke, cancel, approve…): a
 // body member is refused (noBody) before the id is read.
 func actionID(r *http.Request, kind string) (uuid.UUID, error) {

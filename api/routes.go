@@ -93,10 +93,10 @@ func (s *Server) routes() *mux.Router {
 	s.handle(root, http.MethodPost, "/payout-batches/{id}/cancel/", s.cancelPayoutBatch, routeOpts{access: accessMerchant, scope: sika.ScopePayout, perm: sika.PermSendPayouts})
 	// A second member's decision on a batch over the merchant's approval threshold (dashboard
 	// only: an API key has no member).
-	s.handle(root, http.MethodPost, "/payouts/{id}/approve/", s.approvePayout, approve)
-	s.handle(root, http.MethodPost, "/payouts/{id}/reject/", s.rejectPayout, approve)
-	s.handle(root, http.MethodPost, "/payout-batches/{id}/approve/", s.approvePayoutBatch, approve)
-	s.handle(root, http.MethodPost, "/payout-batches/{id}/reject/", s.rejectPayoutBatch, approve)
+	s.handle(root, http.MethodPost, "/payouts/{id}/approve/", s.decidePayout(true), approve)
+	s.handle(root, http.MethodPost, "/payouts/{id}/reject/", s.decidePayout(false), approve)
+	s.handle(root, http.MethodPost, "/payout-batches/{id}/approve/", s.decidePayoutBatch(true), approve)
+	s.handle(root, http.MethodPost, "/payout-batches/{id}/reject/", s.decidePayoutBatch(false), approve)
 
 	// Settlements, wallet transfers and the payout methods settlements go to.
 	s.handle(root, http.MethodPost, "/settlements/", s.createSettlement, payout)
