@@ -64,11 +64,7 @@ func validCountryCode(v *sika.Validation, field, value string) {
 	}
 }
 
-func (s *Server) register(w http.ResponseWriter, r *http.Request) error {
-	var req registerRequest
-	if err := decodeBody(r, &req); err != nil {
-		return err
-	}
+func (s *Server) register(w http.ResponseWriter, r *http.Request, req registerRequest) error {
 	var v sika.Validation
 	req.Email = strings.TrimSpace(req.Email)
 	if req.Email == "" {
@@ -105,11 +101,7 @@ type loginRequest struct {
 	Password string `json:"password"`
 }
 
-func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
-	var req loginRequest
-	if err := decodeBody(r, &req); err != nil {
-		return err
-	}
+func (s *Server) login(w http.ResponseWriter, r *http.Request, req loginRequest) error {
 	var v sika.Validation
 	if strings.TrimSpace(req.Email) == "" {
 		v.Add("email", sika.MsgRequired)
@@ -193,11 +185,7 @@ type createMerchantRequest struct {
 	Country      string `json:"country"`
 }
 
-func (s *Server) createMerchant(w http.ResponseWriter, r *http.Request) error {
-	var req createMerchantRequest
-	if err := decodeBody(r, &req); err != nil {
-		return err
-	}
+func (s *Server) createMerchant(w http.ResponseWriter, r *http.Request, req createMerchantRequest) error {
 	var v sika.Validation
 	requireText(&v, "business_name", req.BusinessName, 200)
 	req.Country = strings.ToUpper(strings.TrimSpace(req.Country))

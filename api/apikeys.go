@@ -25,11 +25,7 @@ func (s *Server) listAPIKeys(w http.ResponseWriter, r *http.Request) error {
 // a merchant who asks for a TEST key is never handed a LIVE one. A dashboard session may
 // create keys in either environment, so honouring the body gives it nothing it could not ask
 // for with the header.
-func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) error {
-	var req createAPIKeyRequest
-	if err := decodeBody(r, &req); err != nil {
-		return err
-	}
+func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request, req createAPIKeyRequest) error {
 	var v sika.Validation
 	req.Scope = sika.Scope(strings.ToUpper(string(req.Scope)))
 	if req.Scope == "" {

@@ -31,7 +31,7 @@ const (
 // pages call (authorised by the slug, rate-limited per client address) and the pages.
 func (s *Server) checkoutRoutes(root *mux.Router) {
 	payin := routeOpts{access: accessMerchant, scope: sika.ScopePayin}
-	s.handle(root, http.MethodPost, "/checkout-sessions/", s.createCheckoutSession, routeOpts{access: accessMerchant, scope: sika.ScopePayin, movesMoney: true})
+	s.handle(root, http.MethodPost, "/checkout-sessions/", withBody(s.createCheckoutSession), routeOpts{access: accessMerchant, scope: sika.ScopePayin, movesMoney: true})
 	s.handle(root, http.MethodGet, "/checkout-sessions/", s.listCheckoutSessions, payin)
 	s.handle(root, http.MethodGet, "/checkout-sessions/{id}/", s.getCheckoutSession, payin)
 	s.handle(root, http.MethodPost, "/checkout-sessions/{id}/cancel/", s.cancelCheckoutSession, payin)
@@ -68,11 +68,7 @@ type createdCheckoutSession struct {
 
 // createCheckoutSession validates the request and, in one Postgres transaction, records the
 // session and the outbox row of its expiry workflow, then starts the workflow.
-func (s *Server) createCheckoutSession(w http.ResponseWriter, r *http.Request) error {
-	var req checkoutSessionRequest
-	if err := decodeBody(r, &req); err != nil {
-		return err
-	}
+func (s *Server) createCheckoutSession(w http.ResponseWriter, r *http.Request, req checkoutSessionRequest) error {
 	c, err := s.newCheckoutSession(r.Context(), req)
 	if err != nil {
 		return err

@@ -32,11 +32,7 @@ func parseIPOrPrefix(s string) (netip.Prefix, bool) {
 	return netip.PrefixFrom(a, a.BitLen()), true
 }
 
-func (s *Server) addIPWhitelistEntry(w http.ResponseWriter, r *http.Request) error {
-	var req addIPRequest
-	if err := decodeBody(r, &req); err != nil {
-		return err
-	}
+func (s *Server) addIPWhitelistEntry(w http.ResponseWriter, r *http.Request, req addIPRequest) error {
 	var v sika.Validation
 	prefix, ok := parseIPOrPrefix(req.IPAddress)
 	switch {

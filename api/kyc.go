@@ -22,7 +22,7 @@ func (s *Server) kycRoutes(root *mux.Router) {
 	dashboard := routeOpts{access: accessDashboard}
 	staff := routeOpts{access: accessStaff}
 
-	s.handle(root, http.MethodPost, "/merchant-kyc/", s.submitKYCDossier, dashboard)
+	s.handle(root, http.MethodPost, "/merchant-kyc/", withBody(s.submitKYCDossier), dashboard)
 	s.handle(root, http.MethodGet, "/merchant-kyc/", s.listKYCDossiers, merchant)
 	s.handle(root, http.MethodPost, "/merchant-kyc/upload/", s.uploadKYCFile, dashboard)
 	// The file's name ends in its extension, so the path has no trailing slash (ServeHTTP
@@ -56,11 +56,7 @@ type kycDossierRequest struct {
 
 // submitKYCDossier records a new dossier for the caller's merchant (whatever `merchant` says)
 // and puts the merchant's kyc_status back to PENDING; is_active is left as it is.
-func (s *Server) submitKYCDossier(w http.ResponseWriter, r *http.Request) error {
-	var req kycDossierRequest
-	if err := decodeBody(r, &req); err != nil {
-		return err
-	}
+func (s *Server) submitKYCDossier(w http.ResponseWriter, r *http.Request, req kycDossierRequest) error {
 	var v sika.Validation
 	// The spec requires `merchant`, then replaces it with the caller's own merchant.
 	if req.Merchant == nil || *req.Merchant == "" {

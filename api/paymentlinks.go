@@ -28,7 +28,7 @@ func (s *Server) paymentLinkRoutes(root *mux.Router) {
 	s.handle(root, http.MethodGet, "/payment-links/{id}/transactions/", s.listPaymentLinkTransactions, merchant)
 
 	public := routeOpts{throttleByIP: true}
-	s.handle(root, http.MethodPost, "/links/{slug}/pay/", s.payPaymentLink, public)
+	s.handle(root, http.MethodPost, "/links/{slug}/pay/", withBody(s.payPaymentLink), public)
 	s.handle(root, http.MethodGet, "/links/{slug}/payments/{id}/", s.getLinkPayment, public)
 	s.handle(root, http.MethodPost, "/links/{slug}/confirm-otp/", s.confirmLinkOTP, public)
 	s.handle(root, http.MethodGet, "/links/{slug}/network/", s.linkNetwork, public)
@@ -224,11 +224,7 @@ func (s *Server) listPaymentLinkTransactions(w http.ResponseWriter, r *http.Requ
 // payPaymentLink creates a payment on a link's hosted page: one transaction per payment, up to
 // usage_limit. The customer gives name, number, network and, when the link lets them, the
 // amount (FREE links, or FIXED links without an amount), at least min_amount.
-func (s *Server) payPaymentLink(w http.ResponseWriter, r *http.Request) error {
-	var req hostedPayRequest
-	if err := decodeBody(r, &req); err != nil {
-		return err
-	}
+func (s *Server) payPaymentLink(w http.ResponseWriter, r *http.Request, req hostedPayRequest) error {
 	l, err := s.store.PaymentLinkBySlug(r.Context(), mux.Vars(r)["slug"])
 	if err != nil {
 		return err

@@ -362,11 +362,7 @@ type confirmOTPRequest struct {
 }
 
 // confirmOTP sends the code a customer received after the push to the payment's workflow.
-func (s *Server) confirmOTP(w http.ResponseWriter, r *http.Request) error {
-	var req confirmOTPRequest
-	if err := decodeBody(r, &req); err != nil {
-		return err
-	}
+func (s *Server) confirmOTP(w http.ResponseWriter, r *http.Request, req confirmOTPRequest) error {
 	if req.OTP = strings.TrimSpace(req.OTP); req.OTP == "" {
 		return sika.FieldError("otp", sika.MsgRequired)
 	}
@@ -425,11 +421,7 @@ type retryRequest struct {
 }
 
 // retry replays a FAILED inbound payment on the same transaction, as a new run.
-func (s *Server) retryPayment(w http.ResponseWriter, r *http.Request) error {
-	var req retryRequest
-	if err := decodeBody(r, &req); err != nil {
-		return err
-	}
+func (s *Server) retryPayment(w http.ResponseWriter, r *http.Request, req retryRequest) error {
 	t, err := s.paymentFor(r)
 	if err != nil {
 		return err

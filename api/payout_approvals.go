@@ -103,11 +103,7 @@ func (s *Server) listTeamMembers(w http.ResponseWriter, r *http.Request) error {
 
 // addTeamMember gives a registered member a role in the merchant's team (ADMIN, DEVELOPER or
 // VIEWER; the owner's role does not change).
-func (s *Server) addTeamMember(w http.ResponseWriter, r *http.Request) error {
-	var req teamMemberRequest
-	if err := decodeBody(r, &req); err != nil {
-		return err
-	}
+func (s *Server) addTeamMember(w http.ResponseWriter, r *http.Request, req teamMemberRequest) error {
 	var v sika.Validation
 	email := strings.TrimSpace(req.Email)
 	if email == "" {

@@ -41,11 +41,7 @@ type PayoutBatchRow struct {
 // priced by the payout's own rule before anything moves (400 with the errors of every invalid
 // item, by index), the batch is recorded with its total held (refused whole when a wallet
 // cannot cover it, fees included) and its workflow sends the items.
-func (s *Server) createPayoutBatch(w http.ResponseWriter, r *http.Request) error {
-	var req payoutBatchRequest
-	if err := decodeBody(r, &req); err != nil {
-		return err
-	}
+func (s *Server) createPayoutBatch(w http.ResponseWriter, r *http.Request, req payoutBatchRequest) error {
 	var v sika.Validation
 	maxLength(&v, "description", req.Description, 500)
 	switch {

@@ -24,11 +24,7 @@ type refundRequest struct {
 // createRefund gives a customer back part or all of a successful collection: a REMBOURSEMENT
 // transaction whose amount (plus its fee) is held on the wallet at once and then paid back by
 // the refund's workflow, through the operator's own refund or a payout to the payer's number.
-func (s *Server) createRefund(w http.ResponseWriter, r *http.Request) error {
-	var req refundRequest
-	if err := decodeBody(r, &req); err != nil {
-		return err
-	}
+func (s *Server) createRefund(w http.ResponseWriter, r *http.Request, req refundRequest) error {
 	var v sika.Validation
 	id, err := uuid.Parse(strings.TrimSpace(req.Transaction))
 	switch {

@@ -14,6 +14,19 @@ import (
 // error, read the object of the path's id in the caller's tenancy, list a page or a cursor page,
 // delete. A new route's handler is then its own validation and store call between them.
 
+// withBody mounts a handler that takes a request body: the body is decoded into a Req first,
+// strictly (decodeBody: a member the struct does not declare is refused), and h runs with it
+// only when it was. The struct is the route's declared body (requestBodies in the tests).
+func withBody[Req any](h func(w http.ResponseWriter, r *http.Request, req Req) error) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		var req Req
+		if err := decodeBody(r, &req); err != nil {
+			return err
+		}
+		return h(w, r, req)
+	}
+}
+
 // reply answers data in the envelope with status, or returns err for the guard to render
 // (writeError): the end of every handler whose answer is what one call gave.
 func reply(w http.ResponseWriter, status int, data any, err error) error {

@@ -39,21 +39,21 @@ func (s *Server) routes() *mux.Router {
 	approve := routeOpts{access: accessDashboard, perm: sika.PermApprovePayouts}
 
 	// Accounts and sessions.
-	s.handle(root, http.MethodPost, "/auth/register/", s.register, routeOpts{throttleByIP: true})
-	s.handle(root, http.MethodPost, "/auth/login/", s.login, routeOpts{throttleByIP: true})
+	s.handle(root, http.MethodPost, "/auth/register/", withBody(s.register), routeOpts{throttleByIP: true})
+	s.handle(root, http.MethodPost, "/auth/login/", withBody(s.login), routeOpts{throttleByIP: true})
 	s.handle(root, http.MethodGet, "/auth/merchants/", s.listMemberMerchants, member)
-	s.handle(root, http.MethodPost, "/auth/merchants/", s.createMerchant, member)
+	s.handle(root, http.MethodPost, "/auth/merchants/", withBody(s.createMerchant), member)
 
 	// Dashboard-only management of the merchant account.
 	s.handle(root, http.MethodGet, "/api-keys/", s.listAPIKeys, dashboard)
-	s.handle(root, http.MethodPost, "/api-keys/", s.createAPIKey, keys)
+	s.handle(root, http.MethodPost, "/api-keys/", withBody(s.createAPIKey), keys)
 	s.handle(root, http.MethodPost, "/api-keys/{id}/revoke/", s.revokeAPIKey, keys)
 	s.handle(root, http.MethodGet, "/ip-whitelist/", s.listIPWhitelist, dashboard)
-	s.handle(root, http.MethodPost, "/ip-whitelist/", s.addIPWhitelistEntry, keys)
+	s.handle(root, http.MethodPost, "/ip-whitelist/", withBody(s.addIPWhitelistEntry), keys)
 	s.handle(root, http.MethodDelete, "/ip-whitelist/{id}/", s.deleteIPWhitelistEntry, keys)
 	s.handle(root, http.MethodGet, "/merchant-settings/", s.getMerchantSettings, dashboard)
 	s.handle(root, http.MethodGet, "/team-members/", s.listTeamMembers, dashboard)
-	s.handle(root, http.MethodPost, "/team-members/", s.addTeamMember, settings)
+	s.handle(root, http.MethodPost, "/team-members/", withBody(s.addTeamMember), settings)
 	s.handle(root, http.MethodPatch, "/merchant-settings/", s.patchMerchantSettings, settings)
 
 	// Reference catalogue and pricing.
@@ -70,8 +70,8 @@ func (s *Server) routes() *mux.Router {
 	payin := routeOpts{access: accessMerchant, scope: sika.ScopePayin, idempotent: true, movesMoney: true}
 	s.handle(root, http.MethodPost, "/payments/softpay/", s.softpay, payin)
 	s.handle(root, http.MethodPost, "/payments/softpay/initialize/", s.softpay, payin)
-	s.handle(root, http.MethodPost, "/payments/{id}/confirm-otp/", s.confirmOTP, payin)
-	s.handle(root, http.MethodPost, "/payments/{id}/retry/", s.retryPayment, payin)
+	s.handle(root, http.MethodPost, "/payments/{id}/confirm-otp/", withBody(s.confirmOTP), payin)
+	s.handle(root, http.MethodPost, "/payments/{id}/retry/", withBody(s.retryPayment), payin)
 	s.handle(root, http.MethodGet, "/payments/{id}/verify/", s.verifyPayment, routeOpts{access: accessMerchant, scope: sika.ScopePayin})
 
 	// Payouts.
@@ -80,12 +80,12 @@ func (s *Server) routes() *mux.Router {
 	s.handle(root, http.MethodGet, "/payouts/{id}/verify/", s.verifyPayout, routeOpts{access: accessMerchant, scope: sika.ScopePayout})
 
 	// Refunds of collections: money leaving the wallet, under the payout's guard.
-	s.handle(root, http.MethodPost, "/refunds/", s.createRefund, payout)
+	s.handle(root, http.MethodPost, "/refunds/", withBody(s.createRefund), payout)
 	s.handle(root, http.MethodGet, "/refunds/", s.listRefunds, merchant)
 	s.handle(root, http.MethodGet, "/refunds/{id}/", s.getRefund, merchant)
 
 	// Payout batches: up to 1,000 payouts accepted (and held) whole, each then a payout.
-	s.handle(root, http.MethodPost, "/payout-batches/", s.createPayoutBatch, payout)
+	s.handle(root, http.MethodPost, "/payout-batches/", withBody(s.createPayoutBatch), payout)
 	s.handle(root, http.MethodGet, "/payout-batches/", s.listPayoutBatches, merchant)
 	s.handle(root, http.MethodGet, "/payout-batches/{id}/", s.getPayoutBatch, merchant)
 	s.handle(root, http.MethodGet, "/payout-batches/{id}/items/", s.listPayoutBatchItems, merchant)
@@ -99,18 +99,18 @@ func (s *Server) routes() *mux.Router {
 	s.handle(root, http.MethodPost, "/payout-batches/{id}/reject/", s.decidePayoutBatch(false), approve)
 
 	// Settlements, wallet transfers and the payout methods settlements go to.
-	s.handle(root, http.MethodPost, "/settlements/", s.createSettlement, payout)
+	s.handle(root, http.MethodPost, "/settlements/", withBody(s.createSettlement), payout)
 	s.handle(root, http.MethodGet, "/settlements/", s.listSettlements, merchant)
-	s.handle(root, http.MethodPost, "/wallet-transfers/", s.createWalletTransfer, payout)
+	s.handle(root, http.MethodPost, "/wallet-transfers/", withBody(s.createWalletTransfer), payout)
 	s.handle(root, http.MethodGet, "/wallet-transfers/", s.listWalletTransfers, merchant)
-	s.handle(root, http.MethodPost, "/merchant-payout-methods/", s.createPayoutMethod, settings)
+	s.handle(root, http.MethodPost, "/merchant-payout-methods/", withBody(s.createPayoutMethod), settings)
 	s.handle(root, http.MethodGet, "/merchant-payout-methods/", s.listPayoutMethods, merchant)
 	s.handle(root, http.MethodGet, "/merchant-payout-methods/{id}/", s.getPayoutMethod, merchant)
-	s.handle(root, http.MethodPatch, "/admin/merchant-payout-methods/{id}/", requireStaff(sika.PermVerifyPayoutMethod, s.reviewPayoutMethod), routeOpts{access: accessStaff})
+	s.handle(root, http.MethodPatch, "/admin/merchant-payout-methods/{id}/", requireStaff(sika.PermVerifyPayoutMethod, withBody(s.reviewPayoutMethod)), routeOpts{access: accessStaff})
 
 	// Webhook endpoints and the event log.
 	s.handle(root, http.MethodGet, "/merchant-webhooks/", s.listWebhooks, merchant)
-	s.handle(root, http.MethodPost, "/merchant-webhooks/", s.createWebhook, keys)
+	s.handle(root, http.MethodPost, "/merchant-webhooks/", withBody(s.createWebhook), keys)
 	s.handle(root, http.MethodGet, "/merchant-webhooks/{id}/", s.getWebhook, merchant)
 	s.handle(root, http.MethodPatch, "/merchant-webhooks/{id}/", s.patchWebhook, keys)
 	s.handle(root, http.MethodDelete, "/merchant-webhooks/{id}/", s.deleteWebhook, keys)
@@ -122,7 +122,7 @@ func (s *Server) routes() *mux.Router {
 	s.handle(root, http.MethodGet, "/request-logs/stream/", s.streamRequestLogs, merchant)
 	s.handle(root, http.MethodGet, "/events/{id}/", s.getEvent, merchant)
 	s.handle(root, http.MethodGet, "/events/{id}/deliveries/", s.listEventDeliveries, merchant)
-	s.handle(root, http.MethodPost, "/events/{id}/redeliver/", s.redeliverEvent, merchant)
+	s.handle(root, http.MethodPost, "/events/{id}/redeliver/", withBody(s.redeliverEvent), merchant)
 
 	// Support tooling (staff).
 	staff := routeOpts{access: accessStaff}

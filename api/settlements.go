@@ -35,11 +35,7 @@ func optional(s string) *string {
 
 // createPayoutMethod records an account of the merchant's own (dashboard only); it receives
 // settlements once an admin has verified it.
-func (s *Server) createPayoutMethod(w http.ResponseWriter, r *http.Request) error {
-	var req payoutMethodRequest
-	if err := decodeBody(r, &req); err != nil {
-		return err
-	}
+func (s *Server) createPayoutMethod(w http.ResponseWriter, r *http.Request, req payoutMethodRequest) error {
 	ctx := r.Context()
 	merchant, env := tenant(ctx)
 	m := sika.PayoutMethod{Merchant: merchant, Environment: env, Type: sika.PayoutMethodType(strings.ToUpper(string(req.Type))),
@@ -111,11 +107,7 @@ type reviewPayoutMethodRequest struct {
 }
 
 // reviewPayoutMethod lets staff verify (or suspend) a merchant's payout method.
-func (s *Server) reviewPayoutMethod(w http.ResponseWriter, r *http.Request) error {
-	var req reviewPayoutMethodRequest
-	if err := decodeBody(r, &req); err != nil {
-		return err
-	}
+func (s *Server) reviewPayoutMethod(w http.ResponseWriter, r *http.Request, req reviewPayoutMethodRequest) error {
 	id, err := pathUUID(r, "id", "Payout method")
 	if err != nil {
 		return err
@@ -134,11 +126,7 @@ type settlementRequest struct {
 // createSettlement moves available balance to one of the merchant's verified payout methods:
 // a RETRAIT transaction whose amount is held at once and then paid out by the payout workflow.
 // Settlements carry no fee.
-func (s *Server) createSettlement(w http.ResponseWriter, r *http.Request) error {
-	var req settlementRequest
-	if err := decodeBody(r, &req); err != nil {
-		return err
-	}
+func (s *Server) createSettlement(w http.ResponseWriter, r *http.Request, req settlementRequest) error {
 	ctx := r.Context()
 	merchant, env := tenant(ctx)
 	var v sika.Validation
@@ -222,11 +210,7 @@ type walletTransferRequest struct {
 
 // createWalletTransfer moves money between two of the merchant's wallets at the current rate,
 // at once and atomically; the store prices the credit (rounded down, never zero).
-func (s *Server) createWalletTransfer(w http.ResponseWriter, r *http.Request) error {
-	var req walletTransferRequest
-	if err := decodeBody(r, &req); err != nil {
-		return err
-	}
+func (s *Server) createWalletTransfer(w http.ResponseWriter, r *http.Request, req walletTransferRequest) error {
 	ctx := r.Context()
 	merchant, env := tenant(ctx)
 	var v sika.Validation

@@ -43,11 +43,7 @@ func (s *Server) checkEndpointURL(r *http.Request, raw string, env sika.Environm
 
 // createWebhook registers an endpoint in the dashboard's environment and shows its signing
 // secret once.
-func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
-	var req webhookRequest
-	if err := decodeBody(r, &req); err != nil {
-		return err
-	}
+func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request, req webhookRequest) error {
 	p := principalFrom(r.Context())
 	e := sika.WebhookEndpoint{Merchant: p.Merchant.ID, Environment: p.Environment, IsActive: true, CreatedByMember: &p.Member.ID}
 	var v sika.Validation
@@ -219,11 +215,7 @@ type redeliverRequest struct {
 // redeliverEvent queues a new delivery of an event to every endpoint that matches it now, or
 // to the one endpoint the body names: an endpoint of another merchant or environment is not
 // found; a disabled one, or one scoped to another payment link, cannot take the event.
-func (s *Server) redeliverEvent(w http.ResponseWriter, r *http.Request) error {
-	var req redeliverRequest
-	if err := decodeBody(r, &req); err != nil {
-		return err
-	}
+func (s *Server) redeliverEvent(w http.ResponseWriter, r *http.Request, req redeliverRequest) error {
 	ev, err := s.eventFor(r)
 	if err != nil {
 		return err
