@@ -114,7 +114,7 @@ func TestDashboardPayoutBatchInBrowser(t *testing.T) {
 	batchURL, err := chromedp.Run(ctx, chromedp.Location())
 	require.NoError(t, err)
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`#approve-batch`)),
+		press(`#approve-batch`),
 		chromedp.WaitVisible(chromedp.CSS(`.form-alert`)),
 	))
 	assert.Equal(t, string(sika.BatchAwaitingApproval), attrOf(t, ctx, "#batch-status", "data-status"), "its creator's approval is refused")
@@ -125,7 +125,7 @@ func TestDashboardPayoutBatchInBrowser(t *testing.T) {
 		signInToTest(base, second),
 		chromedp.Navigate(batchURL),
 		chromedp.WaitVisible(chromedp.CSS(`#approve-batch`)),
-		chromedp.Click(chromedp.CSS(`#approve-batch`)),
+		press(`#approve-batch`),
 		chromedp.WaitNotPresent(chromedp.CSS(`#approve-batch`)),
 	))
 	assert.NotEqual(t, string(sika.BatchAwaitingApproval), attrOf(t, ctx2, "#batch-status", "data-status"), "approved by the second member")
@@ -138,6 +138,24 @@ func TestDashboardPayoutBatchInBrowser(t *testing.T) {
 }
 
 // signInToTest signs acct in on the dashboard at base and switches it to TEST.
+// press clicks the element sel. A click first resolves sel to a node of the page's document; on
+// a loaded machine that node was seen gone by the time it was clicked ("Could not find node with
+// given id": the document had been replaced in between), with nothing clicked. The click is then
+// tried again on the element as the page has it now, up to three times.
+func press(sel string) chromedp.Action[chromedp.Void] {
+	click := chromedp.Click(chromedp.CSS(sel))
+	return func(ctx context.Context, target *chromedp.Target) (chromedp.Void, error) {
+		var v chromedp.Void
+		var err error
+		for range 3 {
+			if v, err = click(ctx, target); err == nil || !strings.Contains(err.Error(), "Could not find node") {
+				break
+			}
+		}
+		return v, err
+	}
+}
+
 func signInToTest(base string, acct *account) chromedp.Action[chromedp.Void] {
 	return chromedp.Steps(
 		chromedp.Navigate(base),

@@ -51,7 +51,7 @@ func TestDashboardPayoutApprovalInBrowser(t *testing.T) {
 	assert.Contains(t, innerText(t, ctx, "#payout-awaiting"), "au plus tard le", "until when it waits")
 	assert.Contains(t, innerText(t, ctx, "#payout-awaiting"), "UTC")
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`#approve-payout`)),
+		press(`#approve-payout`),
 		chromedp.WaitVisible(chromedp.CSS(`#action-error`)),
 	))
 	assert.Contains(t, innerText(t, ctx, "#action-error"), "autre membre", "its creator's approval is refused, in French")
@@ -64,7 +64,7 @@ func TestDashboardPayoutApprovalInBrowser(t *testing.T) {
 		signInToTest(base, second),
 		chromedp.Navigate(base+"transactions/"+mine.ID.String()+"/"),
 		chromedp.WaitVisible(chromedp.CSS(`#approve-payout`)),
-		chromedp.Click(chromedp.CSS(`#approve-payout`)),
+		press(`#approve-payout`),
 		chromedp.WaitVisible(chromedp.CSS(`#action-notice`)),
 	))
 	assert.NotEqual(t, "En attente d'approbation", innerText(t, ctx2, "#tx-status"))
@@ -74,7 +74,7 @@ func TestDashboardPayoutApprovalInBrowser(t *testing.T) {
 	require.NoError(t, chromedp.Do(ctx2,
 		chromedp.Navigate(base+"transactions/"+byKey.ID.String()+"/"),
 		chromedp.WaitVisible(chromedp.CSS(`#reject-payout`)),
-		chromedp.Click(chromedp.CSS(`#reject-payout`)),
+		press(`#reject-payout`),
 		chromedp.WaitVisible(chromedp.CSS(`#action-notice`)),
 	))
 	assert.Equal(t, "Échouée", innerText(t, ctx2, "#tx-status"))
