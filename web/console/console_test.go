@@ -29,6 +29,8 @@ func TestConsoleTranslations(t *testing.T) {
 	add("merchant_kyc_", []string{string(sika.KYCPending), string(sika.KYCVerified), string(sika.KYCRejected)})
 	add("attempt_", []string{string(sika.AttemptPending), string(sika.AttemptSuccess), string(sika.AttemptFailed)})
 	add("decided_by_", []string{"operator", "support"})
+	add("resolve_", []string{"FAILED", "SUCCESS"})
+	add("flag_settle_", []string{"SUCCESS", "FAILED"})
 	add("action_", []string{"end_unclear_run", store.StaffActionKYCApproved, store.StaffActionKYCRejected, store.StaffActionMerchantSuspended,
 		store.StaffActionMerchantReinstated, store.StaffActionPayoutMethodReview, store.StaffActionReverified,
 		store.ActionDecisionProposed, store.ActionDecisionApproved, store.ActionDecisionRejected, store.ActionStaffRoleChanged})

@@ -88,6 +88,31 @@ func (v *view) Table(rows []sika.Transaction) webapp.TxTable {
 	return webapp.TxTable{V: &v.Visit, Rows: rows, Caption: "transactions", AcrossMerchants: true}
 }
 
+// proposal is a form that proposes the final status of a payout with a reason (the
+// "propose-status" partial): an unclear payout resolved, a re-held one settled.
+type proposal struct {
+	V      *view
+	Action string
+	// ID names the form (ID-form), its buttons (ID-<status>) and its submit button; a form in a
+	// list has none.
+	ID     string
+	Status webapp.Choice
+	Reason webapp.Field
+}
+
+// Proposal is the form that proposes a payout's final status to action: its id ("" in a list,
+// where row names the reason's input), the key of its legend, and the statuses in order, each
+// labelled by the text of keyPrefix and the status.
+func (v *view) Proposal(action, id, row, legend, keyPrefix string, statuses ...string) proposal {
+	p := proposal{V: v, Action: action, ID: id,
+		Status: v.Choice("status", legend, "", "", v.Options(keyPrefix, statuses), "required", "id="+id),
+		Reason: v.Field("reason", "reason", "", "", "required", "max=500", "rows=2")}
+	if row != "" {
+		p.Reason.ID = "reason-" + row
+	}
+	return p
+}
+
 // rowsOf pairs rows with the view, for the shared row templates (attempts, actions).
 type rowsOf struct {
 	V    *view

@@ -126,6 +126,7 @@ type Choice struct {
 	Name, ID, Label, All, Value, Help string
 	Error                             template.HTML
 	Options                           []Option
+	Required                          bool
 }
 
 // SelectID is the select's id; HelpID and ErrorID are the ids aria-describedby names.
@@ -142,13 +143,15 @@ func (c Choice) ErrorID() string { return describedID(c.SelectID(), "error") }
 func (c Choice) Describedby() string { return describedby(c.SelectID(), c.Help != "", c.Error != "") }
 
 // Choice describes a select named name labelled by the text of labelKey, with its options, the
-// value chosen and its error; words are key=value for any (the text's key of the empty option
-// that chooses none; "-" for a dash), id and help (a text key).
+// value chosen and its error; words are "required", and key=value for any (the text's key of
+// the empty option that chooses none; "-" for a dash), id and help (a text key).
 func (v *Visit) Choice(name, labelKey, value string, errMsg template.HTML, opts []Option, words ...string) Choice {
 	c := Choice{Name: name, Label: v.T(labelKey), Value: value, Error: errMsg, Options: opts}
 	for _, w := range words {
 		k, val, _ := strings.Cut(w, "=")
 		switch {
+		case k == "required":
+			c.Required = true
 		case k == "any" && val == "-":
 			c.All = "—"
 		case k == "any":
