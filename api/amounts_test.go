@@ -161,7 +161,7 @@ func TestAmountFieldsMeanOneThing(t *testing.T) {
 				[]string{row["requested_amount"], row["client_fee"], row["debited_amount"], row["gateway_fee"], row["platform_fee"], row["net_amount"]})
 
 			// The dashboard's transaction page, under the labels of the meanings.
-			page := c.get(t, "/dashboard/transactions/"+d.ID.String()+"/")
+			page := c.Get(t, "/dashboard/transactions/"+d.ID.String()+"/")
 			require.Equal(t, 200, page.Status, page.Body)
 			paying, receiving := "Débité de votre solde", "Reçu par le bénéficiaire"
 			if d.FlowDirection == sika.DirectionInbound {

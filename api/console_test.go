@@ -18,19 +18,13 @@ import (
 // consoleLogin fills the console's login form as a browser would and returns the answer.
 func (c *dashClient) consoleLogin(t *testing.T, email, password string) dashAnswer {
 	t.Helper()
-	page := c.get(t, "/console/login/")
-	require.Equal(t, http.StatusOK, page.Status, page.Body)
-	return c.do(t, http.MethodPost, "/console/login/", url.Values{
-		"csrf_token": {hiddenField(t, page.Body, "csrf_token")}, "email": {email}, "password": {password}, "next": {"/console/"},
-	})
+	return c.Login(t, "/console/", email, password)
 }
 
 // consoleCSRF is the console session's token, read from a page as a form would.
 func (c *dashClient) consoleCSRF(t *testing.T) string {
 	t.Helper()
-	page := c.get(t, "/console/actions/")
-	require.Equal(t, http.StatusOK, page.Status, page.Body)
-	return hiddenField(t, page.Body, "csrf_token")
+	return c.CSRF(t, "/console/actions/")
 }
 
 // TestConsoleLogin: staff only; a merchant's credentials are refused; the sessions of the
@@ -40,7 +34,7 @@ func TestConsoleLogin(t *testing.T) {
 	acct := ts.newAccount(t, true)
 	staff := newStaffMember(t)
 
-	r := newDashClient(t, ts.url).get(t, "/console/")
+	r := newDashClient(t, ts.url).Get(t, "/console/")
 	assert.Equal(t, http.StatusSeeOther, r.Status)
 	assert.Equal(t, "/console/login/", r.Header.Get("Location"))
 
@@ -52,11 +46,11 @@ func TestConsoleLogin(t *testing.T) {
 	c := newDashClient(t, ts.url)
 	r = c.consoleLogin(t, staff.Email, "correct horse battery")
 	require.Equal(t, http.StatusSeeOther, r.Status, r.Body)
-	home := c.get(t, "/console/")
+	home := c.Get(t, "/console/")
 	require.Equal(t, http.StatusOK, home.Status)
 	assert.Contains(t, home.Body, "Paiements bloqués", "French by default")
 	assert.Contains(t, home.Body, staff.Email)
-	en := c.get(t, "/console/", "Accept-Language", "en-GB,en;q=0.9")
+	en := c.Get(t, "/console/", "Accept-Language", "en-GB,en;q=0.9")
 	assert.Contains(t, en.Body, "Stuck payments")
 	for _, h := range []string{"Content-Security-Policy", "X-Frame-Options", "X-Content-Type-Options"} {
 		assert.NotEmpty(t, home.Header.Get(h), h)
@@ -65,7 +59,7 @@ func TestConsoleLogin(t *testing.T) {
 	// The console's session id is not a dashboard session, and the reverse.
 	u, _ := url.Parse(ts.url + "/console/")
 	var token string
-	for _, ck := range c.client.Jar.Cookies(u) {
+	for _, ck := range c.HTTP.Jar.Cookies(u) {
 		if ck.Name == "sika_console" {
 			token = ck.Value
 		}
@@ -73,20 +67,20 @@ func TestConsoleLogin(t *testing.T) {
 	require.NotEmpty(t, token)
 	forged := newDashClient(t, ts.url)
 	du, _ := url.Parse(ts.url + "/dashboard/")
-	forged.client.Jar.SetCookies(du, []*http.Cookie{{Name: "sika_dashboard", Value: token, Path: "/dashboard/"}})
-	r = forged.get(t, "/dashboard/")
+	forged.HTTP.Jar.SetCookies(du, []*http.Cookie{{Name: "sika_dashboard", Value: token, Path: "/dashboard/"}})
+	r = forged.Get(t, "/dashboard/")
 	assert.Equal(t, http.StatusSeeOther, r.Status, "a console session on the dashboard")
 	assert.True(t, strings.HasPrefix(r.Header.Get("Location"), "/dashboard/login/"))
 
 	m := dashLoggedIn(t, ts.url, acct)
 	crossed := newDashClient(t, ts.url)
-	crossed.client.Jar.SetCookies(u, []*http.Cookie{{Name: "sika_console", Value: m.sessionCookie(t), Path: "/console/"}})
-	r = crossed.get(t, "/console/")
+	crossed.HTTP.Jar.SetCookies(u, []*http.Cookie{{Name: "sika_console", Value: m.sessionCookie(t), Path: "/console/"}})
+	r = crossed.Get(t, "/console/")
 	assert.Equal(t, http.StatusSeeOther, r.Status, "a dashboard session id in the console's cookie is no session")
 
-	r = c.do(t, http.MethodPost, "/console/logout/", url.Values{"csrf_token": {c.consoleCSRF(t)}})
+	r = c.Do(t, http.MethodPost, "/console/logout/", url.Values{"csrf_token": {c.consoleCSRF(t)}})
 	assert.Equal(t, http.StatusSeeOther, r.Status)
-	r = c.get(t, "/console/")
+	r = c.Get(t, "/console/")
 	assert.Equal(t, http.StatusSeeOther, r.Status, "logged out")
 }
 
@@ -144,7 +138,7 @@ func TestConsoleTenancySweep(t *testing.T) {
 		public := r.Path == "/console/login/" || strings.HasPrefix(r.Path, "/console/static/") || r.Path == console.CodecPath
 		assert.True(t, public || swept[r], "route %s %s is not in the sweep", r.Method, r.Path)
 	}
-	require.Equal(t, http.StatusMovedPermanently, newDashClient(t, ts.url).get(t, "/console").Status)
+	require.Equal(t, http.StatusMovedPermanently, newDashClient(t, ts.url).Get(t, "/console").Status)
 
 	c := newDashClient(t, ts.url)
 	require.Equal(t, http.StatusSeeOther, c.consoleLogin(t, staff.Email, "correct horse battery").Status)
@@ -161,21 +155,21 @@ func TestConsoleTenancySweep(t *testing.T) {
 					"email": {"nobody-" + unknown + "@sika.example"}, "role": {"SUPPORT_AGENT"}}
 			}
 			anon := newDashClient(t, ts.url)
-			r := anon.do(t, rt.method, rt.path, form)
+			r := anon.Do(t, rt.method, rt.path, form)
 			assert.Equal(t, http.StatusSeeOther, r.Status, "no session")
 			assert.True(t, strings.HasPrefix(r.Header.Get("Location"), "/console/login/"), "to the login form: %s", r.Header.Get("Location"))
-			hx := anon.do(t, rt.method, rt.path, form, "HX-Request", "true")
+			hx := anon.Do(t, rt.method, rt.path, form, "HX-Request", "true")
 			assert.True(t, strings.HasPrefix(hx.Header.Get("HX-Redirect"), "/console/login/"), "htmx is sent to the login page whole")
 
 			// A merchant's dashboard session, sent to the console: 403.
-			r = anon.do(t, rt.method, rt.path, form, "Cookie", "sika_dashboard="+merchantCookie)
+			r = anon.Do(t, rt.method, rt.path, form, "Cookie", "sika_dashboard="+merchantCookie)
 			assert.Equal(t, http.StatusForbidden, r.Status, "a merchant session")
 			assert.NotContains(t, r.Body, a.Merchant.Name)
 
 			if rt.method == http.MethodPost {
-				r = c.do(t, rt.method, rt.path, form)
+				r = c.Do(t, rt.method, rt.path, form)
 				assert.Equal(t, http.StatusForbidden, r.Status, "no CSRF token")
-				r = c.do(t, rt.method, rt.path, form, "X-CSRF-Token", "not the token")
+				r = c.Do(t, rt.method, rt.path, form, "X-CSRF-Token", "not the token")
 				assert.Equal(t, http.StatusForbidden, r.Status, "a wrong CSRF token")
 				if rt.tpl == "/console/logout/" {
 					return
@@ -184,7 +178,7 @@ func TestConsoleTenancySweep(t *testing.T) {
 				for k, v := range form {
 					withToken[k] = v
 				}
-				r = c.do(t, rt.method, rt.path, withToken)
+				r = c.Do(t, rt.method, rt.path, withToken)
 				if rt.tpl == "/console/staff/role/" {
 					assert.Equal(t, http.StatusBadRequest, r.Status, "an unknown member: %s", r.Body)
 					return
@@ -192,7 +186,7 @@ func TestConsoleTenancySweep(t *testing.T) {
 				assert.Equal(t, http.StatusNotFound, r.Status, "an unknown id: %s", r.Body)
 				return
 			}
-			r = c.get(t, rt.path)
+			r = c.Get(t, rt.path)
 			if rt.tpl == "/console/kyc/files/{sha256}.{ext}" || rt.tpl == "/console/flags/{id}/" {
 				assert.Equal(t, http.StatusNotFound, r.Status, "an unknown file or flag (a flag's page: TestFlagRefundTwoPersonRule)")
 				return
@@ -211,19 +205,19 @@ func TestConsoleTenancySweep(t *testing.T) {
 			"/console/transactions/" + unknown + "/", "/console/transactions/not-a-uuid/",
 			"/console/kyc/" + unknown + "/", "/console/merchants/" + unknown + "/", "/console/no-such-page/",
 		} {
-			assert.Equal(t, http.StatusNotFound, c.get(t, path).Status, path)
+			assert.Equal(t, http.StatusNotFound, c.Get(t, path).Status, path)
 		}
 	})
 
 	t.Run("suspension is recorded and shown", func(t *testing.T) {
-		r := c.do(t, http.MethodPost, "/console/merchants/"+a.Merchant.ID.String()+"/suspend/", url.Values{"csrf_token": {csrf}})
+		r := c.Do(t, http.MethodPost, "/console/merchants/"+a.Merchant.ID.String()+"/suspend/", url.Values{"csrf_token": {csrf}})
 		require.Equal(t, http.StatusSeeOther, r.Status, r.Body)
-		page := c.get(t, "/console/merchants/"+a.Merchant.ID.String()+"/")
+		page := c.Get(t, "/console/merchants/"+a.Merchant.ID.String()+"/")
 		assert.Contains(t, page.Body, `id="unsuspend"`)
 		assert.Contains(t, page.Body, "Marchand suspendu")
 		assert.Contains(t, page.Body, staff.Email, "who")
-		r = c.do(t, http.MethodPost, "/console/merchants/"+a.Merchant.ID.String()+"/unsuspend/", url.Values{"csrf_token": {csrf}})
+		r = c.Do(t, http.MethodPost, "/console/merchants/"+a.Merchant.ID.String()+"/unsuspend/", url.Values{"csrf_token": {csrf}})
 		require.Equal(t, http.StatusSeeOther, r.Status, r.Body)
-		assert.Contains(t, c.get(t, "/console/merchants/"+a.Merchant.ID.String()+"/").Body, "Marchand réactivé")
+		assert.Contains(t, c.Get(t, "/console/merchants/"+a.Merchant.ID.String()+"/").Body, "Marchand réactivé")
 	})
 }

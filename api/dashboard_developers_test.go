@@ -1,13 +1,9 @@
 package api
 
 import (
-	"bytes"
-	"fmt"
 	"html"
-	"mime/multipart"
 	"net/http"
 	"net/netip"
-	"net/textproto"
 	"net/url"
 	"regexp"
 	"strings"
@@ -20,29 +16,6 @@ import (
 	"github.com/sikahq/sika"
 	"github.com/sikahq/sika/store"
 )
-
-// upload sends a multipart form as a browser without JavaScript does: the fields in order
-// (csrf_token first when given), then the file. headers alternate name, value.
-func (c *dashClient) upload(t *testing.T, path string, fields [][2]string, filename string, content []byte, headers ...string) dashAnswer {
-	t.Helper()
-	var buf bytes.Buffer
-	mw := multipart.NewWriter(&buf)
-	for _, f := range fields {
-		require.NoError(t, mw.WriteField(f[0], f[1]))
-	}
-	h := textproto.MIMEHeader{}
-	h.Set("Content-Disposition", fmt.Sprintf(`form-data; name="file"; filename=%q`, filename))
-	h.Set("Content-Type", "application/octet-stream")
-	part, err := mw.CreatePart(h)
-	require.NoError(t, err)
-	_, err = part.Write(content)
-	require.NoError(t, err)
-	require.NoError(t, mw.Close())
-	req, err := http.NewRequest(http.MethodPost, c.base+path, &buf)
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", mw.FormDataContentType())
-	return c.send(t, req, headers...)
-}
 
 var secretInputPattern = regexp.MustCompile(`id="(new-key-secret|new-endpoint-secret|new-signing-secret)" type="text" readonly value="([^"]+)"`)
 
@@ -67,7 +40,7 @@ func TestDashboardAPIKeysAndWhitelist(t *testing.T) {
 	acct := ts.newAccount(t, true)
 	c := dashLoggedIn(t, ts.url, acct)
 
-	page := c.get(t, "/dashboard/developers/")
+	page := c.Get(t, "/dashboard/developers/")
 	require.Equal(t, http.StatusOK, page.Status, page.Body)
 	assert.Contains(t, page.Body, html.EscapeString("Clés d'API"))
 	assert.NotContains(t, page.Body, acct.Keys["LIVE/BOTH"], "a list never shows a secret")
@@ -79,7 +52,7 @@ func TestDashboardAPIKeysAndWhitelist(t *testing.T) {
 	assert.Contains(t, r.Body, "ne sera plus jamais affichée")
 	api := ts.call(t, "GET", "/api/v1/networks/?page_size=1", nil, bearer(secret)...)
 	assert.Equal(t, http.StatusOK, api.Status, "the new key works at once: %s", api.Body)
-	assert.NotContains(t, c.get(t, "/dashboard/developers/").Body, secret, "shown once, never again")
+	assert.NotContains(t, c.Get(t, "/dashboard/developers/").Body, secret, "shown once, never again")
 
 	r = c.post(t, "/dashboard/developers/api-keys/", url.Values{"name": {"x"}, "scope": {"EVERYTHING"}, "environment": {"LIVE"}})
 	assert.Equal(t, http.StatusBadRequest, r.Status)
@@ -102,7 +75,7 @@ func TestDashboardAPIKeysAndWhitelist(t *testing.T) {
 	require.Equal(t, http.StatusSeeOther, r.Status, r.Body)
 	assert.Equal(t, "/dashboard/developers/?done=done_key_revoked", r.Header.Get("Location"))
 	assert.Equal(t, http.StatusUnauthorized, ts.call(t, "GET", "/api/v1/networks/", nil, bearer(secret)...).Status, "revoked")
-	assert.Contains(t, c.get(t, "/dashboard/developers/?done=done_key_revoked").Body, "Clé révoquée")
+	assert.Contains(t, c.Get(t, "/dashboard/developers/?done=done_key_revoked").Body, "Clé révoquée")
 
 	// The whitelist of the environment.
 	r = c.post(t, "/dashboard/developers/ip-whitelist/", url.Values{"ip_address": {"not an address"}, "description": {""}})
@@ -117,13 +90,13 @@ func TestDashboardAPIKeysAndWhitelist(t *testing.T) {
 	entries, _, err := testStore.ListIPWhitelist(t.Context(), acct.Merchant.ID, sika.EnvironmentTest, store.PageRequest{Page: 1, PageSize: 10})
 	require.NoError(t, err)
 	require.Len(t, entries, 1)
-	assert.Contains(t, c.get(t, "/dashboard/developers/").Body, "198.51.100.0/24")
+	assert.Contains(t, c.Get(t, "/dashboard/developers/").Body, "198.51.100.0/24")
 	r = c.post(t, "/dashboard/developers/ip-whitelist/"+entries[0].ID.String()+"/delete/", nil)
 	require.Equal(t, http.StatusSeeOther, r.Status, r.Body)
-	assert.NotContains(t, c.get(t, "/dashboard/developers/").Body, "198.51.100.0/24")
+	assert.NotContains(t, c.Get(t, "/dashboard/developers/").Body, "198.51.100.0/24")
 
 	// English: the same refusal, in English.
-	c.get(t, "/dashboard/developers/?lang=en")
+	c.Get(t, "/dashboard/developers/?lang=en")
 	r = c.post(t, "/dashboard/developers/ip-whitelist/", url.Values{"ip_address": {""}})
 	assert.Contains(t, r.Body, "This field is required.")
 	assert.Contains(t, r.Body, "Correct the fields shown.")
@@ -149,7 +122,7 @@ func TestDashboardWebhookEndpoints(t *testing.T) {
 	require.Len(t, endpoints, 1)
 	path := "/dashboard/developers/webhooks/" + endpoints[0].ID.String() + "/"
 
-	page := c.get(t, path)
+	page := c.Get(t, path)
 	require.Equal(t, http.StatusOK, page.Status, page.Body)
 	assert.NotContains(t, page.Body, secret)
 	assert.Contains(t, page.Body, `id="no-delivery"`)
@@ -159,14 +132,14 @@ func TestDashboardWebhookEndpoints(t *testing.T) {
 	rotated := shownSecret(t, r.Body, "new-signing-secret")
 	assert.NotEqual(t, secret, rotated)
 	assert.Contains(t, r.Body, "24 heures")
-	assert.NotContains(t, c.get(t, path).Body, rotated)
+	assert.NotContains(t, c.Get(t, path).Body, rotated)
 
 	r = c.post(t, path+"active/", url.Values{"is_active": {"false"}})
 	require.Equal(t, http.StatusSeeOther, r.Status, r.Body)
 	e, err := testStore.WebhookEndpointByID(t.Context(), acct.Merchant.ID, sika.EnvironmentLive, endpoints[0].ID)
 	require.NoError(t, err)
 	assert.False(t, e.IsActive)
-	assert.Contains(t, c.get(t, path).Body, `id="enable-endpoint"`)
+	assert.Contains(t, c.Get(t, path).Body, `id="enable-endpoint"`)
 	require.Equal(t, http.StatusSeeOther, c.post(t, path+"active/", url.Values{"is_active": {"true"}}).Status)
 	e, err = testStore.WebhookEndpointByID(t.Context(), acct.Merchant.ID, sika.EnvironmentLive, endpoints[0].ID)
 	require.NoError(t, err)
@@ -176,8 +149,8 @@ func TestDashboardWebhookEndpoints(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, r.Status, "an event that is not the merchant's")
 
 	require.Equal(t, http.StatusSeeOther, c.post(t, path+"delete/", nil).Status)
-	assert.Equal(t, http.StatusNotFound, c.get(t, path).Status)
-	assert.Contains(t, c.get(t, "/dashboard/developers/events/").Body, `id="no-event"`)
+	assert.Equal(t, http.StatusNotFound, c.Get(t, path).Status)
+	assert.Contains(t, c.Get(t, "/dashboard/developers/events/").Body, `id="no-event"`)
 }
 
 // TestDashboardSettings: the fee settings of the environment are read and changed through
@@ -187,7 +160,7 @@ func TestDashboardSettings(t *testing.T) {
 	acct := ts.newAccount(t, true)
 	c := dashLoggedIn(t, ts.url, acct)
 
-	page := c.get(t, "/dashboard/settings/")
+	page := c.Get(t, "/dashboard/settings/")
 	require.Equal(t, http.StatusOK, page.Status, page.Body)
 	assert.Contains(t, page.Body, acct.Member.Email, "the team")
 	assert.Contains(t, page.Body, "propriétaire")
@@ -202,7 +175,7 @@ func TestDashboardSettings(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, sika.FeeAddOn, st.FeeChargeMode)
 	assert.True(t, st.AllowClientOverride)
-	assert.Contains(t, c.get(t, "/dashboard/settings/?done=done_settings_saved").Body, "Paramètres enregistrés.")
+	assert.Contains(t, c.Get(t, "/dashboard/settings/?done=done_settings_saved").Body, "Paramètres enregistrés.")
 
 	// Unticked: the box is absent from the form, and that means false.
 	r = c.post(t, "/dashboard/settings/", url.Values{"fee_charge_mode": {"DEDUCTED"}, "allow_client_override_shown": {"1"}})
@@ -224,7 +197,7 @@ func TestDashboardKYC(t *testing.T) {
 	acct := ts.newAccount(t, false)
 	c := dashLoggedIn(t, ts.url, acct)
 
-	page := c.get(t, "/dashboard/kyc/")
+	page := c.Get(t, "/dashboard/kyc/")
 	require.Equal(t, http.StatusOK, page.Status, page.Body)
 	assert.Contains(t, page.Body, `id="no-dossier"`)
 	assert.Contains(t, page.Body, `id="dossier-form"`)
@@ -241,7 +214,7 @@ func TestDashboardKYC(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, dossiers, 1)
 	d := dossiers[0]
-	page = c.get(t, "/dashboard/kyc/")
+	page = c.Get(t, "/dashboard/kyc/")
 	assert.Contains(t, page.Body, `id="document-form"`)
 	assert.NotContains(t, page.Body, `id="dossier-form"`, "one dossier at a time while it is reviewed")
 	assert.Contains(t, page.Body, `data-max-size="10485760"`, "the browser's check has the API's limit")
@@ -249,7 +222,7 @@ func TestDashboardKYC(t *testing.T) {
 	token := c.csrf(t)
 
 	// A PNG, sent as a form: the token first, then the fields, then the file.
-	r = c.upload(t, path, [][2]string{{"csrf_token", token}, {"document_type", "ID_CARD"}, {"label", "Recto"}}, "recto.png", kycPNG(t))
+	r = c.Upload(t, path, [][2]string{{"csrf_token", token}, {"document_type", "ID_CARD"}, {"label", "Recto"}}, "recto.png", kycPNG(t))
 	require.Equal(t, http.StatusSeeOther, r.Status, r.Body)
 	d, err = testStore.KYCDossierByID(t.Context(), acct.Merchant.ID, d.ID)
 	require.NoError(t, err)
@@ -257,34 +230,34 @@ func TestDashboardKYC(t *testing.T) {
 	assert.Equal(t, sika.KYCDocumentIDCard, d.Documents[0].DocumentType)
 	assert.Equal(t, "Recto", d.Documents[0].Label)
 	assert.Contains(t, d.Documents[0].FileURL, ".png")
-	assert.Contains(t, c.get(t, "/dashboard/kyc/").Body, html.EscapeString("Carte d'identité · Recto"))
+	assert.Contains(t, c.Get(t, "/dashboard/kyc/").Body, html.EscapeString("Carte d'identité · Recto"))
 
 	// The token in the header (the script's way) works too; a PDF.
-	r = c.upload(t, path, [][2]string{{"document_type", "FISCAL"}}, "ifu.pdf", kycPDF(), "X-CSRF-Token", token)
+	r = c.Upload(t, path, [][2]string{{"document_type", "FISCAL"}}, "ifu.pdf", kycPDF(), "X-CSRF-Token", token)
 	require.Equal(t, http.StatusSeeOther, r.Status, r.Body)
 
 	// Not an allowed type, whatever its name says: the API's rule, said beside the form.
-	r = c.upload(t, path, [][2]string{{"csrf_token", token}, {"document_type", "PASSPORT"}}, "passport.png", kycEXE())
+	r = c.Upload(t, path, [][2]string{{"csrf_token", token}, {"document_type", "PASSPORT"}}, "passport.png", kycEXE())
 	assert.Equal(t, http.StatusUnsupportedMediaType, r.Status)
 	assert.Contains(t, r.Body, "ni une image JPEG, PNG ou WebP, ni un PDF")
 	// No file, an unknown document type: the API's field errors.
-	r = c.upload(t, path, [][2]string{{"csrf_token", token}, {"document_type", "DIPLOMA"}}, "", nil)
+	r = c.Upload(t, path, [][2]string{{"csrf_token", token}, {"document_type", "DIPLOMA"}}, "", nil)
 	assert.Equal(t, http.StatusBadRequest, r.Status)
 	assert.Contains(t, r.Body, `id="document-type-error"`)
 
 	// Without the token, or with the token after the file: refused before anything is stored.
-	r = c.upload(t, path, [][2]string{{"document_type", "OTHER"}}, "x.png", kycPNG(t))
+	r = c.Upload(t, path, [][2]string{{"document_type", "OTHER"}}, "x.png", kycPNG(t))
 	assert.Equal(t, http.StatusForbidden, r.Status)
-	r = c.upload(t, path, [][2]string{{"csrf_token", "forged"}}, "x.png", kycPNG(t))
+	r = c.Upload(t, path, [][2]string{{"csrf_token", "forged"}}, "x.png", kycPNG(t))
 	assert.Equal(t, http.StatusForbidden, r.Status)
-	r = c.upload(t, path, [][2]string{{"csrf_token", token}}, "x.png", kycPNG(t), "Origin", "https://evil.example")
+	r = c.Upload(t, path, [][2]string{{"csrf_token", token}}, "x.png", kycPNG(t), "Origin", "https://evil.example")
 	assert.Equal(t, http.StatusForbidden, r.Status)
 
 	// Another merchant's dossier is not found, and nothing of the file is kept for it.
 	other := ts.newAccount(t, false)
 	theirs, err := testStore.SubmitKYCDossier(t.Context(), sika.KYCDossier{Merchant: other.Merchant.ID, KYCType: sika.KYCIndividual}, other.Member.ID)
 	require.NoError(t, err)
-	r = c.upload(t, "/dashboard/kyc/"+theirs.ID.String()+"/documents/", [][2]string{{"csrf_token", token}, {"document_type", "OTHER"}}, "x.png", kycJPEG(t))
+	r = c.Upload(t, "/dashboard/kyc/"+theirs.ID.String()+"/documents/", [][2]string{{"csrf_token", token}, {"document_type", "OTHER"}}, "x.png", kycJPEG(t))
 	assert.Equal(t, http.StatusNotFound, r.Status)
 	docs, err := testStore.KYCDocuments(t.Context(), other.Merchant.ID, theirs.ID)
 	require.NoError(t, err)
@@ -294,7 +267,7 @@ func TestDashboardKYC(t *testing.T) {
 	staff := newStaffMember(t)
 	_, err = testStore.ReviewKYCDossier(t.Context(), d.ID, staff.ID, sika.KYCDossierRejected, "Le recto est illisible.")
 	require.NoError(t, err)
-	page = c.get(t, "/dashboard/kyc/")
+	page = c.Get(t, "/dashboard/kyc/")
 	assert.Contains(t, page.Body, "Le recto est illisible.")
 	assert.Contains(t, page.Body, "Refusé")
 	assert.Contains(t, page.Body, `id="dossier-form"`)
@@ -376,7 +349,7 @@ func newDeveloperSweep(t *testing.T, ts *testServer, a, b *account) developerSwe
 			dev + "events/evt_not-an-event/",
 			dev + "events/?after=nonsense",
 		} {
-			assert.Equal(t, http.StatusNotFound, c.get(t, path).Status, path)
+			assert.Equal(t, http.StatusNotFound, c.Get(t, path).Status, path)
 		}
 		for path, form := range map[string]url.Values{
 			dev + "api-keys/" + b.KeyIDs["LIVE/BOTH"].String() + "/revoke/": {},
@@ -391,7 +364,7 @@ func newDeveloperSweep(t *testing.T, ts *testServer, a, b *account) developerSwe
 		} {
 			assert.Equal(t, http.StatusNotFound, c.post(t, path, form).Status, path)
 		}
-		r := c.upload(t, "/dashboard/kyc/"+theirs.dossier+"/documents/", [][2]string{{"csrf_token", c.csrf(t)}, {"document_type", "OTHER"}}, "x.pdf", kycPDF())
+		r := c.Upload(t, "/dashboard/kyc/"+theirs.dossier+"/documents/", [][2]string{{"csrf_token", c.csrf(t)}, {"document_type", "OTHER"}}, "x.pdf", kycPDF())
 		assert.Equal(t, http.StatusNotFound, r.Status)
 
 		// Nothing of b's changed.
@@ -407,7 +380,7 @@ func newDeveloperSweep(t *testing.T, ts *testServer, a, b *account) developerSwe
 		require.NoError(t, err)
 		assert.Len(t, ips, 1)
 		for _, page := range []string{dev, dev + "events/", "/dashboard/kyc/", "/dashboard/settings/"} {
-			body := c.get(t, page).Body
+			body := c.Get(t, page).Body
 			assert.NotContains(t, body, theirs.endpoint, page)
 			assert.NotContains(t, body, theirs.event, page)
 			assert.NotContains(t, body, theirs.dossier, page)
@@ -435,7 +408,7 @@ func TestDashboardActionRefused(t *testing.T) {
 	r := c.post(t, "/dashboard/developers/api-keys/"+acct.KeyIDs["LIVE/PAYOUT"].String()+"/revoke/", nil)
 	require.Equal(t, http.StatusSeeOther, r.Status, r.Body)
 	assert.Equal(t, "/dashboard/developers/?refused=rate_limited", r.Header.Get("Location"))
-	page := c.get(t, r.Header.Get("Location"))
+	page := c.Get(t, r.Header.Get("Location"))
 	assert.Contains(t, page.Body, `id="refused"`)
 	assert.Contains(t, page.Body, "Trop de demandes. Réessayez dans une minute.")
 	keys, _, err := testStore.ListAPIKeys(t.Context(), acct.Merchant.ID, sika.EnvironmentLive, store.PageRequest{Page: 1, PageSize: 10})
@@ -445,7 +418,7 @@ func TestDashboardActionRefused(t *testing.T) {
 			assert.Nil(t, k.RevokedAt, "refused: not revoked")
 		}
 	}
-	other := c.get(t, "/dashboard/developers/?refused=%3Cb%3Ebold%3C%2Fb%3E").Body
+	other := c.Get(t, "/dashboard/developers/?refused=%3Cb%3Ebold%3C%2Fb%3E").Body
 	assert.Contains(t, other, html.EscapeString("L'opération a été refusée."), "an unknown code is the general message")
 	assert.NotContains(t, other, "<b>bold</b>", "and never the query's text as markup")
 }

@@ -68,7 +68,7 @@ func TestDashboardHomeVolume(t *testing.T) {
 		GatewayFee: "0.00", PlatformFee: "0.00", Debited: "500000.00", Net: "500000.00"})
 
 	c := dashTestClient(t, ts.url, acct)
-	home := c.get(t, "/dashboard/")
+	home := c.Get(t, "/dashboard/")
 	require.Equal(t, http.StatusOK, home.Status, home.Body)
 	assert.Contains(t, home.Body, `src="/dashboard/static/vendor/uPlot.iife.min.js"`)
 	assert.Contains(t, home.Body, `src="/dashboard/static/money.js"`)
@@ -98,7 +98,7 @@ func TestDashboardHomeVolume(t *testing.T) {
 	// 3 collections succeeded (XOF twice, XAF once), 1 failed, the PENDING one is not finished.
 	assert.Contains(t, home.Body, "75,0\u00a0%")
 	assert.Contains(t, home.Body, "(3 / 4")
-	en := c.get(t, "/dashboard/", "Accept-Language", "en")
+	en := c.Get(t, "/dashboard/", "Accept-Language", "en")
 	assert.Contains(t, en.Body, "75.0%")
 
 	// The aggregate reads an index with the tenancy and the window in its condition, never the
@@ -157,7 +157,7 @@ func TestDashboardPaymentLinksAndSessions(t *testing.T) {
 	acct := ps.newAccount(t, true)
 	c := dashTestClient(t, ps.url, acct)
 
-	form := c.get(t, "/dashboard/payment-links/new/")
+	form := c.Get(t, "/dashboard/payment-links/new/")
 	require.Equal(t, http.StatusOK, form.Status, form.Body)
 	assert.Contains(t, form.Body, `<option value="XOF" selected>`, "the merchant's currency by default")
 
@@ -172,12 +172,12 @@ func TestDashboardPaymentLinksAndSessions(t *testing.T) {
 	link, err := testStore.PaymentLinkByID(t.Context(), acct.Merchant.ID, sika.EnvironmentTest, id)
 	require.NoError(t, err, "created through the API in the session's environment")
 	assert.Equal(t, "5000.00", link.Amount.StringFixed(2))
-	page := c.get(t, "/dashboard/payment-links/"+id.String()+"/?saved=1")
+	page := c.Get(t, "/dashboard/payment-links/"+id.String()+"/?saved=1")
 	require.Equal(t, http.StatusOK, page.Status)
 	assert.Contains(t, page.Body, `value="`+link.URL+`"`, "the URL to copy")
 	assert.Contains(t, page.Body, `data-copy="link-url"`)
 	assert.Contains(t, page.Body, "Lien enregistré.")
-	assert.Contains(t, c.get(t, "/dashboard/payment-links/").Body, link.URL)
+	assert.Contains(t, c.Get(t, "/dashboard/payment-links/").Body, link.URL)
 
 	r := c.post(t, "/dashboard/payment-links/"+id.String()+"/", url.Values{"name": {"Robe wax bleue"}, "amount_type": {"FIXED"},
 		"amount": {"6000"}, "currency": {"XOF"}, "country": {"BJ"}, "usage_limit": {""}})
@@ -200,7 +200,7 @@ func TestDashboardPaymentLinksAndSessions(t *testing.T) {
 	sessionID := uuid.MustParse(strings.TrimPrefix(r.Header.Get("Location"), "/dashboard/checkout-sessions/?created="))
 	sess := ps.session(t, acct, sessionID)
 	assert.WithinDuration(t, time.Now().Add(time.Hour), *sess.ExpiresAt, time.Minute)
-	list := c.get(t, r.Header.Get("Location"))
+	list := c.Get(t, r.Header.Get("Location"))
 	assert.Contains(t, list.Body, `value="`+sess.CheckoutURL+`"`)
 	assert.Contains(t, list.Body, "session-row created")
 	r = c.post(t, "/dashboard/checkout-sessions/"+sessionID.String()+"/cancel/", nil)
@@ -218,7 +218,7 @@ func TestDashboardPayoutsAndLedger(t *testing.T) {
 	fund(t, acct, "BJ", "MTN_BJ", "20000")
 	c := dashTestClient(t, ps.url, acct)
 
-	page := c.get(t, "/dashboard/payouts/")
+	page := c.Get(t, "/dashboard/payouts/")
 	require.Equal(t, http.StatusOK, page.Status, page.Body)
 	assert.Regexp(t, `<option value="[A-Z]+_BJ" selected>`, page.Body, "a network of the merchant's country first")
 
@@ -255,7 +255,7 @@ func TestDashboardPayoutsAndLedger(t *testing.T) {
 	}
 	answers := make(chan dashAnswer, 2)
 	for range 2 {
-		go func() { answers <- c.do(t, http.MethodPost, "/dashboard/payouts/", confirm) }()
+		go func() { answers <- c.Do(t, http.MethodPost, "/dashboard/payouts/", confirm) }()
 	}
 	a1, a2 := <-answers, <-answers
 	assert.Equal(t, createdID(t, a1, "transactions"), createdID(t, a2, "transactions"), "one payout for two submits")
@@ -278,7 +278,7 @@ func TestDashboardPayoutsAndLedger(t *testing.T) {
 	assert.Contains(t, badPhone.Body, `id="recipient-error"`)
 
 	wallet := ps.wallet(t, acct)
-	ledger := c.get(t, "/dashboard/wallets/"+wallet.ID.String()+"/ledger/")
+	ledger := c.Get(t, "/dashboard/wallets/"+wallet.ID.String()+"/ledger/")
 	require.Equal(t, http.StatusOK, ledger.Status, ledger.Body)
 	assert.Contains(t, ledger.Body, `data-type="PAYOUT_HOLD"`)
 	assert.Contains(t, ledger.Body, "Réservation pour un décaissement")
@@ -292,24 +292,24 @@ func TestDashboardPayoutsAndLedger(t *testing.T) {
 	methods, _, err := testStore.ListPayoutMethods(t.Context(), acct.Merchant.ID, sika.EnvironmentTest, store.PageRequest{Page: 1, PageSize: 10})
 	require.NoError(t, err)
 	require.Len(t, methods, 1)
-	settlements := c.get(t, "/dashboard/settlements/")
+	settlements := c.Get(t, "/dashboard/settlements/")
 	settle := url.Values{"idempotency_key": {hiddenField(t, settlements.Body, "idempotency_key")}, "payout_method": {methods[0].ID.String()}, "amount": {"2000"}}
 	unverified := c.post(t, "/dashboard/settlements/", settle)
 	assert.Equal(t, http.StatusUnprocessableEntity, unverified.Status)
 	assert.Contains(t, unverified.Body, "pas encore vérifié")
 	vr := ps.call(t, "PATCH", "/api/v1/admin/merchant-payout-methods/"+methods[0].ID.String()+"/", map[string]bool{"is_verified": true}, ps.staff(t)...)
 	require.Equal(t, http.StatusOK, vr.Status, "%s", vr.Body)
-	settle.Set("idempotency_key", hiddenField(t, c.get(t, "/dashboard/settlements/").Body, "idempotency_key"))
+	settle.Set("idempotency_key", hiddenField(t, c.Get(t, "/dashboard/settlements/").Body, "idempotency_key"))
 	settled := createdID(t, c.post(t, "/dashboard/settlements/", settle), "transactions")
 	st, err := testStore.TransactionByID(t.Context(), acct.Merchant.ID, sika.EnvironmentTest, settled)
 	require.NoError(t, err)
 	assert.Equal(t, "2000.00", st.Amount.StringFixed(2))
 
-	transfers := c.get(t, "/dashboard/wallet-transfers/")
+	transfers := c.Get(t, "/dashboard/wallet-transfers/")
 	transfer := url.Values{"idempotency_key": {hiddenField(t, transfers.Body, "idempotency_key")}, "from_country": {"BJ"}, "to_country": {"SN"}, "amount": {"1500"}}
 	moved := createdID(t, c.post(t, "/dashboard/wallet-transfers/", transfer), "transactions")
 	assert.Equal(t, moved, createdID(t, c.post(t, "/dashboard/wallet-transfers/", transfer), "transactions"), "one transfer per form")
-	assert.Contains(t, c.get(t, "/dashboard/wallet-transfers/").Body, "BJ → SN")
+	assert.Contains(t, c.Get(t, "/dashboard/wallet-transfers/").Body, "BJ → SN")
 }
 
 // quoteFor is what a 1000 XOF MTN_BJ payout of acct costs, by sika.ComputeFees over the
@@ -343,7 +343,7 @@ func TestDashboardTransactionActions(t *testing.T) {
 		assert.NoError(ct, err)
 		assert.GreaterOrEqual(ct, len(d), 2, "transaction.pending and transaction.succeeded delivered")
 	}, 20*time.Second, 100*time.Millisecond)
-	detail := c.get(t, "/dashboard/transactions/"+paid.ID.String()+"/")
+	detail := c.Get(t, "/dashboard/transactions/"+paid.ID.String()+"/")
 	require.Equal(t, http.StatusOK, detail.Status, detail.Body)
 	assert.Contains(t, detail.Body, "transaction.succeeded")
 	assert.Contains(t, detail.Body, "HTTP 204")
@@ -354,7 +354,7 @@ func TestDashboardTransactionActions(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, d, "another merchant sees no delivery of it")
 
-	pdf := c.get(t, "/dashboard/transactions/"+paid.ID.String()+"/invoice/")
+	pdf := c.Get(t, "/dashboard/transactions/"+paid.ID.String()+"/invoice/")
 	require.Equal(t, http.StatusOK, pdf.Status, pdf.Body)
 	assert.Equal(t, "application/pdf", pdf.Header.Get("Content-Type"))
 	assert.True(t, strings.HasPrefix(pdf.Body, "%PDF"))
@@ -362,8 +362,8 @@ func TestDashboardTransactionActions(t *testing.T) {
 
 	declined := ps.pay(t, acct, benin("97000001"))
 	require.Equal(t, sika.StatusFailed, ps.final(t, acct, declined.ID, 30*time.Second).Status)
-	assert.Equal(t, http.StatusNotFound, c.get(t, "/dashboard/transactions/"+declined.ID.String()+"/invoice/").Status, "no invoice of a failed payment")
-	detail = c.get(t, "/dashboard/transactions/"+declined.ID.String()+"/")
+	assert.Equal(t, http.StatusNotFound, c.Get(t, "/dashboard/transactions/"+declined.ID.String()+"/invoice/").Status, "no invoice of a failed payment")
+	detail = c.Get(t, "/dashboard/transactions/"+declined.ID.String()+"/")
 	require.Contains(t, detail.Body, `id="retry-form"`)
 	assert.NotContains(t, detail.Body, `id="invoice-link"`)
 	retry := url.Values{"idempotency_key": {hiddenField(t, detail.Body, "idempotency_key")}, "customer_phone": {"97000124"}}
@@ -376,9 +376,9 @@ func TestDashboardTransactionActions(t *testing.T) {
 	assert.Contains(t, again.Body, "Seul un paiement échoué peut être relancé.")
 
 	slow := ps.pay(t, acct, benin("97000009")) // SUCCESS after 20 s: PENDING for now
-	detail = c.get(t, "/dashboard/transactions/"+slow.ID.String()+"/")
+	detail = c.Get(t, "/dashboard/transactions/"+slow.ID.String()+"/")
 	require.Contains(t, detail.Body, `id="verify-button"`)
 	r = c.post(t, "/dashboard/transactions/"+slow.ID.String()+"/verify/", nil)
 	require.Equal(t, http.StatusSeeOther, r.Status, r.Body)
-	assert.Contains(t, c.get(t, r.Header.Get("Location")).Body, `id="action-notice"`)
+	assert.Contains(t, c.Get(t, r.Header.Get("Location")).Body, `id="action-notice"`)
 }

@@ -3,10 +3,8 @@ package api
 import (
 	"context"
 	"crypto/sha256"
-	"io"
 	"log/slog"
 	"net/http"
-	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"regexp"
@@ -22,117 +20,52 @@ import (
 	"github.com/sikahq/sika/store"
 	"github.com/sikahq/sika/web/dashboard"
 	"github.com/sikahq/sika/web/webapp"
+	"github.com/sikahq/sika/web/webapp/webapptest"
 )
 
-// dashClient is a browser without JavaScript: a cookie jar, redirects not followed, so that
-// every answer of the dashboard is seen as it is.
-type dashClient struct {
-	base   string
-	client *http.Client
-}
+// dashClient is the kit's client without JavaScript (webapptest.Client) with the dashboard's and
+// the console's paths: where each logs in and the page each form's token is read from.
+type dashClient struct{ *webapptest.Client }
 
-// dashAnswer is one answer of the dashboard.
-type dashAnswer struct {
-	Status int
-	Header http.Header
-	Body   string
-}
+// dashAnswer is one answer of the dashboard or the console.
+type dashAnswer = webapptest.Answer
 
 func newDashClient(t *testing.T, base string) *dashClient {
 	t.Helper()
-	jar, err := cookiejar.New(nil)
-	require.NoError(t, err)
-	return &dashClient{base: base, client: &http.Client{Jar: jar, Timeout: 30 * time.Second,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+	return &dashClient{webapptest.NewClient(t, base)}
 }
 
-// do sends a request; form, when not nil, is sent url-encoded. headers alternate name, value.
-func (c *dashClient) do(t *testing.T, method, path string, form url.Values, headers ...string) dashAnswer {
-	t.Helper()
-	var body io.Reader
-	if form != nil {
-		body = strings.NewReader(form.Encode())
-	}
-	req, err := http.NewRequest(method, c.base+path, body)
-	require.NoError(t, err)
-	if form != nil {
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	}
-	return c.send(t, req, headers...)
-}
-
-// send sends a request built by the caller, with headers (name, value, …), and reads the answer.
-func (c *dashClient) send(t *testing.T, req *http.Request, headers ...string) dashAnswer {
-	t.Helper()
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	resp, err := c.client.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return dashAnswer{Status: resp.StatusCode, Header: resp.Header, Body: string(raw)}
-}
-
-func (c *dashClient) get(t *testing.T, path string, headers ...string) dashAnswer {
-	t.Helper()
-	return c.do(t, http.MethodGet, path, nil, headers...)
-}
-
-// login fills the login form as a browser would and returns the answer to the POST.
+// login fills the dashboard's login form as a browser would and returns the answer to the POST.
 func (c *dashClient) login(t *testing.T, email, password string) dashAnswer {
 	t.Helper()
-	page := c.get(t, "/dashboard/login/")
-	require.Equal(t, http.StatusOK, page.Status, page.Body)
-	return c.do(t, http.MethodPost, "/dashboard/login/", url.Values{
-		"csrf_token": {hiddenField(t, page.Body, "csrf_token")}, "email": {email}, "password": {password}, "next": {"/dashboard/"},
-	})
+	return c.Login(t, "/dashboard/", email, password)
 }
 
-// csrf is the session's token, read from a page as a form would.
+// csrf is the dashboard session's token, read from a page as a form would.
 func (c *dashClient) csrf(t *testing.T) string {
 	t.Helper()
-	page := c.get(t, "/dashboard/merchants/")
-	require.Equal(t, http.StatusOK, page.Status, page.Body)
-	return hiddenField(t, page.Body, "csrf_token")
+	return c.CSRF(t, "/dashboard/merchants/")
 }
 
-// post sends a form with the session's token.
+// post sends a form with the dashboard session's token.
 func (c *dashClient) post(t *testing.T, path string, form url.Values) dashAnswer {
 	t.Helper()
 	if form == nil {
 		form = url.Values{}
 	}
 	form.Set("csrf_token", c.csrf(t))
-	return c.do(t, http.MethodPost, path, form)
+	return c.Do(t, http.MethodPost, path, form)
 }
 
 // sessionCookie is the client's dashboard session id.
 func (c *dashClient) sessionCookie(t *testing.T) string {
 	t.Helper()
-	u, err := url.Parse(c.base + "/dashboard/")
-	require.NoError(t, err)
-	for _, ck := range c.client.Jar.Cookies(u) {
-		if ck.Name == "sika_dashboard" {
-			return ck.Value
-		}
-	}
-	return ""
+	return c.Cookie(t, "/dashboard/", "sika_dashboard")
 }
 
-var hiddenFieldPattern = regexp.MustCompile(`name="([a-z_]+)" value="([^"]*)"`)
-
-// hiddenField is the value of the first input named name in a page.
 func hiddenField(t *testing.T, body, name string) string {
 	t.Helper()
-	for _, m := range hiddenFieldPattern.FindAllStringSubmatch(body, -1) {
-		if m[1] == name {
-			return m[2]
-		}
-	}
-	t.Fatalf("no field %s in the page", name)
-	return ""
+	return webapptest.HiddenField(t, body, name)
 }
 
 // dashLoggedIn is a client signed in as acct's member.
@@ -150,7 +83,7 @@ func TestDashboardLogin(t *testing.T) {
 	acct := ts.newAccount(t, true)
 
 	t.Run("pages carry the security headers", func(t *testing.T) {
-		r := newDashClient(t, ts.url).get(t, "/dashboard/login/")
+		r := newDashClient(t, ts.url).Get(t, "/dashboard/login/")
 		require.Equal(t, http.StatusOK, r.Status)
 		csp := r.Header.Get("Content-Security-Policy")
 		assert.Contains(t, csp, "script-src 'self';")
@@ -189,7 +122,7 @@ func TestDashboardLogin(t *testing.T) {
 		assert.Equal(t, acct.Merchant.ID, *ws.Merchant, "a member of one merchant acts for it")
 		assert.Equal(t, sika.EnvironmentLive, ws.Environment, "an active merchant lands in LIVE")
 
-		home := c.get(t, "/dashboard/")
+		home := c.Get(t, "/dashboard/")
 		require.Equal(t, http.StatusOK, home.Status, home.Body)
 		assert.Contains(t, home.Body, acct.Merchant.Name)
 		assert.Contains(t, home.Body, `id="env-badge"`)
@@ -213,10 +146,10 @@ func TestDashboardLogin(t *testing.T) {
 
 	t.Run("a login without its CSRF token is refused", func(t *testing.T) {
 		c := newDashClient(t, ts.url)
-		c.get(t, "/dashboard/login/") // the cookie half of the token
-		r := c.do(t, http.MethodPost, "/dashboard/login/", url.Values{"email": {acct.Member.Email}, "password": {"correct horse battery"}})
+		c.Get(t, "/dashboard/login/") // the cookie half of the token
+		r := c.Do(t, http.MethodPost, "/dashboard/login/", url.Values{"email": {acct.Member.Email}, "password": {"correct horse battery"}})
 		assert.Equal(t, http.StatusForbidden, r.Status)
-		r = newDashClient(t, ts.url).do(t, http.MethodPost, "/dashboard/login/", url.Values{
+		r = newDashClient(t, ts.url).Do(t, http.MethodPost, "/dashboard/login/", url.Values{
 			"csrf_token": {"forged"}, "email": {acct.Member.Email}, "password": {"correct horse battery"}})
 		assert.Equal(t, http.StatusForbidden, r.Status, "no cookie to match")
 	})
@@ -224,23 +157,23 @@ func TestDashboardLogin(t *testing.T) {
 	t.Run("a form from another origin is refused even with the token", func(t *testing.T) {
 		c := dashLoggedIn(t, ts.url, acct)
 		form := url.Values{"csrf_token": {c.csrf(t)}}
-		r := c.do(t, http.MethodPost, "/dashboard/logout/", form, "Origin", "https://evil.example")
+		r := c.Do(t, http.MethodPost, "/dashboard/logout/", form, "Origin", "https://evil.example")
 		assert.Equal(t, http.StatusForbidden, r.Status)
-		r = c.do(t, http.MethodPost, "/dashboard/logout/", form, "Sec-Fetch-Site", "cross-site")
+		r = c.Do(t, http.MethodPost, "/dashboard/logout/", form, "Sec-Fetch-Site", "cross-site")
 		assert.Equal(t, http.StatusForbidden, r.Status)
-		r = c.do(t, http.MethodPost, "/dashboard/logout/", form, "Origin", ts.url)
+		r = c.Do(t, http.MethodPost, "/dashboard/logout/", form, "Origin", ts.url)
 		assert.Equal(t, http.StatusSeeOther, r.Status, "same origin")
 	})
 
 	t.Run("htmx sends the token in a header", func(t *testing.T) {
 		c := dashLoggedIn(t, ts.url, acct)
 		token := c.csrf(t)
-		r := c.do(t, http.MethodPost, "/dashboard/environment/", url.Values{"environment": {"TEST"}}, "HX-Request", "true")
+		r := c.Do(t, http.MethodPost, "/dashboard/environment/", url.Values{"environment": {"TEST"}}, "HX-Request", "true")
 		assert.Equal(t, http.StatusForbidden, r.Status)
-		r = c.do(t, http.MethodPost, "/dashboard/environment/", url.Values{"environment": {"TEST"}}, "HX-Request", "true", "X-CSRF-Token", token)
+		r = c.Do(t, http.MethodPost, "/dashboard/environment/", url.Values{"environment": {"TEST"}}, "HX-Request", "true", "X-CSRF-Token", token)
 		assert.Equal(t, http.StatusNoContent, r.Status, r.Body)
 		assert.Equal(t, "/dashboard/", r.Header.Get("HX-Redirect"))
-		assert.Contains(t, c.get(t, "/dashboard/").Body, `class="env env-test"`)
+		assert.Contains(t, c.Get(t, "/dashboard/").Body, `class="env env-test"`)
 	})
 
 	t.Run("logout deletes the session", func(t *testing.T) {
@@ -253,8 +186,8 @@ func TestDashboardLogin(t *testing.T) {
 		assert.Equal(t, sika.CodeNotFound, sika.ErrorCode(err), "the row is gone")
 		replay := newDashClient(t, ts.url)
 		u, _ := url.Parse(ts.url + "/dashboard/")
-		replay.client.Jar.SetCookies(u, []*http.Cookie{{Name: "sika_dashboard", Value: id, Path: "/dashboard/"}})
-		r = replay.get(t, "/dashboard/")
+		replay.HTTP.Jar.SetCookies(u, []*http.Cookie{{Name: "sika_dashboard", Value: id, Path: "/dashboard/"}})
+		r = replay.Get(t, "/dashboard/")
 		assert.Equal(t, http.StatusSeeOther, r.Status, "the old id opens nothing")
 		assert.Equal(t, "/dashboard/login/?expired=1", r.Header.Get("Location"))
 	})
@@ -262,20 +195,20 @@ func TestDashboardLogin(t *testing.T) {
 	t.Run("a session ends when idle and at its absolute expiry", func(t *testing.T) {
 		c := dashLoggedIn(t, ts.url, acct)
 		clock.t = clock.t.Add(dashboard.DefaultIdleTimeout - time.Minute)
-		require.Equal(t, http.StatusOK, c.get(t, "/dashboard/").Status, "used within the idle timeout")
+		require.Equal(t, http.StatusOK, c.Get(t, "/dashboard/").Status, "used within the idle timeout")
 		clock.t = clock.t.Add(dashboard.DefaultIdleTimeout - time.Minute)
-		require.Equal(t, http.StatusOK, c.get(t, "/dashboard/").Status, "each use moves the idle deadline")
+		require.Equal(t, http.StatusOK, c.Get(t, "/dashboard/").Status, "each use moves the idle deadline")
 		clock.t = clock.t.Add(dashboard.DefaultIdleTimeout + time.Second)
-		r := c.get(t, "/dashboard/transactions/")
+		r := c.Get(t, "/dashboard/transactions/")
 		assert.Equal(t, http.StatusSeeOther, r.Status, "idle too long")
 		assert.Equal(t, "/dashboard/login/?expired=1&next=%2Fdashboard%2Ftransactions%2F", r.Header.Get("Location"))
 
 		c = dashLoggedIn(t, ts.url, acct)
 		for range int(dashboard.DefaultSessionLifetime / (dashboard.DefaultIdleTimeout / 2)) {
 			clock.t = clock.t.Add(dashboard.DefaultIdleTimeout / 2)
-			c.get(t, "/dashboard/")
+			c.Get(t, "/dashboard/")
 		}
-		r = c.get(t, "/dashboard/")
+		r = c.Get(t, "/dashboard/")
 		assert.Equal(t, http.StatusSeeOther, r.Status, "never past the absolute lifetime, however busy")
 	})
 
@@ -325,30 +258,30 @@ func TestDashboardMerchantPickerAndEnvironment(t *testing.T) {
 	r := c.login(t, acct.Member.Email, "correct horse battery")
 	require.Equal(t, http.StatusSeeOther, r.Status)
 	assert.Equal(t, "/dashboard/merchants/", r.Header.Get("Location"), "a member of several merchants picks one")
-	r = c.get(t, "/dashboard/transactions/")
+	r = c.Get(t, "/dashboard/transactions/")
 	assert.Equal(t, http.StatusSeeOther, r.Status)
 	assert.Equal(t, "/dashboard/merchants/", r.Header.Get("Location"), "no merchant page before the pick")
 
-	picker := c.get(t, "/dashboard/merchants/")
+	picker := c.Get(t, "/dashboard/merchants/")
 	assert.Contains(t, picker.Body, acct.Merchant.Name)
 	assert.Contains(t, picker.Body, second.Name)
 	assert.Equal(t, http.StatusNotFound, c.post(t, "/dashboard/merchants/", url.Values{"merchant": {other.Merchant.ID.String()}}).Status,
 		"another member's merchant is not found")
 	r = c.post(t, "/dashboard/merchants/", url.Values{"merchant": {second.ID.String()}})
 	require.Equal(t, http.StatusSeeOther, r.Status, r.Body)
-	home := c.get(t, "/dashboard/")
+	home := c.Get(t, "/dashboard/")
 	require.Equal(t, http.StatusOK, home.Status)
 	assert.Contains(t, home.Body, second.Name)
 	assert.Contains(t, home.Body, `class="env env-test"`, "a merchant without KYC lands in TEST")
 
 	r = c.post(t, "/dashboard/merchants/", url.Values{"merchant": {acct.Merchant.ID.String()}})
 	require.Equal(t, http.StatusSeeOther, r.Status)
-	home = c.get(t, "/dashboard/")
+	home = c.Get(t, "/dashboard/")
 	assert.Contains(t, home.Body, `class="env env-live"`)
 	r = c.post(t, "/dashboard/environment/", url.Values{"environment": {"TEST"}, "next": {"/dashboard/transactions/?status=SUCCESS"}})
 	require.Equal(t, http.StatusSeeOther, r.Status)
 	assert.Equal(t, "/dashboard/transactions/?status=SUCCESS", r.Header.Get("Location"), "back to the page it was on")
-	assert.Contains(t, c.get(t, "/dashboard/transactions/").Body, `class="env env-test"`)
+	assert.Contains(t, c.Get(t, "/dashboard/transactions/").Body, `class="env env-test"`)
 	r = c.post(t, "/dashboard/environment/", url.Values{"environment": {"LIVE"}, "next": {"https://evil.example/"}})
 	assert.Equal(t, "/dashboard/", r.Header.Get("Location"), "never to another site")
 	assert.Equal(t, http.StatusBadRequest, c.post(t, "/dashboard/environment/", url.Values{"environment": {"PROD"}}).Status)
@@ -358,16 +291,16 @@ func TestDashboardLanguage(t *testing.T) {
 	ts := newTestServer(t)
 	acct := ts.newAccount(t, true)
 	c := dashLoggedIn(t, ts.url, acct)
-	assert.Contains(t, c.get(t, "/dashboard/").Body, "Soldes par pays")
-	assert.Contains(t, c.get(t, "/dashboard/", "Accept-Language", "en-GB,en;q=0.9,fr;q=0.5").Body, "Balances by country")
-	r := c.get(t, "/dashboard/transactions/?status=SUCCESS&lang=en")
+	assert.Contains(t, c.Get(t, "/dashboard/").Body, "Soldes par pays")
+	assert.Contains(t, c.Get(t, "/dashboard/", "Accept-Language", "en-GB,en;q=0.9,fr;q=0.5").Body, "Balances by country")
+	r := c.Get(t, "/dashboard/transactions/?status=SUCCESS&lang=en")
 	require.Equal(t, http.StatusSeeOther, r.Status)
 	assert.Equal(t, "/dashboard/transactions/?status=SUCCESS", r.Header.Get("Location"))
-	page := c.get(t, "/dashboard/transactions/?status=SUCCESS")
+	page := c.Get(t, "/dashboard/transactions/?status=SUCCESS")
 	assert.Contains(t, page.Body, `<html lang="en">`, "the switch is remembered")
 	assert.Contains(t, page.Body, "Export these transactions (CSV)")
-	c.get(t, "/dashboard/?lang=fr")
-	assert.Contains(t, c.get(t, "/dashboard/", "Accept-Language", "en").Body, `<html lang="fr">`, "the switch wins over the browser")
+	c.Get(t, "/dashboard/?lang=fr")
+	assert.Contains(t, c.Get(t, "/dashboard/", "Accept-Language", "en").Body, `<html lang="fr">`, "the switch wins over the browser")
 }
 
 func TestDashboardPages(t *testing.T) {
@@ -391,54 +324,54 @@ func TestDashboardPages(t *testing.T) {
 	c := dashLoggedIn(t, ts.url, acct)
 	require.Equal(t, http.StatusSeeOther, c.post(t, "/dashboard/environment/", url.Values{"environment": {"TEST"}}).Status)
 
-	home := c.get(t, "/dashboard/")
+	home := c.Get(t, "/dashboard/")
 	require.Equal(t, http.StatusOK, home.Status, home.Body)
 	assert.Contains(t, home.Body, "20\u00a0000\u00a0FCFA", "the funded wallet, in French")
 	assert.Contains(t, home.Body, rows[29].Reference, "the latest transaction")
 	assert.NotContains(t, home.Body, rows[10].Reference, "ten of them only")
 
-	list := c.get(t, "/dashboard/transactions/")
+	list := c.Get(t, "/dashboard/transactions/")
 	require.Equal(t, http.StatusOK, list.Status)
 	assert.Contains(t, list.Body, rows[29].Reference)
 	assert.NotContains(t, list.Body, rows[3].Reference, "25 a page")
 	next := regexp.MustCompile(`href="([^"]+)" id="page-next"`).FindStringSubmatch(list.Body)
 	require.NotNil(t, next)
-	older := c.get(t, strings.ReplaceAll(next[1], "&amp;", "&"))
+	older := c.Get(t, strings.ReplaceAll(next[1], "&amp;", "&"))
 	assert.Contains(t, older.Body, rows[3].Reference)
 	assert.Contains(t, older.Body, `id="page-previous"`)
 
-	failed := c.get(t, "/dashboard/transactions/?status=FAILED&search=Awa+Diop")
+	failed := c.Get(t, "/dashboard/transactions/?status=FAILED&search=Awa+Diop")
 	require.Equal(t, http.StatusOK, failed.Status)
 	assert.Contains(t, failed.Body, rows[27].Reference)
 	assert.NotContains(t, failed.Body, rows[28].Reference)
 	assert.Contains(t, failed.Body, `href="/dashboard/transactions/export/?search=Awa&#43;Diop&amp;status=FAILED"`)
 
-	partial := c.get(t, "/dashboard/transactions/?status=FAILED", "HX-Request", "true", "HX-Target", "results")
+	partial := c.Get(t, "/dashboard/transactions/?status=FAILED", "HX-Request", "true", "HX-Target", "results")
 	assert.True(t, strings.HasPrefix(strings.TrimSpace(partial.Body), `<section id="results"`), "htmx gets the results alone")
 
 	day, dayBefore := base.Format(time.DateOnly), base.AddDate(0, 0, -1).Format(time.DateOnly)
-	inRange := c.get(t, "/dashboard/transactions/?created_at__gte="+day+"&created_at__lte="+day)
+	inRange := c.Get(t, "/dashboard/transactions/?created_at__gte="+day+"&created_at__lte="+day)
 	assert.Contains(t, inRange.Body, rows[29].Reference, "a date range that holds them")
 	assert.Contains(t, inRange.Body, `value="`+day+`"`, "the form keeps the range")
-	before := c.get(t, "/dashboard/transactions/?created_at__lte="+dayBefore)
+	before := c.Get(t, "/dashboard/transactions/?created_at__lte="+dayBefore)
 	assert.NotContains(t, before.Body, rows[29].Reference, "a date range before them")
 	assert.Contains(t, before.Body, `id="no-result"`)
 
-	bad := c.get(t, "/dashboard/transactions/?search=ab&created_at__gte=2026-02-01&created_at__lte=2026-01-01&status=NOPE")
+	bad := c.Get(t, "/dashboard/transactions/?search=ab&created_at__gte=2026-02-01&created_at__lte=2026-01-01&status=NOPE")
 	assert.Contains(t, bad.Body, "Saisissez entre 3 et 100 caractères.")
 	assert.Contains(t, bad.Body, "La date de fin précède la date de début.")
 	assert.Contains(t, bad.Body, "Choix invalide.")
 
-	csv := c.get(t, "/dashboard/transactions/export/?status=FAILED&search=Awa+Diop")
+	csv := c.Get(t, "/dashboard/transactions/export/?status=FAILED&search=Awa+Diop")
 	require.Equal(t, http.StatusOK, csv.Status, csv.Body)
 	assert.Equal(t, "text/csv; charset=utf-8", csv.Header.Get("Content-Type"))
 	lines := strings.Split(strings.TrimSpace(csv.Body), "\n")
 	assert.Len(t, lines, 1+10, "the header and the ten failed rows")
 	assert.True(t, strings.HasPrefix(lines[0], "id,reference,created_at"))
-	r := c.get(t, "/dashboard/transactions/export/?search=ab")
+	r := c.Get(t, "/dashboard/transactions/export/?search=ab")
 	assert.Equal(t, http.StatusSeeOther, r.Status, "a bad filter goes back to the list")
 
-	detail := c.get(t, "/dashboard/transactions/"+rows[29].ID.String()+"/")
+	detail := c.Get(t, "/dashboard/transactions/"+rows[29].ID.String()+"/")
 	require.Equal(t, http.StatusOK, detail.Status, detail.Body)
 	assert.Contains(t, detail.Body, `id="timeline"`)
 	assert.Equal(t, 2, strings.Count(detail.Body, `class="step"`), "creation and outcome")
@@ -541,28 +474,28 @@ func TestDashboardTenancySweep(t *testing.T) {
 		public := r.Path == "/dashboard/login/" || strings.HasPrefix(r.Path, "/dashboard/static/")
 		assert.True(t, public || swept[r], "route %s %s is not in the sweep", r.Method, r.Path)
 	}
-	require.Equal(t, http.StatusMovedPermanently, newDashClient(t, ts.url).get(t, "/dashboard").Status)
+	require.Equal(t, http.StatusMovedPermanently, newDashClient(t, ts.url).Get(t, "/dashboard").Status)
 
 	c := dashLoggedIn(t, ts.url, a)
 	for _, rt := range routes {
 		t.Run(rt.method+" "+rt.path, func(t *testing.T) {
 			anon := newDashClient(t, ts.url)
-			r := anon.do(t, rt.method, rt.path, rt.form)
+			r := anon.Do(t, rt.method, rt.path, rt.form)
 			assert.Equal(t, http.StatusSeeOther, r.Status, "no session")
 			assert.True(t, strings.HasPrefix(r.Header.Get("Location"), "/dashboard/login/"), "to the login form: %s", r.Header.Get("Location"))
 			assert.NotContains(t, r.Body, a.Merchant.Name)
 
-			hx := anon.do(t, rt.method, rt.path, rt.form, "HX-Request", "true")
+			hx := anon.Do(t, rt.method, rt.path, rt.form, "HX-Request", "true")
 			assert.True(t, strings.HasPrefix(hx.Header.Get("HX-Redirect"), "/dashboard/login/"), "htmx is sent to the login page whole")
 
 			if rt.method == http.MethodPost {
-				r = c.do(t, rt.method, rt.path, rt.form)
+				r = c.Do(t, rt.method, rt.path, rt.form)
 				assert.Equal(t, http.StatusForbidden, r.Status, "no CSRF token")
-				r = c.do(t, rt.method, rt.path, rt.form, "X-CSRF-Token", "not the token")
+				r = c.Do(t, rt.method, rt.path, rt.form, "X-CSRF-Token", "not the token")
 				assert.Equal(t, http.StatusForbidden, r.Status, "a wrong CSRF token")
 				return
 			}
-			r = c.get(t, rt.path)
+			r = c.Get(t, rt.path)
 			assert.Equal(t, http.StatusOK, r.Status, "signed in")
 		})
 	}
@@ -583,7 +516,7 @@ func TestDashboardTenancySweep(t *testing.T) {
 			"/dashboard/payout-batches/" + theirBatch + "/",
 			"/dashboard/payout-batches/" + theirBatch + "/results/",
 		} {
-			r := c.get(t, path)
+			r := c.Get(t, path)
 			assert.Equal(t, http.StatusNotFound, r.Status, path)
 			assert.NotContains(t, r.Body, theirs.Reference)
 		}
@@ -608,13 +541,13 @@ func TestDashboardTenancySweep(t *testing.T) {
 		cs, err := testStore.CheckoutSessionByID(t.Context(), b.Merchant.ID, sika.EnvironmentLive, uuid.MustParse(theirSession))
 		require.NoError(t, err)
 		assert.Equal(t, sika.CheckoutPending, cs.Status, "another merchant's session is not cancelled")
-		assert.NotContains(t, c.get(t, "/dashboard/payment-links/").Body, theirLink)
-		assert.NotContains(t, c.get(t, "/dashboard/checkout-sessions/").Body, theirSession)
+		assert.NotContains(t, c.Get(t, "/dashboard/payment-links/").Body, theirLink)
+		assert.NotContains(t, c.Get(t, "/dashboard/checkout-sessions/").Body, theirSession)
 		assert.Equal(t, http.StatusNotFound, c.post(t, "/dashboard/merchants/", url.Values{"merchant": {b.Merchant.ID.String()}}).Status)
-		list := c.get(t, "/dashboard/transactions/?merchant="+b.Merchant.ID.String())
+		list := c.Get(t, "/dashboard/transactions/?merchant="+b.Merchant.ID.String())
 		assert.NotContains(t, list.Body, theirs.Reference, "the API's merchant filter cannot widen the tenancy")
-		assert.Contains(t, c.get(t, "/dashboard/transactions/").Body, own.Reference)
-		csv := c.get(t, "/dashboard/transactions/export/")
+		assert.Contains(t, c.Get(t, "/dashboard/transactions/").Body, own.Reference)
+		csv := c.Get(t, "/dashboard/transactions/export/")
 		assert.Contains(t, csv.Body, own.Reference)
 		assert.NotContains(t, csv.Body, theirs.Reference)
 		assert.NotContains(t, csv.Body, ownTest.Reference, "LIVE only")
@@ -633,7 +566,7 @@ func TestDashboardTenancySweep(t *testing.T) {
 			require.NoError(t, testStore.CreateWebSession(t.Context(), ws))
 			forged := newDashClient(t, ts.url)
 			u, _ := url.Parse(ts.url + "/dashboard/")
-			forged.client.Jar.SetCookies(u, []*http.Cookie{{Name: "sika_dashboard", Value: token, Path: "/dashboard/"}})
+			forged.HTTP.Jar.SetCookies(u, []*http.Cookie{{Name: "sika_dashboard", Value: token, Path: "/dashboard/"}})
 			return forged
 		}
 		for _, ws := range []store.WebSession{
@@ -648,7 +581,7 @@ func TestDashboardTenancySweep(t *testing.T) {
 						form[k] = v
 					}
 				}
-				r := forge(ws).do(t, rt.method, rt.path, form)
+				r := forge(ws).Do(t, rt.method, rt.path, form)
 				assert.Equal(t, http.StatusSeeOther, r.Status, "%s session: %s %s", ws.App, rt.method, rt.path)
 				assert.True(t, strings.HasPrefix(r.Header.Get("Location"), "/dashboard/login/"), "%s %s", rt.method, rt.path)
 			}

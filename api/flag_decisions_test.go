@@ -181,13 +181,13 @@ func TestFlagRefundTwoPersonRule(t *testing.T) {
 	}
 	proposer, second := console(approver), console(approver2)
 	flagPage := "/console/flags/" + flag.ID.String() + "/"
-	page := proposer.get(t, flagPage, "Accept-Language", "en")
+	page := proposer.Get(t, flagPage, "Accept-Language", "en")
 	require.Equal(t, http.StatusOK, page.Status, page.Body)
 	assert.Contains(t, page.Body, `id="refund-quote"`)
 	assert.Contains(t, page.Body, "Refund fee")
 	assert.Contains(t, page.Body, `name="amount" value="1000"`, "the flag's amount, prefilled")
 	csrf := hiddenField(t, page.Body, "csrf_token")
-	c := proposer.do(t, http.MethodPost, flagPage+"refund/", url.Values{"csrf_token": {csrf}, "amount": {"1000"},
+	c := proposer.Do(t, http.MethodPost, flagPage+"refund/", url.Values{"csrf_token": {csrf}, "amount": {"1000"},
 		"reason": {"The first refund was refused; the customer gave another number's consent."}})
 	require.Equal(t, http.StatusSeeOther, c.Status, c.Body)
 	waiting, err := testStore.MoneyDecisions(t.Context(), store.DecisionPending, p.ID, 10)
@@ -196,12 +196,12 @@ func TestFlagRefundTwoPersonRule(t *testing.T) {
 	again := waiting[0]
 	assert.Equal(t, store.DecisionRefundFlag, again.Kind)
 	assert.Equal(t, approver.ID, again.ProposedBy)
-	page = proposer.get(t, flagPage)
+	page = proposer.Get(t, flagPage)
 	assert.Contains(t, page.Body, `id="waiting-decision"`)
 	assert.Contains(t, page.Body, "own-proposal", "the proposer is shown no approve button")
-	c = proposer.do(t, http.MethodPost, "/console/decisions/"+again.ID.String()+"/approve/", url.Values{"csrf_token": {csrf}})
+	c = proposer.Do(t, http.MethodPost, "/console/decisions/"+again.ID.String()+"/approve/", url.Values{"csrf_token": {csrf}})
 	assert.Equal(t, http.StatusForbidden, c.Status, "the proposer cannot approve")
-	c = second.do(t, http.MethodPost, "/console/decisions/"+again.ID.String()+"/approve/", url.Values{"csrf_token": {second.consoleCSRF(t)}})
+	c = second.Do(t, http.MethodPost, "/console/decisions/"+again.ID.String()+"/approve/", url.Values{"csrf_token": {second.consoleCSRF(t)}})
 	require.Equal(t, http.StatusSeeOther, c.Status, c.Body)
 	assert.Contains(t, c.Header.Get("Location"), flagPage)
 	now := refundsOf(t, p.ID)
@@ -221,7 +221,7 @@ func TestFlagRefundTwoPersonRule(t *testing.T) {
 	require.NotNil(t, f.ResolvedBy)
 	assert.Equal(t, approver2.ID, *f.ResolvedBy, "the approver of the refund that succeeded")
 	assert.Contains(t, f.ResolutionNote, done.Reference)
-	page = second.get(t, flagPage, "Accept-Language", "en")
+	page = second.Get(t, flagPage, "Accept-Language", "en")
 	assert.Contains(t, page.Body, "Resolved")
 	assert.Equal(t, "1000.00", amountOf(ps.detail(t, acct, p.ID).AmountRefunded))
 	ps.call(t, "GET", "/api/v1/admin/money-flags/?limit=500", nil, readOnlyH...).data(t, &open)

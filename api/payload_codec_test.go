@@ -124,7 +124,7 @@ func TestOTPIsEncryptedInTemporalHistory(t *testing.T) {
 	req, err := http.NewRequest(http.MethodPost, ps.url+console.CodecPath, bytes.NewReader(body))
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
-	ans := c.send(t, req, "X-Namespace", "default")
+	ans := c.Send(t, req, "X-Namespace", "default")
 	require.Equal(t, http.StatusOK, ans.Status, ans.Body)
 	var out commonpb.Payloads
 	require.NoError(t, protojson.Unmarshal([]byte(ans.Body), &out))
@@ -155,7 +155,7 @@ func TestCodecServerIsForStaffOnly(t *testing.T) {
 		req, err := http.NewRequest(http.MethodPost, ts.url+path, bytes.NewReader(body))
 		require.NoError(t, err)
 		req.Header.Set("Content-Type", "application/json")
-		return c.send(t, req, headers...)
+		return c.Send(t, req, headers...)
 	}
 
 	anon := newDashClient(t, ts.url)
@@ -189,7 +189,7 @@ func TestCodecServerIsForStaffOnly(t *testing.T) {
 	r = decode(c, "/console/codec/encode", "Origin", ui)
 	assert.Equal(t, http.StatusNotFound, r.Status, "no encoding")
 
-	pre := c.do(t, http.MethodOptions, console.CodecPath, nil, "Origin", ui, "Access-Control-Request-Method", "POST",
+	pre := c.Do(t, http.MethodOptions, console.CodecPath, nil, "Origin", ui, "Access-Control-Request-Method", "POST",
 		"Access-Control-Request-Headers", "content-type,x-namespace")
 	assert.Equal(t, http.StatusNoContent, pre.Status)
 	assert.Equal(t, ui, pre.Header.Get("Access-Control-Allow-Origin"))

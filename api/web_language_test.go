@@ -128,18 +128,18 @@ func TestPagesSpeakOneLanguage(t *testing.T) {
 			}
 			accept := []string{"Accept-Language", lang}
 			anon := newDashClient(t, ts.url)
-			check(t, "the dashboard's login form", anon.get(t, "/dashboard/login/", accept...), dashboard.Catalogue())
-			check(t, "the console's login form", anon.get(t, "/console/login/", accept...), console.Catalogue())
-			check(t, "a page not found", anon.get(t, "/dashboard/no-such-page/", accept...), dashboard.Catalogue())
+			check(t, "the dashboard's login form", anon.Get(t, "/dashboard/login/", accept...), dashboard.Catalogue())
+			check(t, "the console's login form", anon.Get(t, "/console/login/", accept...), console.Catalogue())
+			check(t, "a page not found", anon.Get(t, "/dashboard/no-such-page/", accept...), dashboard.Catalogue())
 
 			c := dashLoggedIn(t, ts.url, a)
 			require.Equal(t, http.StatusSeeOther, c.post(t, "/dashboard/environment/", url.Values{"environment": {"LIVE"}}).Status)
 			for tpl, path := range dash {
-				check(t, tpl, c.get(t, path, accept...), dashboard.Catalogue())
+				check(t, tpl, c.Get(t, path, accept...), dashboard.Catalogue())
 			}
 			for path, form := range refusals {
 				form.Set("csrf_token", c.csrf(t))
-				r := c.do(t, http.MethodPost, path, form, accept...)
+				r := c.Do(t, http.MethodPost, path, form, accept...)
 				assert.GreaterOrEqual(t, r.Status, 400, "%s is refused: %s", path, r.Body)
 				check(t, "POST "+path, r, dashboard.Catalogue())
 			}
@@ -147,11 +147,11 @@ func TestPagesSpeakOneLanguage(t *testing.T) {
 			s := newDashClient(t, ts.url)
 			require.Equal(t, http.StatusSeeOther, s.consoleLogin(t, staff.Email, "correct horse battery").Status)
 			for tpl, path := range cons {
-				check(t, tpl, s.get(t, path, accept...), console.Catalogue())
+				check(t, tpl, s.Get(t, path, accept...), console.Catalogue())
 			}
 
 			for what, path := range hosted {
-				check(t, what, anon.get(t, path, accept...), webapp.Catalogue(web.Catalogue()))
+				check(t, what, anon.Get(t, path, accept...), webapp.Catalogue(web.Catalogue()))
 			}
 		})
 	}
