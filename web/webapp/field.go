@@ -100,7 +100,7 @@ type With struct {
 	Data any
 }
 
-// With pairs data with the visit, for a partial ("tx-details").
+// With pairs data with the visit, for a partial ("tx-details", "timeline").
 func (v *Visit) With(data any) With { return With{V: v, Data: data} }
 
 // TxTable is a table of transactions for the kit's "txtable" partial: the visit V that writes
