@@ -346,7 +346,10 @@ func (f *contractFixture) pathValue(rt *rapid.T, path string, p *openapi3.Parame
 	choices = append(choices, uuid.NewString(), "evt_"+strings.ReplaceAll(uuid.NewString(), "-", ""))
 	switch rapid.IntRange(0, 9).Draw(rt, p.Name+" kind") {
 	case 8:
-		return rapid.StringN(0, 40, -1).Draw(rt, p.Name+" garbage")
+		// Any text but "/": a slash, even percent-encoded, is decoded by the router into a
+		// separator, and the request then names another path rather than a value of this
+		// parameter (GET /l/A%2FA/ is GET /l/A/A/, which no operation describes).
+		return strings.ReplaceAll(rapid.StringN(0, 40, -1).Draw(rt, p.Name+" garbage"), "/", "")
 	case 9:
 		return strings.Repeat("9", rapid.IntRange(100, 5000).Draw(rt, p.Name+" length"))
 	}
