@@ -42,16 +42,25 @@ type ledgerPosting struct {
 // refuse a negative available or pending amount. A second posting of the same type for the same
 // transaction changes nothing and returns false.
 func postLedgerEntry(ctx context.Context, tx pgx.Tx, p ledgerPosting) (bool, error) {
-	if _, err := tx.Exec(ctx, `INSERT INTO wallets (merchant_id, environment, country, currency) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (merchant_id, environment, country) DO NOTHING`, p.Merchant, p.Environment, p.Country, p.Currency); err != nil {
-		return false, fmt.Errorf("create wallet: %w", err)
-	}
 	var walletID uuid.UUID
 	var available, pending decimal.Decimal
 	var seq int64
-	if err := tx.QueryRow(ctx, `SELECT id, available_amount, pending_amount, entry_count FROM wallets
-		WHERE merchant_id = $1 AND environment = $2 AND country = $3 FOR UPDATE`, p.Merchant, p.Environment, p.Country).
-		Scan(&walletID, &available, &pending, &seq); err != nil {
+	lock := func() error {
+		return tx.QueryRow(ctx, `SELECT id, available_amount, pending_amount, entry_count FROM wallets
+			WHERE merchant_id = $1 AND environment = $2 AND country = $3 FOR UPDATE`, p.Merchant, p.Environment, p.Country).
+			Scan(&walletID, &available, &pending, &seq)
+	}
+	// The wallet exists but for a merchant's first movement in a country: it is locked first
+	// (one round trip), and created only when there is none.
+	err := lock()
+	if isNoRows(err) {
+		if _, err = tx.Exec(ctx, `INSERT INTO wallets (merchant_id, environment, country, currency) VALUES ($1, $2, $3, $4)
+			ON CONFLICT (merchant_id, environment, country) DO NOTHING`, p.Merchant, p.Environment, p.Country, p.Currency); err != nil {
+			return false, fmt.Errorf("create wallet: %w", err)
+		}
+		err = lock()
+	}
+	if err != nil {
 		return false, fmt.Errorf("lock wallet: %w", err)
 	}
 	if p.Transaction != nil {
@@ -70,18 +79,16 @@ func postLedgerEntry(ctx context.Context, tx pgx.Tx, p ledgerPosting) (bool, err
 		return false, err
 	}
 	afterAvailable, afterPending := available.Add(p.AvailableDelta), pending.Add(p.PendingDelta)
-	if _, err := tx.Exec(ctx, `INSERT INTO ledger_entries (id, wallet_id, merchant_id, environment, sequence, country, currency,
-			type, direction, amount, available_delta, pending_delta, balance_before, balance_after, pending_before, pending_after,
-			transaction_id, settlement_id, wallet_transfer_id, description, attempt_id, payout_batch_id)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`,
+	// The entry and the wallet's new balances in one statement (one round trip under the lock).
+	if _, err := tx.Exec(ctx, `WITH entry AS (INSERT INTO ledger_entries (id, wallet_id, merchant_id, environment, sequence, country,
+			currency, type, direction, amount, available_delta, pending_delta, balance_before, balance_after, pending_before,
+			pending_after, transaction_id, settlement_id, wallet_transfer_id, description, attempt_id, payout_batch_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22))
+		UPDATE wallets SET available_amount = $14, pending_amount = $16, entry_count = $5, updated_at = now() WHERE id = $2`,
 		id, walletID, p.Merchant, p.Environment, seq+1, p.Country, p.Currency, p.Type, p.Direction, p.Amount,
 		p.AvailableDelta, p.PendingDelta, available, afterAvailable, pending, afterPending,
 		p.Transaction, p.Settlement, p.WalletTransfer, p.Description, p.Attempt, p.PayoutBatch); err != nil {
-		return false, fmt.Errorf("insert ledger entry: %w", err)
-	}
-	if _, err := tx.Exec(ctx, `UPDATE wallets SET available_amount = $2, pending_amount = $3, entry_count = $4, updated_at = now()
-		WHERE id = $1`, walletID, afterAvailable, afterPending, seq+1); err != nil {
-		return false, fmt.Errorf("update wallet: %w", err)
+		return false, fmt.Errorf("post ledger entry: %w", err)
 	}
 	return true, nil
 }
