@@ -67,7 +67,7 @@ test: deps build temporal-cli temporal-server temporal-ui
 	SIKA_TEST_ARTIFACTS=$(SIKA_TEST_ARTIFACTS) $(BIN)/sika stack -- $(GO) test -count=1 -p 2 -timeout 25m ./...
 	@# The stall guard loads its own dev server at 30 payments/s: alone, so that it neither starves
 	@# the other packages' shared dev server nor is starved by them.
-	SIKA_LOAD_GUARD=1 $(BIN)/sika stack -- $(GO) test -count=1 -timeout 10m -run '^TestDevServerKeepsUp$$' ./cmd/sikabench
+	$(BIN)/sika stack -- $(GO) test -count=1 -timeout 10m -tags loadguard -run '^TestDevServerKeepsUp$$' ./cmd/sikabench
 
 ## bench: one report on an in-process stack, a few minutes: the Postgres ceiling (pgbench), collections, payouts,
 ## webhooks and the CSV export; then scaling on a Temporal cluster (1+1 and 2+2 replicas against the bare-workflow
@@ -115,6 +115,7 @@ sdk-go-test: deps build temporal-cli
 ## vet: static checks
 vet:
 	$(GO) vet ./...
+	$(GO) vet -tags loadguard ./cmd/sikabench
 	cd sdk/go && $(GO) vet ./...
 	@test -z "$$(gofmt -l .)" || (echo "gofmt needed:"; gofmt -l .; exit 1)
 

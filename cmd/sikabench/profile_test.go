@@ -16,9 +16,6 @@ import (
 // (the softpay insert among them, the bench's own connections left out), the payload bytes of
 // the sampled histories, and the service's functions in the CPU profile. Content, not speed.
 func TestCollectionsExplainers(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts its own Postgres and Temporal dev server")
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
