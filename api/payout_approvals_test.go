@@ -31,6 +31,21 @@ func (ts *testServer) teammate(t *testing.T, acct *account, role sika.Membership
 	return member, append(bearer(tok), "X-Environment", "TEST", "X-Merchant-Id", acct.Merchant.ID.String())
 }
 
+// refusesApprovalByOthers checks that what waits at path (a payout or a batch) may not be
+// approved by its creator (403 self_approval_forbidden), by an API key (403 dashboard_only) or by
+// a viewer (403 role_forbidden).
+func (ps *paymentStack) refusesApprovalByOthers(t *testing.T, path string, acct *account, creator, viewer []string) {
+	t.Helper()
+	for _, c := range []struct {
+		headers []string
+		code    string
+	}{{creator, "self_approval_forbidden"}, {acct.key(sika.EnvironmentTest, sika.ScopeBoth), "dashboard_only"}, {viewer, "role_forbidden"}} {
+		r := ps.call(t, "POST", path+"/approve/", nil, c.headers...)
+		require.Equal(t, http.StatusForbidden, r.Status, "%s", r.Body)
+		assert.Equal(t, c.code, r.code())
+	}
+}
+
 func TestMerchantRolesAreEnforced(t *testing.T) {
 	ts := newTestServer(t)
 	acct := ts.newAccount(t, true)
@@ -113,15 +128,7 @@ func TestPayoutBatchApprovalBySecondMember(t *testing.T) {
 	assert.Equal(t, "6000.00", pending)
 
 	path := "/api/v1/payout-batches/" + b.ID.String()
-	r = ps.call(t, "POST", path+"/approve/", nil, acct.dashboard(sika.EnvironmentTest)...)
-	require.Equal(t, http.StatusForbidden, r.Status, "%s", r.Body)
-	assert.Equal(t, "self_approval_forbidden", r.code())
-	r = ps.call(t, "POST", path+"/approve/", nil, acct.key(sika.EnvironmentTest, sika.ScopeBoth)...)
-	require.Equal(t, http.StatusForbidden, r.Status, "%s", r.Body)
-	assert.Equal(t, "dashboard_only", r.code())
-	r = ps.call(t, "POST", path+"/approve/", nil, viewer...)
-	require.Equal(t, http.StatusForbidden, r.Status, "%s", r.Body)
-	assert.Equal(t, "role_forbidden", r.code())
+	ps.refusesApprovalByOthers(t, path, acct, acct.dashboard(sika.EnvironmentTest), viewer)
 	r = ps.call(t, "POST", path+"/approve/", map[string]string{"note": "checked the list"}, admin...)
 	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 	var approved sika.PayoutBatch
@@ -196,15 +203,7 @@ func TestPayoutApprovalBySecondMember(t *testing.T) {
 	assert.Contains(t, d.StatusLogs[0].Reason, "approval threshold of 5000.00 XOF")
 
 	path := "/api/v1/payouts/" + big.ID.String()
-	r = ps.call(t, "POST", path+"/approve/", nil, owner...)
-	require.Equal(t, http.StatusForbidden, r.Status, "%s", r.Body)
-	assert.Equal(t, "self_approval_forbidden", r.code())
-	r = ps.call(t, "POST", path+"/approve/", nil, acct.key(sika.EnvironmentTest, sika.ScopeBoth)...)
-	require.Equal(t, http.StatusForbidden, r.Status, "%s", r.Body)
-	assert.Equal(t, "dashboard_only", r.code())
-	r = ps.call(t, "POST", path+"/approve/", nil, viewer...)
-	require.Equal(t, http.StatusForbidden, r.Status, "%s", r.Body)
-	assert.Equal(t, "role_forbidden", r.code())
+	ps.refusesApprovalByOthers(t, path, acct, owner, viewer)
 	r = ps.call(t, "POST", "/api/v1/payouts/"+small.ID.String()+"/approve/", nil, admin...)
 	require.Equal(t, http.StatusConflict, r.Status, "%s", r.Body)
 	assert.Equal(t, "not_awaiting_approval", r.code())
