@@ -185,10 +185,16 @@ func (c *Client) Disburse(ctx context.Context, req gateway.DisburseRequest) (gat
 
 // DisbursementStatus reads a transfer; an unknown reference is StatusNotFound.
 func (c *Client) DisbursementStatus(ctx context.Context, reference string) (gateway.OperationStatus, error) {
-	if err := c.needDisbursement("payouts are not configured"); err != nil {
+	return c.disbursementStatus(ctx, "payouts are not configured", "/disbursement/v1_0/transfer/", reference)
+}
+
+// disbursementStatus reads an operation of the disbursement product (a transfer, a refund)
+// under prefix; why says what an account without the product cannot do.
+func (c *Client) disbursementStatus(ctx context.Context, why, prefix, reference string) (gateway.OperationStatus, error) {
+	if err := c.needDisbursement(why); err != nil {
 		return gateway.OperationStatus{}, err
 	}
-	return c.status(ctx, c.disbursement, "/disbursement/v1_0/transfer/", reference)
+	return c.status(ctx, c.disbursement, prefix, reference)
 }
 
 // ParseCallback decodes MTN's callback (the status JSON, PUT or POST to X-Callback-Url). MTN

@@ -40,8 +40,5 @@ func (c *Client) Refund(ctx context.Context, req gateway.RefundRequest) (gateway
 // RefundStatus reads a refund (GET /disbursement/v1_0/refund/{referenceId}); an unknown
 // reference is StatusNotFound.
 func (c *Client) RefundStatus(ctx context.Context, reference string) (gateway.OperationStatus, error) {
-	if err := c.needDisbursement("refunds need the disbursement product"); err != nil {
-		return gateway.OperationStatus{}, err
-	}
-	return c.status(ctx, c.disbursement, "/disbursement/v1_0/refund/", reference)
+	return c.disbursementStatus(ctx, "refunds need the disbursement product", "/disbursement/v1_0/refund/", reference)
 }
