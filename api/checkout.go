@@ -39,8 +39,8 @@ func (s *Server) checkoutRoutes(root *mux.Router) {
 	public := routeOpts{throttleByIP: true}
 	s.handle(root, http.MethodGet, "/checkout/{slug}/status/", s.checkoutStatus, public)
 	s.handle(root, http.MethodPost, "/checkout/{slug}/pay/", s.payCheckoutSession, public)
-	s.handle(root, http.MethodPost, "/checkout/{slug}/confirm-otp/", s.confirmCheckoutOTP, public)
-	s.handle(root, http.MethodGet, "/checkout/{slug}/network/", s.checkoutNetwork, public)
+	s.handle(root, http.MethodPost, "/checkout/{slug}/confirm-otp/", s.confirmHostedOTP(s.sessionPayments), public)
+	s.handle(root, http.MethodGet, "/checkout/{slug}/network/", s.hostedNetwork(s.sessionPayments), public)
 
 	s.paymentLinkRoutes(root)
 	s.hostedPageRoutes(root)

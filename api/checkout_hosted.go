@@ -159,84 +159,89 @@ type hostedOTPRequest struct {
 	OTP         string `json:"otp"`
 }
 
-// confirmHostedOTP sends the post-push OTP typed on a hosted page to the payment's workflow;
-// the payment must belong to the page's session or link.
-func (s *Server) confirmHostedOTP(w http.ResponseWriter, r *http.Request, owns func(sika.Transaction) bool) error {
-	var req hostedOTPRequest
-	if err := decodeBody(r, &req); err != nil {
-		return err
-	}
-	var v sika.Validation
-	id, err := uuid.Parse(strings.TrimSpace(req.Transaction))
-	if err != nil {
-		v.Add("transaction", "Must be a valid UUID.")
-	}
-	if req.OTP = strings.TrimSpace(req.OTP); req.OTP == "" {
-		v.Add("otp", sika.MsgRequired)
-	}
-	if err := v.Err(); err != nil {
-		return err
-	}
-	t, err := s.store.Transaction(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	if !owns(t) {
-		return sika.NotFound("Transaction")
-	}
-	if err := s.confirmPostPushOTP(r.Context(), t, req.OTP); err != nil {
-		return err
-	}
-	if t, err = s.store.Transaction(r.Context(), t.ID); err != nil {
-		return err
-	}
-	writeData(w, http.StatusOK, newHostedPayment(t))
-	return nil
+// hostedPayments is the checkout session or payment link of a hosted page's slug, as its
+// payment routes see it: its country, and which payments are its.
+type hostedPayments struct {
+	country string
+	owns    func(sika.Transaction) bool
 }
 
-// confirmCheckoutOTP is confirmHostedOTP for a session's page.
-func (s *Server) confirmCheckoutOTP(w http.ResponseWriter, r *http.Request) error {
+// sessionPayments reads the checkout session of the path's slug.
+func (s *Server) sessionPayments(r *http.Request) (hostedPayments, error) {
 	c, err := s.store.CheckoutSessionBySlug(r.Context(), mux.Vars(r)["slug"])
-	if err != nil {
-		return err
-	}
-	return s.confirmHostedOTP(w, r, func(t sika.Transaction) bool {
+	return hostedPayments{country: c.Country, owns: func(t sika.Transaction) bool {
 		return t.CheckoutSession != nil && *t.CheckoutSession == c.ID
-	})
+	}}, err
 }
 
-// checkoutNetwork predicts the network of the number a customer types on a session's hosted
-// page, read in the page's country unless it has its calling code (predict); the page
-// preselects it.
-func (s *Server) checkoutNetwork(w http.ResponseWriter, r *http.Request) error {
-	c, err := s.store.CheckoutSessionBySlug(r.Context(), mux.Vars(r)["slug"])
-	if err != nil {
-		return err
-	}
-	return s.hostedPrediction(w, r, c.Country)
-}
-
-// linkNetwork is checkoutNetwork for a payment link's page.
-func (s *Server) linkNetwork(w http.ResponseWriter, r *http.Request) error {
+// linkPayments reads the payment link of the path's slug.
+func (s *Server) linkPayments(r *http.Request) (hostedPayments, error) {
 	l, err := s.store.PaymentLinkBySlug(r.Context(), mux.Vars(r)["slug"])
-	if err != nil {
-		return err
-	}
-	return s.hostedPrediction(w, r, l.Country)
+	return hostedPayments{country: l.Country, owns: func(t sika.Transaction) bool {
+		return t.PaymentLink != nil && *t.PaymentLink == l.ID
+	}}, err
 }
 
-// hostedPrediction answers a hosted page's prediction: the country the customer picked on the
-// page, else the page's own.
-func (s *Server) hostedPrediction(w http.ResponseWriter, r *http.Request, pageCountry string) error {
-	q := r.URL.Query()
-	country := q.Get("country")
-	if country == "" {
-		country = pageCountry
+// confirmHostedOTP sends the post-push OTP typed on a hosted page (the session or link page
+// reads) to the payment's workflow; the payment must be the page's.
+func (s *Server) confirmHostedOTP(page func(*http.Request) (hostedPayments, error)) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		hp, err := page(r)
+		if err != nil {
+			return err
+		}
+		var req hostedOTPRequest
+		if err := decodeBody(r, &req); err != nil {
+			return err
+		}
+		var v sika.Validation
+		id, err := uuid.Parse(strings.TrimSpace(req.Transaction))
+		if err != nil {
+			v.Add("transaction", "Must be a valid UUID.")
+		}
+		if req.OTP = strings.TrimSpace(req.OTP); req.OTP == "" {
+			v.Add("otp", sika.MsgRequired)
+		}
+		if err := v.Err(); err != nil {
+			return err
+		}
+		t, err := s.store.Transaction(r.Context(), id)
+		if err != nil {
+			return err
+		}
+		if !hp.owns(t) {
+			return sika.NotFound("Transaction")
+		}
+		if err := s.confirmPostPushOTP(r.Context(), t, req.OTP); err != nil {
+			return err
+		}
+		if t, err = s.store.Transaction(r.Context(), t.ID); err != nil {
+			return err
+		}
+		writeData(w, http.StatusOK, newHostedPayment(t))
+		return nil
 	}
-	p, err := s.predict(r.Context(), q.Get("phone"), country)
-	if err != nil {
-		return err
+}
+
+// hostedNetwork predicts the network of the number a customer types on a hosted page (the
+// session or link page reads), read in the country the customer picked on the page, else the
+// page's own, unless it has its calling code (predict); the page preselects it.
+func (s *Server) hostedNetwork(page func(*http.Request) (hostedPayments, error)) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		hp, err := page(r)
+		if err != nil {
+			return err
+		}
+		q := r.URL.Query()
+		country := q.Get("country")
+		if country == "" {
+			country = hp.country
+		}
+		p, err := s.predict(r.Context(), q.Get("phone"), country)
+		if err != nil {
+			return err
+		}
+		writeData(w, http.StatusOK, p)
+		return nil
 	}
-	writeData(w, http.StatusOK, p)
-	return nil
 }

@@ -15,48 +15,49 @@ import (
 
 // hostedPageRoutes mounts the hosted pages (outside /api/v1) and their assets.
 func (s *Server) hostedPageRoutes(root *mux.Router) {
-	root.HandleFunc("/pay/{slug}/", s.checkoutPage).Methods(http.MethodGet)
-	root.HandleFunc("/l/{slug}/", s.paymentLinkPage).Methods(http.MethodGet)
+	root.HandleFunc("/pay/{slug}/", s.hostedPage(s.checkoutPage)).Methods(http.MethodGet)
+	root.HandleFunc("/l/{slug}/", s.hostedPage(s.paymentLinkPage)).Methods(http.MethodGet)
 	root.Handle(web.StaticPrefix+"{file}", web.Static()).Methods(http.MethodGet)
 }
 
+// hostedPage serves the hosted page that page renders for the path's slug; an error (an
+// unknown slug, a failed read) answers hostedPageError's page instead.
+func (s *Server) hostedPage(page func(w http.ResponseWriter, r *http.Request, slug string) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		routeName(r)
+		if err := page(w, r, mux.Vars(r)["slug"]); err != nil {
+			s.hostedPageError(w, r, err)
+		}
+	}
+}
+
 // checkoutPage renders a session's hosted page.
-func (s *Server) checkoutPage(w http.ResponseWriter, r *http.Request) {
-	routeName(r)
-	slug := mux.Vars(r)["slug"]
+func (s *Server) checkoutPage(w http.ResponseWriter, r *http.Request, slug string) error {
 	c, err := s.store.CheckoutSessionBySlug(r.Context(), slug)
 	if err != nil {
-		s.hostedPageError(w, r, err)
-		return
+		return err
 	}
 	p := web.Page{Kind: web.KindSession, Lang: web.Lang(r), Title: "", Description: c.Description,
-		Amount: &c.Amount.Decimal, Currency: c.Currency, Country: c.Country,
-		PayURL: basePath + "/checkout/" + url.PathEscape(slug) + "/pay/", OTPURL: basePath + "/checkout/" + url.PathEscape(slug) + "/confirm-otp/",
-		PollURL: basePath + "/checkout/" + url.PathEscape(slug) + "/status/", PredictURL: basePath + "/checkout/" + url.PathEscape(slug) + "/network/",
-		Test: c.Environment == sika.EnvironmentTest}
+		Amount: &c.Amount.Decimal, Currency: c.Currency, Country: c.Country, Test: c.Environment == sika.EnvironmentTest}
+	setHostedCalls(&p, "/checkout/", slug, "status/")
 	if c.CustomerPhone != "" {
 		p.PhoneMask = sika.MaskPhone(c.CustomerPhone, c.Country)
 	}
 	if status := displayCheckoutStatus(c, s.cfg.Now()); status != sika.CheckoutPending {
 		p.Closed = string(status)
 	}
-	s.renderHostedPage(w, r, p, c.Merchant, c.Environment)
+	return s.renderHostedPage(w, r, p, c.Merchant, c.Environment)
 }
 
 // paymentLinkPage renders a link's hosted page.
-func (s *Server) paymentLinkPage(w http.ResponseWriter, r *http.Request) {
-	routeName(r)
-	slug := mux.Vars(r)["slug"]
+func (s *Server) paymentLinkPage(w http.ResponseWriter, r *http.Request, slug string) error {
 	l, err := s.store.PaymentLinkBySlug(r.Context(), slug)
 	if err != nil {
-		s.hostedPageError(w, r, err)
-		return
+		return err
 	}
 	p := web.Page{Kind: web.KindLink, Lang: web.Lang(r), Title: l.Name, Description: l.Description, Currency: l.Currency,
-		Country: l.Country, AskCustomer: true, AskAmount: l.CustomerChoosesAmount(),
-		PayURL: basePath + "/links/" + url.PathEscape(slug) + "/pay/", OTPURL: basePath + "/links/" + url.PathEscape(slug) + "/confirm-otp/",
-		PollURL: basePath + "/links/" + url.PathEscape(slug) + "/payments/", PredictURL: basePath + "/links/" + url.PathEscape(slug) + "/network/",
-		Test: l.Environment == sika.EnvironmentTest}
+		Country: l.Country, AskCustomer: true, AskAmount: l.CustomerChoosesAmount(), Test: l.Environment == sika.EnvironmentTest}
+	setHostedCalls(&p, "/links/", slug, "payments/")
 	if !p.AskAmount {
 		p.Amount = &l.Amount.Decimal
 	}
@@ -66,28 +67,34 @@ func (s *Server) paymentLinkPage(w http.ResponseWriter, r *http.Request) {
 	if !l.IsActive {
 		p.Closed = "INACTIVE"
 	}
-	s.renderHostedPage(w, r, p, l.Merchant, l.Environment)
+	return s.renderHostedPage(w, r, p, l.Merchant, l.Environment)
 }
 
-// renderHostedPage fills what every page shows (merchant, countries and networks) and writes it.
-func (s *Server) renderHostedPage(w http.ResponseWriter, r *http.Request, p web.Page, merchantID uuid.UUID, env sika.Environment) {
+// setHostedCalls sets the API calls of a hosted page, under the session's or link's path
+// (prefix and slug): pay, confirm an OTP, poll (at poll), predict the network.
+func setHostedCalls(p *web.Page, prefix, slug, poll string) {
+	base := basePath + prefix + url.PathEscape(slug) + "/"
+	p.PayURL, p.OTPURL, p.PollURL, p.PredictURL = base+"pay/", base+"confirm-otp/", base+poll, base+"network/"
+}
+
+// renderHostedPage fills what every page shows (merchant, countries and networks) and writes
+// it; it writes nothing when it returns an error.
+func (s *Server) renderHostedPage(w http.ResponseWriter, r *http.Request, p web.Page, merchantID uuid.UUID, env sika.Environment) error {
 	ctx := r.Context()
 	m, err := s.store.MerchantByID(ctx, merchantID)
 	if err != nil {
-		s.hostedPageError(w, r, err)
-		return
+		return err
 	}
 	p.MerchantName = m.Name
 	if err := s.fillNetworks(ctx, &p, env, m.Country); err != nil {
-		s.hostedPageError(w, r, err)
-		return
+		return err
 	}
 	var buf bytes.Buffer
 	if err := web.Render(&buf, withSwitch(r, p)); err != nil {
-		s.hostedPageError(w, r, err)
-		return
+		return err
 	}
 	writeHostedPage(w, http.StatusOK, buf.Bytes())
+	return nil
 }
 
 // withSwitch is p with the link to the same page in the other language.

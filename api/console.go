@@ -34,10 +34,8 @@ func (s *Server) consoleRoutes(root *mux.Router) {
 		Store:         s.store,
 		PublicURL:     s.cfg.PublicURL,
 		CheckPassword: s.checkPassword,
-		ThrottleLogin: func(w http.ResponseWriter, r *http.Request) error {
-			return s.rateLimit(w, r, nil, routeOpts{throttleByIP: true})
-		},
-		Reverify: s.consoleReverify,
+		ThrottleLogin: s.throttleLogin,
+		Reverify:      s.consoleReverify,
 		Propose: func(ctx context.Context, staff sika.Member, id uuid.UUID, status sika.TransactionStatus, reason string) (store.MoneyDecision, error) {
 			d, err := ProposeResolution(ctx, s.store, id, SupportDecision{Status: status, Reason: reason}, staff)
 			if err == nil {
@@ -100,8 +98,7 @@ func (s *Server) consoleRoutes(root *mux.Router) {
 		Logger:       s.cfg.Logger,
 		Now:          s.cfg.Now,
 	})
-	root.Handle(console.Prefix[:len(console.Prefix)-1], http.RedirectHandler(console.Prefix, http.StatusMovedPermanently))
-	root.PathPrefix(console.Prefix).Handler(app)
+	mountWebApp(root, console.Prefix, app)
 }
 
 // consoleReverify re-checks a transaction at its gateway as POST

@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
@@ -20,9 +21,7 @@ func (s *Server) dashboardRoutes(root *mux.Router) {
 		Store:         s.store,
 		PublicURL:     s.cfg.PublicURL,
 		CheckPassword: s.checkPassword,
-		ThrottleLogin: func(w http.ResponseWriter, r *http.Request) error {
-			return s.rateLimit(w, r, nil, routeOpts{throttleByIP: true})
-		},
+		ThrottleLogin: s.throttleLogin,
 		ExportTransactions: func(w http.ResponseWriter, r *http.Request, merchant uuid.UUID, env sika.Environment) error {
 			if info, ok := r.Context().Value(ctxRequestInfo).(*requestInfo); ok {
 				info.merchant = merchant
@@ -37,6 +36,18 @@ func (s *Server) dashboardRoutes(root *mux.Router) {
 		Logger:       s.cfg.Logger,
 		Now:          s.cfg.Now,
 	})
-	root.Handle(dashboard.Prefix[:len(dashboard.Prefix)-1], http.RedirectHandler(dashboard.Prefix, http.StatusMovedPermanently))
-	root.PathPrefix(dashboard.Prefix).Handler(app)
+	mountWebApp(root, dashboard.Prefix, app)
+}
+
+// throttleLogin is the budget per client address of POST /auth/login/, for the login forms of
+// the dashboard and the console.
+func (s *Server) throttleLogin(w http.ResponseWriter, r *http.Request) error {
+	return s.rateLimit(w, r, nil, routeOpts{throttleByIP: true})
+}
+
+// mountWebApp serves a web app (the dashboard, the console) under prefix, which ends in "/";
+// the prefix without its slash redirects there.
+func mountWebApp(root *mux.Router, prefix string, app http.Handler) {
+	root.Handle(strings.TrimSuffix(prefix, "/"), http.RedirectHandler(prefix, http.StatusMovedPermanently))
+	root.PathPrefix(prefix).Handler(app)
 }

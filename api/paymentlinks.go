@@ -30,8 +30,8 @@ func (s *Server) paymentLinkRoutes(root *mux.Router) {
 	public := routeOpts{throttleByIP: true}
 	s.handle(root, http.MethodPost, "/links/{slug}/pay/", withBody(s.payPaymentLink), public)
 	s.handle(root, http.MethodGet, "/links/{slug}/payments/{id}/", s.getLinkPayment, public)
-	s.handle(root, http.MethodPost, "/links/{slug}/confirm-otp/", s.confirmLinkOTP, public)
-	s.handle(root, http.MethodGet, "/links/{slug}/network/", s.linkNetwork, public)
+	s.handle(root, http.MethodPost, "/links/{slug}/confirm-otp/", s.confirmHostedOTP(s.linkPayments), public)
+	s.handle(root, http.MethodGet, "/links/{slug}/network/", s.hostedNetwork(s.linkPayments), public)
 }
 
 // paymentLinkRequest is a create or update body; a nil field was absent or null (present
@@ -278,7 +278,7 @@ func firstNonEmpty(values ...string) string {
 
 // getLinkPayment is what a link's page polls: one of its payments.
 func (s *Server) getLinkPayment(w http.ResponseWriter, r *http.Request) error {
-	l, err := s.store.PaymentLinkBySlug(r.Context(), mux.Vars(r)["slug"])
+	l, err := s.linkPayments(r)
 	if err != nil {
 		return err
 	}
@@ -286,20 +286,9 @@ func (s *Server) getLinkPayment(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if t.PaymentLink == nil || *t.PaymentLink != l.ID {
+	if !l.owns(t) {
 		return sika.NotFound("Transaction")
 	}
 	writeData(w, http.StatusOK, newHostedPayment(t))
 	return nil
-}
-
-// confirmLinkOTP is confirmHostedOTP for a link's page.
-func (s *Server) confirmLinkOTP(w http.ResponseWriter, r *http.Request) error {
-	l, err := s.store.PaymentLinkBySlug(r.Context(), mux.Vars(r)["slug"])
-	if err != nil {
-		return err
-	}
-	return s.confirmHostedOTP(w, r, func(t sika.Transaction) bool {
-		return t.PaymentLink != nil && *t.PaymentLink == l.ID
-	})
 }
