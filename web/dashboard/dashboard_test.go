@@ -106,6 +106,37 @@ func TestPositions(t *testing.T) {
 	}
 }
 
+// TestLogPages: a log page (events, an endpoint's deliveries, a wallet's ledger) reads its
+// ?after= position, refuses one it cannot read with the error it is given, and links its first
+// page (from a later one) and the next, after its last row.
+func TestLogPages(t *testing.T) {
+	rows := make([]sika.Transaction, 3)
+	base := time.Date(2026, 11, 25, 8, 0, 0, 123456000, time.UTC)
+	for i := range rows {
+		rows[i] = sika.Transaction{ID: uuid.New(), CreatedAt: base.Add(-time.Duration(i) * time.Minute)}
+	}
+	here := Prefix + "developers/events/"
+	req, err := logPage(httptest.NewRequest(http.MethodGet, here, nil), 3, sika.NotFound("Page"))
+	if err != nil || req.After != nil || req.Limit != 3 {
+		t.Fatalf("first page: %+v %v", req, err)
+	}
+	newest, next := logLinks(here, req, rows, true, position)
+	if newest != "" || next != here+"?after="+url.QueryEscape(position(rows[2])) {
+		t.Errorf("first page: newest %q, next %q", newest, next)
+	}
+	req, err = logPage(httptest.NewRequest(http.MethodGet, next, nil), 3, sika.NotFound("Page"))
+	if err != nil || req.After == nil || req.After.ID != rows[2].ID || !req.After.CreatedAt.Equal(rows[2].CreatedAt) {
+		t.Fatalf("next page: %+v %v", req, err)
+	}
+	newest, next = logLinks(here, req, rows[:1], false, position)
+	if newest != here || next != "" {
+		t.Errorf("last page: newest %q, next %q", newest, next)
+	}
+	if _, err := logPage(httptest.NewRequest(http.MethodGet, here+"?after=nonsense", nil), 3, sika.NotFound("Page")); sika.ErrorCode(err) != sika.CodeNotFound {
+		t.Errorf("after=nonsense: got %v, want the error given", err)
+	}
+}
+
 func TestFormatTime(t *testing.T) {
 	at := time.Date(2026, 1, 5, 9, 7, 0, 0, time.FixedZone("WAT", 3600))
 	if got := webapp.FormatTime(at, "fr"); got != "05/01/2026 08:07 UTC" {

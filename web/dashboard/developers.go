@@ -5,8 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"strconv"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
@@ -131,23 +129,32 @@ func backTo(w http.ResponseWriter, r *http.Request, path, done string) {
 	http.Redirect(w, r, query(path, url.Values{"done": {done}}), http.StatusSeeOther)
 }
 
-// logPosition reads the ?after= position of a log page (a row's "<created_at µs>.<id>", as the
-// transaction list writes it).
-func logPosition(r *http.Request) (store.KeysetRequest, error) {
-	req := store.KeysetRequest{Limit: logSize}
+// logPage is the request of a log page: limit rows after its ?after= position (a row's
+// position, as keysetPosition writes it), the first page without one; bad is the error of a
+// position that cannot be read.
+func logPage(r *http.Request, limit int, bad error) (store.KeysetRequest, error) {
+	req := store.KeysetRequest{Limit: limit}
 	if raw := r.URL.Query().Get(afterParam); raw != "" {
 		pos, ok := parsePosition(raw)
 		if !ok {
-			return req, sika.NotFound("Page")
+			return req, bad
 		}
 		req.After = &pos
 	}
 	return req, nil
 }
 
-// logPositionOf is a row's position for the ?after= link of the next page.
-func logPositionOf(createdAt time.Time, id uuid.UUID) string {
-	return strconv.FormatInt(createdAt.UnixMicro(), 10) + "." + id.String()
+// logLinks are the links of a log page at here read with req: to the log's first page (from a
+// later one), and to the next page, after the last of rows (at writes a row's position), when
+// more lie there.
+func logLinks[T any](here string, req store.KeysetRequest, rows []T, more bool, at func(T) string) (newest, next string) {
+	if req.After != nil {
+		newest = here
+	}
+	if more && len(rows) > 0 {
+		next = query(here, url.Values{afterParam: {at(rows[len(rows)-1])}})
+	}
+	return newest, next
 }
 
 // apiCall is a call of the JSON API with a JSON body, for a.send.

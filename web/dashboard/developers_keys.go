@@ -74,10 +74,7 @@ func (a *App) createAPIKey(w http.ResponseWriter, r *http.Request, v *visit) err
 		call.Environment = env
 	}
 	if err := a.send(r, v, call, &key); err != nil {
-		if err := f.refusal(v.Lang, err); err != nil {
-			return err
-		}
-		return a.renderDevelopers(w, r, v, f.Status, &developersData{KeyForm: f})
+		return f.again(v.Lang, err, func() error { return a.renderDevelopers(w, r, v, f.Status, &developersData{KeyForm: f}) })
 	}
 	a.cfg.Logger.InfoContext(r.Context(), "api key created from the dashboard", "key", key.ID,
 		"environment", key.Environment, "scope", key.Scope, "member", v.Member.ID)
@@ -97,10 +94,7 @@ func (a *App) revokeAPIKey(w http.ResponseWriter, r *http.Request, v *visit) err
 func (a *App) addIPAddress(w http.ResponseWriter, r *http.Request, v *visit) error {
 	f := newForm(formValues(r, "ip_address", "description"))
 	if err := a.call(r, v, http.MethodPost, "/ip-whitelist/", nil, f.Values, "", nil); err != nil {
-		if err := f.refusal(v.Lang, err); err != nil {
-			return err
-		}
-		return a.renderDevelopers(w, r, v, f.Status, &developersData{IPForm: f})
+		return f.again(v.Lang, err, func() error { return a.renderDevelopers(w, r, v, f.Status, &developersData{IPForm: f}) })
 	}
 	backTo(w, r, Prefix+"developers/", "done_ip_added")
 	return nil

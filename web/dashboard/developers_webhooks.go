@@ -19,10 +19,7 @@ func (a *App) createEndpoint(w http.ResponseWriter, r *http.Request, v *visit) e
 	f := newForm(formValues(r, "url", "description"))
 	var e sika.WebhookEndpoint
 	if err := a.call(r, v, http.MethodPost, "/merchant-webhooks/", nil, f.Values, "", &e); err != nil {
-		if err := f.refusal(v.Lang, err); err != nil {
-			return err
-		}
-		return a.renderDevelopers(w, r, v, f.Status, &developersData{EndpointForm: f})
+		return f.again(v.Lang, err, func() error { return a.renderDevelopers(w, r, v, f.Status, &developersData{EndpointForm: f}) })
 	}
 	return a.renderDevelopers(w, r, v, http.StatusCreated, &developersData{NewEndpoint: &e})
 }
@@ -56,21 +53,17 @@ func (a *App) renderEndpoint(w http.ResponseWriter, r *http.Request, v *visit, s
 	}
 	req := store.KeysetRequest{Limit: logSize}
 	if r.Method == http.MethodGet {
-		if req, err = logPosition(r); err != nil {
+		if req, err = logPage(r, logSize, sika.NotFound("Page")); err != nil {
 			return err
 		}
-	}
-	if req.After != nil {
-		d.Newest = endpointPath(id.String())
 	}
 	var more bool
 	if d.Deliveries, more, err = a.cfg.Store.EndpointDeliveries(r.Context(), v.merchant.ID, v.env, id, req); err != nil {
 		return err
 	}
-	if more && len(d.Deliveries) > 0 {
-		last := d.Deliveries[len(d.Deliveries)-1]
-		d.Next = query(endpointPath(id.String()), url.Values{afterParam: {logPositionOf(last.CreatedAt, last.ID)}})
-	}
+	d.Newest, d.Next = logLinks(endpointPath(id.String()), req, d.Deliveries, more, func(x store.EndpointDelivery) string {
+		return keysetPosition(x.CreatedAt, x.ID)
+	})
 	return a.render(w, r, status, "webhook_endpoint", &view{visit: v, Title: "endpoint_title", Nav: "developers", Data: d})
 }
 
@@ -130,10 +123,7 @@ func (a *App) redeliverToEndpoint(w http.ResponseWriter, r *http.Request, v *vis
 	err = a.call(r, v, http.MethodPost, "/events/"+url.PathEscape(f.Val("event"))+"/redeliver/", nil,
 		map[string]any{"endpoint": id.String()}, "", nil)
 	if err != nil {
-		if err := f.refusal(v.Lang, err); err != nil {
-			return err
-		}
-		return a.renderEndpoint(w, r, v, f.Status, &endpointData{Redeliver: f})
+		return f.again(v.Lang, err, func() error { return a.renderEndpoint(w, r, v, f.Status, &endpointData{Redeliver: f}) })
 	}
 	backTo(w, r, endpointPath(id.String()), "done_redelivered")
 	return nil
@@ -148,7 +138,7 @@ type eventsData struct {
 
 // events lists the environment's events, newest first, as GET /events/ does.
 func (a *App) events(w http.ResponseWriter, r *http.Request, v *visit) error {
-	req, err := logPosition(r)
+	req, err := logPage(r, logSize, sika.NotFound("Page"))
 	if err != nil {
 		return err
 	}
@@ -157,16 +147,12 @@ func (a *App) events(w http.ResponseWriter, r *http.Request, v *visit) error {
 		return err
 	}
 	var d eventsData
-	if req.After != nil {
-		d.Newest = Prefix + "developers/events/"
-	}
 	for _, e := range rows {
 		d.Events = append(d.Events, e.Event)
 	}
-	if more && len(rows) > 0 {
-		last := rows[len(rows)-1]
-		d.Next = query(Prefix+"developers/events/", url.Values{afterParam: {logPositionOf(last.CreatedAt, last.Key)}})
-	}
+	d.Newest, d.Next = logLinks(Prefix+"developers/events/", req, rows, more, func(e store.EventKey) string {
+		return keysetPosition(e.CreatedAt, e.Key)
+	})
 	return a.render(w, r, http.StatusOK, "events", &view{visit: v, Title: "events_title", Nav: "developers", Data: d})
 }
 

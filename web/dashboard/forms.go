@@ -53,6 +53,16 @@ func (f *formState) Err(name string) template.HTML {
 // Failed reports whether the API refused the form.
 func (f *formState) Failed() bool { return f.Alert != "" || len(f.Fields) > 0 }
 
+// again shows a refused form again: the API's refusal recorded for the page (refusal), then
+// the page drawn by page, with f.Status. An error that is not the API's answer about the form
+// is returned for the error page.
+func (f *formState) again(lang string, err error, page func() error) error {
+	if err := f.refusal(lang, err); err != nil {
+		return err
+	}
+	return page()
+}
+
 // refusal records the API's refusal of a form for the page to show. An error that is not the
 // API's answer about the form (a bug, the store down, another merchant's id: not found) is
 // returned for the error page.

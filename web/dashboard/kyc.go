@@ -91,17 +91,11 @@ func (a *App) submitDossier(w http.ResponseWriter, r *http.Request, v *visit) er
 		body[k] = f.Val(k)
 	}
 	if err := a.call(r, v, http.MethodPost, "/merchant-kyc/", nil, body, "", nil); err != nil {
-		if err := f.refusal(v.Lang, err); err != nil {
-			return err
-		}
-		return a.renderKYC(w, r, v, f.Status, &kycData{DossierForm: f})
+		return f.again(v.Lang, err, func() error { return a.renderKYC(w, r, v, f.Status, &kycData{DossierForm: f}) })
 	}
 	backTo(w, r, Prefix+"kyc/", "done_dossier_submitted")
 	return nil
 }
-
-// maxDocFieldBytes bounds a text field of the upload form read before the file.
-const maxDocFieldBytes = 1 << 10
 
 // uploadDocument adds a document to a pending dossier of the merchant: the file goes to POST
 // /merchant-kyc/upload/ as the multipart body the API reads, streamed from the browser's body
@@ -119,40 +113,22 @@ func (a *App) uploadDocument(w http.ResponseWriter, r *http.Request, v *visit) e
 	}
 	f := newForm(map[string]string{"document_type": "", "label": "", "file": ""})
 	var upload kycUpload
-	for {
-		part, err := v.Parts.NextPart()
-		if err == io.EOF {
-			break
+	var forwardErr error
+	bodyErr := readUpload(v.Parts, f, func(part *multipart.Part) bool {
+		if part.FileName() == "" {
+			return true // the file input left empty
 		}
-		if err != nil {
-			upload.err = uploadBodyError(err)
-			break
-		}
-		name := part.FormName()
-		if name == "file" {
-			if part.FileName() == "" {
-				continue // the file input left empty
-			}
-			upload, err = a.forwardKYCFile(r, v, part)
-			if err != nil {
-				return err
-			}
-			break // what follows the file is not read
-		}
-		if _, ok := f.Values[name]; ok && name != "file" {
-			raw, err := io.ReadAll(io.LimitReader(part, maxDocFieldBytes))
-			if err != nil {
-				upload.err = uploadBodyError(err)
-				break
-			}
-			f.Values[name] = string(raw)
-		}
+		upload, forwardErr = a.forwardKYCFile(r, v, part)
+		return false // what follows the file is not read
+	})
+	if forwardErr != nil {
+		return forwardErr
+	}
+	if bodyErr != nil {
+		upload.err = bodyErr
 	}
 	if upload.err != nil {
-		if err := f.refusal(v.Lang, upload.err); err != nil {
-			return err
-		}
-		return a.renderKYC(w, r, v, f.Status, &kycData{DocForm: f})
+		return f.again(v.Lang, upload.err, func() error { return a.renderKYC(w, r, v, f.Status, &kycData{DocForm: f}) })
 	}
 	body := map[string]any{"document_type": f.Val("document_type"), "label": f.Val("label"), "file_url": upload.URL}
 	if upload.URL == "" {
@@ -167,10 +143,7 @@ func (a *App) uploadDocument(w http.ResponseWriter, r *http.Request, v *visit) e
 				delete(e.Fields, "file_url")
 			}
 		}
-		if err := f.refusal(v.Lang, err); err != nil {
-			return err
-		}
-		return a.renderKYC(w, r, v, f.Status, &kycData{DocForm: f})
+		return f.again(v.Lang, err, func() error { return a.renderKYC(w, r, v, f.Status, &kycData{DocForm: f}) })
 	}
 	a.cfg.Logger.InfoContext(r.Context(), "kyc document added from the dashboard", "dossier", id, "member", v.Member.ID,
 		"content_type", upload.ContentType, "size", upload.Size)
@@ -231,6 +204,38 @@ func (a *App) forwardKYCFile(r *http.Request, v *visit, file *multipart.Part) (k
 
 // errUploadAnswered ends the copy of a file the API has answered about.
 var errUploadAnswered = errors.New("the API answered the upload")
+
+// maxUploadFieldBytes bounds a text field of an upload form.
+const maxUploadFieldBytes = 1 << 10
+
+// readUpload reads an upload form's parts in their order: a text field f has a value for into
+// f.Values, and the part of the file input to file, which says whether to read on. A body that
+// cannot be read is the refusal uploadBodyError says.
+func readUpload(parts *multipart.Reader, f *formState, file func(*multipart.Part) bool) error {
+	for {
+		part, err := parts.NextPart()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return uploadBodyError(err)
+		}
+		name := part.FormName()
+		if name == "file" {
+			if !file(part) {
+				return nil
+			}
+			continue
+		}
+		if _, ok := f.Values[name]; ok {
+			raw, err := io.ReadAll(io.LimitReader(part, maxUploadFieldBytes))
+			if err != nil {
+				return uploadBodyError(err)
+			}
+			f.Values[name] = string(raw)
+		}
+	}
+}
 
 // uploadBodyError is what a failure to read the browser's upload means: over the upload
 // bound, the API's file_too_large; a body that breaks off, a bad request.

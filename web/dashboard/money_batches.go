@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -85,27 +86,13 @@ func (a *App) batchesPage(w http.ResponseWriter, r *http.Request, v *visit, d *b
 func (a *App) uploadPayoutBatch(w http.ResponseWriter, r *http.Request, v *visit) error {
 	f := newForm(map[string]string{"description": "", "idempotency_key": ""})
 	var items []map[string]string
-	var fileErr error
-	for {
-		part, err := v.Parts.NextPart()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			fileErr = uploadBodyError(err)
-			break
-		}
-		switch part.FormName() {
-		case "file":
-			items, fileErr = readBatchCSV(io.LimitReader(part, maxBatchFileBytes))
-		case "description", "idempotency_key":
-			raw, err := io.ReadAll(io.LimitReader(part, 1024))
-			if err != nil {
-				fileErr = uploadBodyError(err)
-				break
-			}
-			f.Values[part.FormName()] = string(raw)
-		}
+	var csvErr error
+	fileErr := readUpload(v.Parts, f, func(part *multipart.Part) bool {
+		items, csvErr = readBatchCSV(io.LimitReader(part, maxBatchFileBytes))
+		return true
+	})
+	if fileErr == nil {
+		fileErr = csvErr
 	}
 	d := &batchesData{Form: f}
 	f.IdempotencyKey = f.Val("idempotency_key")
@@ -123,19 +110,15 @@ func (a *App) uploadPayoutBatch(w http.ResponseWriter, r *http.Request, v *visit
 	var b sika.PayoutBatch
 	err := a.callMoving(r, v, http.MethodPost, "/payout-batches/", map[string]any{"description": f.Val("description"), "items": items},
 		f.IdempotencyKey, &b)
-	var e *sika.Error
-	if errors.As(err, &e) && e.Code == sika.CodeValidation {
-		f.Status = http.StatusBadRequest
-		d.Lines = batchLineErrors(e.Fields)
-		f.IdempotencyKey = newIdempotencyKey() // a corrected file is a new batch
-		return a.batchesPage(w, r, v, d)
-	}
 	if err != nil {
-		if err := f.refusal(v.Lang, err); err != nil {
-			return err
+		f.IdempotencyKey = newIdempotencyKey() // a corrected file is a new batch
+		var e *sika.Error
+		if errors.As(err, &e) && e.Code == sika.CodeValidation {
+			f.Status = http.StatusBadRequest
+			d.Lines = batchLineErrors(e.Fields)
+			return a.batchesPage(w, r, v, d)
 		}
-		f.IdempotencyKey = newIdempotencyKey()
-		return a.batchesPage(w, r, v, d)
+		return f.again(v.Lang, err, func() error { return a.batchesPage(w, r, v, d) })
 	}
 	webapp.Redirect(w, r, Prefix+"payout-batches/"+b.ID.String()+"/")
 	return nil
@@ -267,10 +250,7 @@ func (a *App) decidePayoutBatch(action string) handler {
 		}
 		if err := a.call(r, v, http.MethodPost, "/payout-batches/"+id.String()+"/"+action+"/", nil, body, "", nil); err != nil {
 			f := newForm(nil)
-			if err := f.refusal(v.Lang, err); err != nil {
-				return err
-			}
-			return a.batchPage(w, r, v, f)
+			return f.again(v.Lang, err, func() error { return a.batchPage(w, r, v, f) })
 		}
 		webapp.Redirect(w, r, Prefix+"payout-batches/"+id.String()+"/")
 		return nil

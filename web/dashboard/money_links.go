@@ -270,10 +270,7 @@ func (a *App) createCheckoutSession(w http.ResponseWriter, r *http.Request, v *v
 	}
 	var created sika.CheckoutSession
 	if err := a.call(r, v, http.MethodPost, "/checkout-sessions/", nil, body, "", &created); err != nil {
-		if err := f.refusal(v.Lang, err); err != nil {
-			return err
-		}
-		return a.checkoutSessionsPage(w, r, v, f, checkoutSessionsData{})
+		return f.again(v.Lang, err, func() error { return a.checkoutSessionsPage(w, r, v, f, checkoutSessionsData{}) })
 	}
 	webapp.Redirect(w, r, Prefix+"checkout-sessions/?created="+created.ID.String())
 	return nil
@@ -288,10 +285,7 @@ func (a *App) cancelCheckoutSession(w http.ResponseWriter, r *http.Request, v *v
 	}
 	if err := a.call(r, v, http.MethodPost, "/checkout-sessions/"+id.String()+"/cancel/", nil, nil, "", nil); err != nil {
 		f := newForm(map[string]string{"country": v.merchant.Country, "expires_in": "24h"})
-		if err := f.refusal(v.Lang, err); err != nil {
-			return err
-		}
-		return a.checkoutSessionsPage(w, r, v, f, checkoutSessionsData{})
+		return f.again(v.Lang, err, func() error { return a.checkoutSessionsPage(w, r, v, f, checkoutSessionsData{}) })
 	}
 	webapp.Redirect(w, r, Prefix+"checkout-sessions/?cancelled=1")
 	return nil

@@ -83,10 +83,7 @@ func (a *App) previewPayout(w http.ResponseWriter, r *http.Request, v *visit) er
 	n := findNetwork(networks, f.Val("method"))
 	fees, err := a.cfg.QuotePayout(r.Context(), v.merchant.ID, v.env, payoutQuote(f, n))
 	if err != nil {
-		if err := f.refusal(v.Lang, err); err != nil {
-			return err
-		}
-		return a.payoutsPage(w, r, v, f)
+		return f.again(v.Lang, err, func() error { return a.payoutsPage(w, r, v, f) })
 	}
 	f.IdempotencyKey = newIdempotencyKey()
 	return a.render(w, r, http.StatusOK, "payout_confirm", &view{visit: v, Title: "payout_confirm_title", Nav: "payouts",
@@ -109,10 +106,7 @@ func (a *App) sendPayout(w http.ResponseWriter, r *http.Request, v *visit) error
 		"recipient": q.Recipient, "recipient_name": q.RecipientName, "description": q.Description}
 	var t sika.Transaction
 	if err := a.callMoving(r, v, http.MethodPost, "/payouts/initialize/", body, r.PostFormValue("idempotency_key"), &t); err != nil {
-		if err := f.refusal(v.Lang, err); err != nil {
-			return err
-		}
-		return a.payoutsPage(w, r, v, f)
+		return f.again(v.Lang, err, func() error { return a.payoutsPage(w, r, v, f) })
 	}
 	webapp.Redirect(w, r, Prefix+"transactions/"+t.ID.String()+"/")
 	return nil

@@ -2,7 +2,6 @@ package dashboard
 
 import (
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/sikahq/sika"
@@ -61,10 +60,7 @@ func (a *App) createSettlement(w http.ResponseWriter, r *http.Request, v *visit)
 	}
 	var st sika.Settlement
 	if err := a.callMoving(r, v, http.MethodPost, "/settlements/", body, f.IdempotencyKey, &st); err != nil {
-		if err := f.refusal(v.Lang, err); err != nil {
-			return err
-		}
-		return a.settlementsPage(w, r, v, f)
+		return f.again(v.Lang, err, func() error { return a.settlementsPage(w, r, v, f) })
 	}
 	webapp.Redirect(w, r, Prefix+"transactions/"+st.Transaction.String()+"/")
 	return nil
@@ -137,10 +133,7 @@ func (a *App) createWalletTransfer(w http.ResponseWriter, r *http.Request, v *vi
 	f.IdempotencyKey = r.PostFormValue("idempotency_key")
 	var wt sika.WalletTransfer
 	if err := a.callMoving(r, v, http.MethodPost, "/wallet-transfers/", f.Values, f.IdempotencyKey, &wt); err != nil {
-		if err := f.refusal(v.Lang, err); err != nil {
-			return err
-		}
-		return a.transfersPage(w, r, v, f)
+		return f.again(v.Lang, err, func() error { return a.transfersPage(w, r, v, f) })
 	}
 	webapp.Redirect(w, r, Prefix+"transactions/"+wt.Transaction.String()+"/")
 	return nil
@@ -188,10 +181,7 @@ func (a *App) createPayoutMethod(w http.ResponseWriter, r *http.Request, v *visi
 		}
 	}
 	if err := a.call(r, v, http.MethodPost, "/merchant-payout-methods/", nil, body, "", nil); err != nil {
-		if err := f.refusal(v.Lang, err); err != nil {
-			return err
-		}
-		return a.payoutMethodsPage(w, r, v, f, false)
+		return f.again(v.Lang, err, func() error { return a.payoutMethodsPage(w, r, v, f, false) })
 	}
 	webapp.Redirect(w, r, Prefix+"payout-methods/?created=1")
 	return nil
@@ -220,13 +210,9 @@ func (a *App) walletLedger(w http.ResponseWriter, r *http.Request, v *visit) err
 	if err != nil {
 		return err
 	}
-	req := store.KeysetRequest{Limit: ledgerSize}
-	if raw := r.URL.Query().Get(afterParam); raw != "" {
-		pos, ok := parsePosition(raw)
-		if !ok {
-			return sika.FieldError(afterParam, "Invalid position.")
-		}
-		req.After = &pos
+	req, err := logPage(r, ledgerSize, sika.FieldError(afterParam, "Invalid position."))
+	if err != nil {
+		return err
 	}
 	entries, more, err := a.cfg.Store.ListWalletLedger(r.Context(), v.merchant.ID, v.env, wallet.ID, req)
 	if err != nil {
@@ -237,13 +223,8 @@ func (a *App) walletLedger(w http.ResponseWriter, r *http.Request, v *visit) err
 		return err
 	}
 	d := ledgerData{Wallet: walletRow{Wallet: wallet, CountryName: names[wallet.Country]}, Entries: entries}
-	here := Prefix + "wallets/" + wallet.ID.String() + "/ledger/"
-	if more && len(entries) > 0 {
-		last := entries[len(entries)-1]
-		d.Older = query(here, url.Values{afterParam: {keysetPosition(last.CreatedAt, last.ID)}})
-	}
-	if req.After != nil {
-		d.Newest = here
-	}
+	d.Newest, d.Older = logLinks(Prefix+"wallets/"+wallet.ID.String()+"/ledger/", req, entries, more, func(e sika.LedgerEntry) string {
+		return keysetPosition(e.CreatedAt, e.ID)
+	})
 	return a.render(w, r, http.StatusOK, "wallet_ledger", &view{visit: v, Title: "ledger_title", Nav: "payouts", Data: d})
 }

@@ -55,10 +55,7 @@ func (a *App) saveSettings(w http.ResponseWriter, r *http.Request, v *visit) err
 		body["allow_client_override"] = f.Val("allow_client_override") == "true"
 	}
 	if err := a.call(r, v, http.MethodPatch, "/merchant-settings/", nil, body, "", nil); err != nil {
-		if err := f.refusal(v.Lang, err); err != nil {
-			return err
-		}
-		return a.renderSettings(w, r, v, f.Status, &settingsData{Form: f})
+		return f.again(v.Lang, err, func() error { return a.renderSettings(w, r, v, f.Status, &settingsData{Form: f}) })
 	}
 	backTo(w, r, Prefix+"settings/", "done_settings_saved")
 	return nil
