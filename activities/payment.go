@@ -158,12 +158,8 @@ type sendFunc func(gw gateway.Gateway, t sika.Transaction, reference, otp string
 
 // startAttempt records an attempt and sends it, mapping the gateway's answer to an outcome.
 func (a *Activities) startAttempt(ctx context.Context, in StartCollectionInput, send sendFunc) (CollectionOutcome, error) {
-	t, otp, err := a.Store.TransactionWithOTP(ctx, in.TransactionID)
-	if err != nil {
-		return CollectionOutcome{}, fmt.Errorf("start attempt: %w", err)
-	}
-	attempt, err := a.Store.EnsureAttempt(ctx, t, sika.TransactionAttempt{
-		ID: AttemptID(t.ID, in.Run, in.Sequence), Run: in.Run, Sequence: in.Sequence,
+	t, otp, attempt, err := a.Store.StartAttempt(ctx, in.TransactionID, sika.TransactionAttempt{
+		ID: AttemptID(in.TransactionID, in.Run, in.Sequence), Run: in.Run, Sequence: in.Sequence,
 		Gateway: in.Candidate.Gateway, Priority: in.Candidate.Priority,
 	})
 	if err != nil {

@@ -64,39 +64,58 @@ func ReconcileLateAnswer(ctx context.Context, st *store.Store, gws *gateway.Rout
 }
 
 // ReceiveCallback is what Sika does with an operator's authenticated callback about one of
-// its attempts before answering the operator: a signed success is written durably first
-// (store.ReconcileSuccess: decided at once, or kept for the run still deciding the payment);
-// a callback about the attempt its run waits for is then handed to the workflow (signal,
-// which answers false when no workflow takes it any more); any other success, signed or
-// confirmed by a status read, is reconciled. An error means nothing durable was written for a
-// success: the operator must be answered 5xx, so that it sends again. It answers what the
-// success did ("" when nothing).
-func ReceiveCallback(ctx context.Context, st *store.Store, gws *gateway.Router, attempt sika.TransactionAttempt, t sika.Transaction, cb gateway.Callback,
-	signal func(context.Context) (bool, error)) (store.ReconcileOutcome, error) {
-	var out store.ReconcileOutcome
-	var err error
-	if attempt.Status == sika.AttemptPending && t.Status == sika.StatusPending && t.Run == attempt.Run {
-		if cb.Trusted && cb.Status == gateway.StatusSuccess {
-			// Kept before the workflow is told and the operator answered: a signal the run
-			// no longer takes (it is closing) cannot lose it; the run's end processes it.
-			if _, out, err = st.ReconcileSuccess(ctx, store.LateSuccess{AttemptID: attempt.ID, GatewayReference: cb.GatewayReference,
-				Source: "signed callback"}); err != nil {
-				return "", fmt.Errorf("keep callback: %w", err)
-			}
+// its attempts before answering the operator (gatewayName: the gateway that authenticated it;
+// an attempt sent through another gateway is not its to report: store.ErrAnotherGatewaysAttempt,
+// nothing done). A signed success is written durably first (store.ReconcileSuccess, in one
+// Postgres transaction that locks the attempt and its transaction: decided at once, or kept for
+// the run still deciding the payment); a callback about an attempt of the run that decides its
+// transaction is then handed to the workflow (signal, which answers false when no workflow takes
+// it any more); any other success, signed or confirmed by a status read, is reconciled. An error
+// means nothing durable was written for a success: the operator must be answered 5xx, so that it
+// sends again. It answers what the success did ("" when nothing).
+func ReceiveCallback(ctx context.Context, st *store.Store, gws *gateway.Router, gatewayName string, attemptID uuid.UUID, cb gateway.Callback,
+	signal func(context.Context, sika.Transaction) (bool, error)) (store.ReconcileOutcome, error) {
+	if cb.Trusted && cb.Status == gateway.StatusSuccess {
+		// Kept before the workflow is told and the operator answered: a signal the run no longer
+		// takes (it is closing) cannot lose it; the run's end processes it.
+		t, out, err := st.ReconcileSuccess(ctx, store.LateSuccess{AttemptID: attemptID, GatewayReference: cb.GatewayReference,
+			Source: "signed callback", Gateway: gatewayName})
+		if err != nil {
+			return "", fmt.Errorf("keep callback: %w", err)
 		}
-		taken, err := signal(ctx)
-		if err != nil || taken {
+		if out != store.ReconcileInFlight {
+			return out, nil // decided at once: credited late, flagged, or already recorded
+		}
+		if taken, err := signal(ctx, t); err != nil || taken {
 			return out, err
+		}
+		return receiveLate(ctx, st, gws, attemptID, cb)
+	}
+	attempt, t, err := st.AttemptAndTransaction(ctx, attemptID)
+	if err != nil {
+		return "", err
+	}
+	if attempt.Gateway != gatewayName {
+		return "", store.ErrAnotherGatewaysAttempt
+	}
+	if attempt.Status == sika.AttemptPending && t.Status == sika.StatusPending && t.Run == attempt.Run {
+		if taken, err := signal(ctx, t); err != nil || taken {
+			return "", err
 		}
 	}
 	if cb.Status != gateway.StatusSuccess || attempt.Status == sika.AttemptSuccess {
-		return out, nil // a failure or a duplicate about an ended run: nothing to change
+		return "", nil // a failure or a duplicate about an ended run: nothing to change
 	}
+	return receiveLate(ctx, st, gws, attemptID, cb)
+}
+
+// receiveLate reconciles a callback's success that no running workflow took.
+func receiveLate(ctx context.Context, st *store.Store, gws *gateway.Router, attemptID uuid.UUID, cb gateway.Callback) (store.ReconcileOutcome, error) {
 	source := "signed callback"
 	if !cb.Trusted {
 		source = "unsigned callback"
 	}
-	out, err = ReconcileLateAnswer(ctx, st, gws, LateAnswer{AttemptID: attempt.ID, Status: cb.Status,
+	out, err := ReconcileLateAnswer(ctx, st, gws, LateAnswer{AttemptID: attemptID, Status: cb.Status,
 		GatewayReference: cb.GatewayReference, Trusted: cb.Trusted, Source: source})
 	if err != nil {
 		return "", fmt.Errorf("reconcile callback: %w", err)

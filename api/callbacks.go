@@ -58,21 +58,11 @@ func (s *Server) gatewayCallback(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 10*time.Second)
 	defer cancel()
-	attempt, t, err := s.store.AttemptAndTransaction(ctx, attemptID)
-	if err == nil && attempt.Gateway != name {
-		// Signed by one gateway about another gateway's attempt: not this gateway's to report.
-		logFrom(r.Context()).Warn("callback about another gateway's attempt", "gateway", name, "attempt_gateway", attempt.Gateway)
-		err = sika.NotFound("Attempt")
-	}
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	signal := func(ctx context.Context) (bool, error) {
+	signal := func(ctx context.Context, t sika.Transaction) (bool, error) {
 		// The workflow that decides the attempt's transaction (a payment, a payout, a refund),
 		// whatever kind of operation the operator says it reports.
 		err := s.cfg.Temporal.SignalWorkflow(ctx, workflows.WorkflowIDOf(t), "", workflows.SignalGatewayCallback,
-			workflows.GatewayCallback{AttemptID: attempt.ID, Status: cb.Status, GatewayReference: cb.GatewayReference,
+			workflows.GatewayCallback{AttemptID: attemptID, Status: cb.Status, GatewayReference: cb.GatewayReference,
 				FailureCode: cb.FailureCode, FailureMessage: cb.FailureMessage, Trusted: cb.Trusted})
 		var notFound *serviceerror.NotFound
 		if errors.As(err, &notFound) {
@@ -80,7 +70,12 @@ func (s *Server) gatewayCallback(w http.ResponseWriter, r *http.Request) {
 		}
 		return err == nil, err
 	}
-	out, err := activities.ReceiveCallback(ctx, s.store, s.cfg.Gateways, attempt, t, cb, signal)
+	out, err := activities.ReceiveCallback(ctx, s.store, s.cfg.Gateways, name, attemptID, cb, signal)
+	if errors.Is(err, store.ErrAnotherGatewaysAttempt) {
+		// Signed by one gateway about another gateway's attempt: not this gateway's to report.
+		logFrom(r.Context()).Warn("callback about another gateway's attempt", "gateway", name, "attempt", attemptID)
+		err = sika.NotFound("Attempt")
+	}
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -88,9 +83,9 @@ func (s *Server) gatewayCallback(w http.ResponseWriter, r *http.Request) {
 	switch out {
 	case "", store.ReconcileAlready:
 	case store.ReconcileInFlight: // the usual case: kept, and the run deciding the payment takes it
-		logFrom(r.Context()).Debug("operator success recorded", "gateway", name, "attempt", attempt.ID, "outcome", out)
+		logFrom(r.Context()).Debug("operator success recorded", "gateway", name, "attempt", attemptID, "outcome", out)
 	default: // a success outside its run: credited late, flagged, or a refund due
-		logFrom(r.Context()).Warn("operator success recorded", "gateway", name, "attempt", attempt.ID, "outcome", out)
+		logFrom(r.Context()).Warn("operator success recorded", "gateway", name, "attempt", attemptID, "outcome", out)
 	}
 	writeData(w, http.StatusOK, map[string]bool{"received": true})
 }

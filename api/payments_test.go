@@ -615,6 +615,10 @@ func TestCallbacksAreAuthenticated(t *testing.T) {
 	_, secretB := sandbox.Credentials(ps.secret, "sandbox-b")
 	assert.Equal(t, 404, post("sandbox-b", sandboxSignature(secretB, body)))
 	assert.Equal(t, sika.StatusPending, ps.detail(t, acct, p.ID).Status)
+	var kept bool
+	require.NoError(t, testStore.Pool().QueryRow(t.Context(), `SELECT EXISTS (SELECT 1 FROM operator_answers WHERE attempt_id = $1)
+		OR EXISTS (SELECT 1 FROM transaction_attempts WHERE id = $1 AND status = 'SUCCESS')`, attempt.ID).Scan(&kept))
+	assert.False(t, kept, "another gateway's report is neither kept nor recorded")
 	_, secretA := sandbox.Credentials(ps.secret, "sandbox-a")
 	assert.Equal(t, 200, post("sandbox-a", sandboxSignature(secretA, body)))
 	assert.Equal(t, sika.StatusSuccess, ps.final(t, acct, p.ID, 5*time.Second).Status)

@@ -42,27 +42,45 @@ func (s *Store) gatewayRoutes(ctx context.Context, networkID uuid.UUID, env sika
 // EnsureAttempt records an attempt, or returns the one already recorded with the same id (an
 // activity that runs twice records it once).
 func (s *Store) EnsureAttempt(ctx context.Context, t sika.Transaction, a sika.TransactionAttempt) (sika.TransactionAttempt, error) {
-	// The attempt keeps the price and the number it asks the customer to pay (a retry may
-	// price the payment again on another network): a late success is credited at this price.
-	// One statement: the new row from the insert, or the row already there (a statement does
-	// not see what its own WITH inserted, hence the UNION).
-	got, err := scanAttempt(s.pool.QueryRow(ctx, `WITH ins AS (
+	_, _, got, err := s.StartAttempt(ctx, t.ID, a)
+	return got, err
+}
+
+// StartAttempt records an attempt of a transaction, or finds the one already recorded with the
+// same id (an activity that runs twice records it once), and returns it with the transaction
+// and the pre-payment OTP still kept for it ("" when none): what sending an attempt needs, in
+// one statement (one round trip, one snapshot: the attempt copies the transaction as read).
+//
+// The attempt keeps the price and the number it asks the customer to pay (a retry may price the
+// payment again on another network): a late success is credited at this price. A statement does
+// not see what its own WITH inserted, hence the UNION for the row already there.
+func (s *Store) StartAttempt(ctx context.Context, txID uuid.UUID, a sika.TransactionAttempt) (sika.Transaction, string, sika.TransactionAttempt, error) {
+	var otp *string
+	var got sika.TransactionAttempt
+	t, err := scanTransaction(withColumns{s.pool.QueryRow(ctx, `WITH t AS (SELECT * FROM transactions WHERE id = $1),
+		ins AS (
 			INSERT INTO transaction_attempts (id, transaction_id, merchant_id, environment, run, sequence, gateway, priority, status,
 				network_id, network, customer_phone, client_fee, gateway_fee, platform_fee, debited_amount, net_amount)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'PENDING', $9, $10, $11, $12, $13, $14, $15, $16) ON CONFLICT DO NOTHING
+			SELECT $2, t.id, t.merchant_id, t.environment, $3, $4, $5, $6, 'PENDING',
+				t.network_id, t.network, t.customer_phone, t.client_fee, t.gateway_fee, t.platform_fee, t.debited_amount, t.net_amount
+			FROM t ON CONFLICT DO NOTHING
 			RETURNING *)
-		SELECT `+attemptColumns+` FROM ins a
-		UNION ALL
-		SELECT `+attemptColumns+` FROM transaction_attempts a WHERE a.id = $1 AND NOT EXISTS (SELECT 1 FROM ins)`,
-		a.ID, t.ID, t.Merchant, t.Environment, a.Run, a.Sequence, a.Gateway, a.Priority,
-		t.NetworkID, t.Network, t.CustomerPhone, t.ClientFee.Decimal, t.GatewayFee.Decimal, t.PlatformFee.Decimal, t.DebitedAmount.Decimal, t.NetAmount.Decimal))
+		SELECT `+transactionColumns+`, t.otp, `+attemptColumns+` FROM t CROSS JOIN LATERAL (
+			SELECT * FROM ins
+			UNION ALL
+			SELECT * FROM transaction_attempts WHERE id = $2 AND NOT EXISTS (SELECT 1 FROM ins)) a`,
+		txID, a.ID, a.Run, a.Sequence, a.Gateway, a.Priority), append([]any{&otp}, attemptDest(&got)...)})
 	if isNoRows(err) {
-		return got, sika.NotFound("Transaction attempt") // another transaction's attempt holds the id's conflict target
+		// No such transaction, or another transaction's attempt holds the id's conflict target.
+		return t, "", got, sika.NotFound("Transaction attempt")
 	}
 	if err != nil {
-		return got, fmt.Errorf("insert attempt: %w", err)
+		return t, "", got, fmt.Errorf("start attempt: %w", err)
 	}
-	return got, nil
+	if otp == nil {
+		return t, "", got, nil
+	}
+	return t, *otp, got, nil
 }
 
 // Attempt returns an attempt by id, or not_found.

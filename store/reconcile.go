@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -65,7 +66,14 @@ type LateSuccess struct {
 	// Source says how it was learnt, for the status log: "signed callback", "status read",
 	// "support re-check", "re-check sweep", ….
 	Source string
+	// Gateway, when set, is the operator that reports it (a callback): an attempt sent through
+	// another gateway is not its to report, and ErrAnotherGatewaysAttempt changes nothing.
+	Gateway string
 }
+
+// ErrAnotherGatewaysAttempt is an operator's report about an attempt sent through another
+// gateway (LateSuccess.Gateway): nothing is written.
+var ErrAnotherGatewaysAttempt = errors.New("the attempt was sent through another gateway")
 
 // ReconcileSuccess records a verified success about an attempt: the attempt becomes SUCCESS
 // and the money is accounted for exactly once (the attempt's own status, under the
@@ -242,6 +250,9 @@ func reconcileSuccess(ctx context.Context, tx pgx.Tx, in LateSuccess) (sika.Tran
 	attempt, err := scanAttempt(tx.QueryRow(ctx, `SELECT `+attemptColumns+` FROM transaction_attempts a WHERE a.id = $1 FOR UPDATE`, in.AttemptID))
 	if err != nil {
 		return t, "", fmt.Errorf("reconcile: lock attempt: %w", err)
+	}
+	if in.Gateway != "" && attempt.Gateway != in.Gateway {
+		return t, "", ErrAnotherGatewaysAttempt
 	}
 	switch {
 	case attempt.Status == sika.AttemptSuccess:

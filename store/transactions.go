@@ -409,23 +409,6 @@ func (s *Store) TransactionByID(ctx context.Context, merchantID uuid.UUID, env s
 		WHERE t.id = $1 AND t.merchant_id = $2 AND t.environment = $3`, id, merchantID, env), scanTransaction, "Transaction", "select transaction")
 }
 
-// TransactionWithOTP returns a transaction and the pre-payment OTP still kept for it ("" when
-// none), in one query: what sending an attempt needs.
-func (s *Store) TransactionWithOTP(ctx context.Context, id uuid.UUID) (sika.Transaction, string, error) {
-	var otp *string
-	t, err := scanTransaction(withColumns{s.pool.QueryRow(ctx, `SELECT `+transactionColumns+`, t.otp FROM transactions t WHERE t.id = $1`, id), []any{&otp}})
-	if isNoRows(err) {
-		return t, "", sika.NotFound("Transaction")
-	}
-	if err != nil {
-		return t, "", fmt.Errorf("select transaction: %w", err)
-	}
-	if otp == nil {
-		return t, "", nil
-	}
-	return t, *otp, nil
-}
-
 // Transaction returns a transaction by id alone, for workflows (which carry no tenancy).
 func (s *Store) Transaction(ctx context.Context, id uuid.UUID) (sika.Transaction, error) {
 	return one(s.pool.QueryRow(ctx, `SELECT `+transactionColumns+` FROM transactions t WHERE t.id = $1`, id), scanTransaction, "Transaction", "select transaction")

@@ -406,18 +406,17 @@ func runModel(t *testing.T, rt *rapid.T, f modelFixture, payout bool) {
 				if payout {
 					cb.Kind = gateway.CallbackDisbursement
 				}
-				attempt, tx, err := st.AttemptAndTransaction(ctx, uuid.MustParse(ref))
-				require.NoError(rt, err)
-				signal := func(context.Context) (bool, error) {
+				attemptID := uuid.MustParse(ref)
+				signal := func(context.Context, sika.Transaction) (bool, error) {
 					if !running {
 						return false, nil
 					}
-					env.SignalWorkflow(SignalGatewayCallback, GatewayCallback{AttemptID: attempt.ID, Status: cb.Status,
+					env.SignalWorkflow(SignalGatewayCallback, GatewayCallback{AttemptID: attemptID, Status: cb.Status,
 						FailureCode: cb.FailureCode, Trusted: cb.Trusted})
 					return true, nil
 				}
 				// An error is a 5xx: the operator sends it again at its next report.
-				if _, err = activities.ReceiveCallback(ctx, st, router, attempt, tx, cb, signal); err == nil {
+				if _, err := activities.ReceiveCallback(ctx, st, router, o.name, attemptID, cb, signal); err == nil {
 					told[ref] = true
 					if cb.Trusted && cb.Status == gateway.StatusSuccess {
 						// Answered 2xx: what the operator said is in Postgres already (the attempt
@@ -425,8 +424,10 @@ func runModel(t *testing.T, rt *rapid.T, f modelFixture, payout bool) {
 						// would find it later (a re-read, the run's own status poll).
 						var durable bool
 						require.NoError(rt, st.Pool().QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM transaction_attempts WHERE id = $1 AND status = 'SUCCESS')
-							OR EXISTS (SELECT 1 FROM operator_answers WHERE attempt_id = $1)`, attempt.ID).Scan(&durable))
+							OR EXISTS (SELECT 1 FROM operator_answers WHERE attempt_id = $1)`, attemptID).Scan(&durable))
 						if !durable {
+							attempt, tx, err := st.AttemptAndTransaction(ctx, attemptID)
+							require.NoError(rt, err)
 							rt.Fatalf("a signed success answered 2xx was neither recorded nor kept: attempt %s (%s) of transaction %s (%s, run %d)",
 								attempt.ID, attempt.Status, tx.ID, tx.Status, tx.Run)
 						}
