@@ -205,7 +205,7 @@ func TestDashboardKYC(t *testing.T) {
 
 	r := c.post(t, "/dashboard/kyc/", url.Values{"kyc_type": {"INDIVIDUAL"}, "first_name": {"Awa"}, "date_of_birth": {"2999-01-01"}})
 	assert.Equal(t, http.StatusBadRequest, r.Status)
-	assert.Contains(t, r.Body, `id="kyc-date_of_birth-error"`)
+	assert.Contains(t, r.Body, `id="kyc-date-of-birth-error"`)
 	assert.Contains(t, r.Body, `value="Awa"`)
 
 	r = c.post(t, "/dashboard/kyc/", url.Values{"kyc_type": {"INDIVIDUAL"}, "first_name": {"Awa"}, "last_name": {"Diop"}, "date_of_birth": {"1990-04-02"}})

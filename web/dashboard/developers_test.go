@@ -30,7 +30,7 @@ func TestDeveloperTranslations(t *testing.T) {
 	for _, m := range []sika.FeeChargeMode{sika.FeeAddOn, sika.FeeDeducted} {
 		keys = append(keys, "fee_mode_choice_"+string(m))
 	}
-	for _, f := range kycFields[1:] { // after kyc_type, the text inputs (view.KYCField)
+	for _, f := range kycFields[1:] { // after kyc_type, the text inputs (their labels kyc_<name>)
 		keys = append(keys, "kyc_"+f)
 	}
 	for k := range doneNotices {

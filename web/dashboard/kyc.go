@@ -3,7 +3,6 @@ package dashboard
 import (
 	"errors"
 	"fmt"
-	"html/template"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -260,17 +259,6 @@ func cleanFileName(name string) string {
 		name = "document"
 	}
 	return webapp.Truncate(name, 120)
-}
-
-// kycField is one text input of the dossier form.
-type kycField struct {
-	Name, Type, Label, Value string
-	Error                    template.HTML
-}
-
-// KYCField describes an input of the dossier form with its value and the API's error.
-func (v *view) KYCField(f *formState, name, typ string) kycField {
-	return kycField{Name: name, Type: typ, Label: v.T("kyc_" + name), Value: f.Val(name), Error: f.Err(name)}
 }
 
 // kycTranslations are the strings of the KYC page.

@@ -183,6 +183,8 @@ var moneyTranslations = webapp.Catalogue{
 		"account_number":           "Numéro de compte",
 		"bank_code":                "Code banque",
 		"branch_code":              "Code guichet",
+		"iban":                     "IBAN",
+		"swift_bic":                "SWIFT / BIC",
 
 		"ledger_title":            "Grand livre",
 		"ledger_help":             "Chaque mouvement du solde, du plus récent au plus ancien, avec le solde disponible avant et après, et le montant réservé.",
@@ -395,6 +397,8 @@ var moneyTranslations = webapp.Catalogue{
 		"account_number":           "Account number",
 		"bank_code":                "Bank code",
 		"branch_code":              "Branch code",
+		"iban":                     "IBAN",
+		"swift_bic":                "SWIFT / BIC",
 
 		"ledger_title":            "Ledger",
 		"ledger_help":             "Every movement of the balance, newest first, with the available balance before and after, and the amount held.",
