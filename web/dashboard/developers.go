@@ -124,6 +124,16 @@ func (a *App) press(w http.ResponseWriter, r *http.Request, v *visit, method, pa
 	return nil
 }
 
+// submit sends a form by one call of the API, then sends the browser to back with the notice
+// done; a refusal draws the form again by page (formState.again).
+func (a *App) submit(w http.ResponseWriter, r *http.Request, v *visit, f *formState, method, path string, body any, back, done string, page func() error) error {
+	if err := a.call(r, v, method, path, nil, body, "", nil); err != nil {
+		return f.again(v.Lang, err, page)
+	}
+	backTo(w, r, back, done)
+	return nil
+}
+
 // backTo sends the browser to path with a notice (Post/Redirect/Get: a reload repeats nothing).
 func backTo(w http.ResponseWriter, r *http.Request, path, done string) {
 	http.Redirect(w, r, query(path, url.Values{"done": {done}}), http.StatusSeeOther)

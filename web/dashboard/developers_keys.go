@@ -93,11 +93,9 @@ func (a *App) revokeAPIKey(w http.ResponseWriter, r *http.Request, v *visit) err
 // addIPAddress adds an address or range to the environment's whitelist by POST /ip-whitelist/.
 func (a *App) addIPAddress(w http.ResponseWriter, r *http.Request, v *visit) error {
 	f := newForm(formValues(r, "ip_address", "description"))
-	if err := a.call(r, v, http.MethodPost, "/ip-whitelist/", nil, f.Values, "", nil); err != nil {
-		return f.again(v.Lang, err, func() error { return a.renderDevelopers(w, r, v, f.Status, &developersData{IPForm: f}) })
-	}
-	backTo(w, r, Prefix+"developers/", "done_ip_added")
-	return nil
+	return a.submit(w, r, v, f, http.MethodPost, "/ip-whitelist/", f.Values, Prefix+"developers/", "done_ip_added", func() error {
+		return a.renderDevelopers(w, r, v, f.Status, &developersData{IPForm: f})
+	})
 }
 
 // deleteIPAddress removes a whitelist entry by DELETE /ip-whitelist/{id}/.

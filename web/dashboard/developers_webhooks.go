@@ -120,13 +120,10 @@ func (a *App) redeliverToEndpoint(w http.ResponseWriter, r *http.Request, v *vis
 	if f.Val("event") == "" {
 		return sika.NotFound("Event")
 	}
-	err = a.call(r, v, http.MethodPost, "/events/"+url.PathEscape(f.Val("event"))+"/redeliver/", nil,
-		map[string]any{"endpoint": id.String()}, "", nil)
-	if err != nil {
-		return f.again(v.Lang, err, func() error { return a.renderEndpoint(w, r, v, f.Status, &endpointData{Redeliver: f}) })
-	}
-	backTo(w, r, endpointPath(id.String()), "done_redelivered")
-	return nil
+	return a.submit(w, r, v, f, http.MethodPost, "/events/"+url.PathEscape(f.Val("event"))+"/redeliver/", map[string]any{"endpoint": id.String()},
+		endpointPath(id.String()), "done_redelivered", func() error {
+			return a.renderEndpoint(w, r, v, f.Status, &endpointData{Redeliver: f})
+		})
 }
 
 // eventsData is a page of the event log.

@@ -89,11 +89,9 @@ func (a *App) submitDossier(w http.ResponseWriter, r *http.Request, v *visit) er
 		}
 		body[k] = f.Val(k)
 	}
-	if err := a.call(r, v, http.MethodPost, "/merchant-kyc/", nil, body, "", nil); err != nil {
-		return f.again(v.Lang, err, func() error { return a.renderKYC(w, r, v, f.Status, &kycData{DossierForm: f}) })
-	}
-	backTo(w, r, Prefix+"kyc/", "done_dossier_submitted")
-	return nil
+	return a.submit(w, r, v, f, http.MethodPost, "/merchant-kyc/", body, Prefix+"kyc/", "done_dossier_submitted", func() error {
+		return a.renderKYC(w, r, v, f.Status, &kycData{DossierForm: f})
+	})
 }
 
 // uploadDocument adds a document to a pending dossier of the merchant: the file goes to POST

@@ -54,11 +54,9 @@ func (a *App) saveSettings(w http.ResponseWriter, r *http.Request, v *visit) err
 	if r.PostFormValue("allow_client_override_shown") != "" {
 		body["allow_client_override"] = f.Val("allow_client_override") == "true"
 	}
-	if err := a.call(r, v, http.MethodPatch, "/merchant-settings/", nil, body, "", nil); err != nil {
-		return f.again(v.Lang, err, func() error { return a.renderSettings(w, r, v, f.Status, &settingsData{Form: f}) })
-	}
-	backTo(w, r, Prefix+"settings/", "done_settings_saved")
-	return nil
+	return a.submit(w, r, v, f, http.MethodPatch, "/merchant-settings/", body, Prefix+"settings/", "done_settings_saved", func() error {
+		return a.renderSettings(w, r, v, f.Status, &settingsData{Form: f})
+	})
 }
 
 // settingsTranslations are the strings of the settings page.
