@@ -143,9 +143,13 @@ func (a *App) retryTransaction(w http.ResponseWriter, r *http.Request, v *visit)
 // transactionRefused shows the transaction's page again with the API's refusal beside its
 // buttons.
 func (a *App) transactionRefused(w http.ResponseWriter, r *http.Request, v *visit, t sika.TransactionDetail, f *formState, err error) error {
-	if err := f.refusal(v.Lang, err); err != nil {
-		return err
-	}
+	return f.again(v.Lang, err, func() error { return a.transactionPage(w, r, v, t, f) })
+}
+
+// transactionPage draws a transaction's page (its deliveries, forms and notices:
+// transactionExtras) with f, the form of its actions as sent, and f's status; nil for a fresh
+// one.
+func (a *App) transactionPage(w http.ResponseWriter, r *http.Request, v *visit, t sika.TransactionDetail, f *formState) error {
 	names, err := a.countryNames(r)
 	if err != nil {
 		return err
@@ -155,7 +159,7 @@ func (a *App) transactionRefused(w http.ResponseWriter, r *http.Request, v *visi
 	if err := a.transactionExtras(r, v, &d); err != nil {
 		return err
 	}
-	return a.render(w, r, f.Status, "transaction", &view{visit: v, Title: "transaction_title", Nav: "transactions", Data: d})
+	return a.render(w, r, d.Form.Status, "transaction", &view{visit: v, Title: "transaction_title", Nav: "transactions", Data: d})
 }
 
 // transactionInvoice hands over the PDF invoice the API renders (GET /transactions/{id}/invoice/),

@@ -118,15 +118,7 @@ func (a *App) transaction(w http.ResponseWriter, r *http.Request, v *visit) erro
 	if err != nil {
 		return err
 	}
-	names, err := a.countryNames(r)
-	if err != nil {
-		return err
-	}
-	data := transactionData{TransactionDetail: d, CountryName: names[d.Country]}
-	if err := a.transactionExtras(r, v, &data); err != nil {
-		return err
-	}
-	return a.render(w, r, http.StatusOK, "transaction", &view{visit: v, Title: "transaction_title", Nav: "transactions", Data: data})
+	return a.transactionPage(w, r, v, d, nil)
 }
 
 // fillChoices lists the choices of the filter form, labelled in the page's language.
