@@ -1,6 +1,7 @@
 package sika
 
 import (
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -47,14 +48,7 @@ var KYCDocumentTypes = []KYCDocumentType{KYCDocumentIDCard, KYCDocumentPassport,
 	KYCDocumentBusinessRegistration, KYCDocumentFiscal, KYCDocumentOther}
 
 // Valid reports whether t is a known document type.
-func (t KYCDocumentType) Valid() bool {
-	for _, known := range KYCDocumentTypes {
-		if t == known {
-			return true
-		}
-	}
-	return false
-}
+func (t KYCDocumentType) Valid() bool { return slices.Contains(KYCDocumentTypes, t) }
 
 // KYCDossier is the identity a merchant submits for verification. A dossier belongs to one
 // merchant and is not per environment; it is never edited or deleted, only reviewed.
