@@ -71,13 +71,7 @@ func (s *Store) RevokeAPIKey(ctx context.Context, merchantID uuid.UUID, env sika
 	k, err := scanAPIKey(s.pool.QueryRow(ctx, `UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())
 		WHERE id = $1 AND merchant_id = $2 AND environment = $3 RETURNING `+apiKeyColumns, id, merchantID, env))
 	s.FlushReadCache() // this replica refuses the key at once; the others on the notification
-	if isNoRows(err) {
-		return k, sika.NotFound("API key")
-	}
-	if err != nil {
-		return k, fmt.Errorf("revoke api key: %w", err)
-	}
-	return k, nil
+	return k, rowErr(err, "API key", "revoke api key")
 }
 
 // APIKeyWithMerchant finds a key by the hash of its secret together with its merchant, in one
@@ -102,11 +96,5 @@ func (s *Store) apiKeyWithMerchant(ctx context.Context, hash [32]byte) (sika.API
 		FROM api_keys k JOIN merchants m ON m.id = k.merchant_id WHERE k.key_hash = $1`, hash[:]),
 		&k.ID, &k.Merchant, &k.Environment, &k.Scope, &k.Name, &k.Prefix, &k.LastUsedAt, &k.RevokedAt,
 		&k.CreatedByMember, &k.CreatedAt)
-	if isNoRows(err) {
-		return k, m, sika.NotFound("API key")
-	}
-	if err != nil {
-		return k, m, fmt.Errorf("select api key with merchant: %w", err)
-	}
-	return k, m, nil
+	return k, m, rowErr(err, "API key", "select api key with merchant")
 }

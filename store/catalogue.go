@@ -109,13 +109,7 @@ func exchangeRate(ctx context.Context, q rowQueryer, from, to string) (decimal.D
 	var rate decimal.Decimal
 	err := q.QueryRow(ctx, `SELECT rate FROM exchange_rates WHERE from_currency = $1 AND to_currency = $2`,
 		strings.ToUpper(from), strings.ToUpper(to)).Scan(&rate)
-	if isNoRows(err) {
-		return rate, sika.NotFound("Exchange rate")
-	}
-	if err != nil {
-		return rate, fmt.Errorf("select exchange rate: %w", err)
-	}
-	return rate, nil
+	return rate, rowErr(err, "Exchange rate", "select exchange rate")
 }
 
 // NetworkRate is one line of a merchant's price list: a network with its effective pricing in

@@ -30,13 +30,7 @@ func (s *Store) KYCFile(ctx context.Context, merchant *uuid.UUID, sha256 string)
 	err := s.pool.QueryRow(ctx, `SELECT merchant_id, sha256, content_type, size_bytes, created_at FROM kyc_files
 		WHERE sha256 = $1 AND ($2::uuid IS NULL OR merchant_id = $2) ORDER BY created_at LIMIT 1`, sha256, merchant).
 		Scan(&f.Merchant, &f.SHA256, &f.ContentType, &f.Size, &f.CreatedAt)
-	if isNoRows(err) {
-		return f, sika.NotFound("File")
-	}
-	if err != nil {
-		return f, fmt.Errorf("select kyc file: %w", err)
-	}
-	return f, nil
+	return f, rowErr(err, "File", "select kyc file")
 }
 
 const kycDossierColumns = `d.id, d.merchant_id, d.kyc_type, d.first_name, d.last_name,
@@ -180,11 +174,8 @@ func lockPendingKYCDossier(ctx context.Context, tx pgx.Tx, id uuid.UUID, merchan
 	var status sika.KYCDossierStatus
 	err := tx.QueryRow(ctx, `SELECT status FROM kyc_dossiers WHERE id = $1 AND ($2::uuid IS NULL OR merchant_id = $2)
 		FOR UPDATE`, id, merchant).Scan(&status)
-	if isNoRows(err) {
-		return sika.NotFound("KYC dossier")
-	}
-	if err != nil {
-		return fmt.Errorf("lock kyc dossier: %w", err)
+	if err := rowErr(err, "KYC dossier", "lock kyc dossier"); err != nil {
+		return err
 	}
 	if status != sika.KYCDossierPending {
 		return sika.Errorf(sika.CodeNotPending, "KYC dossier is %s, not PENDING.%s", status, hint)

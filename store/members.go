@@ -74,11 +74,8 @@ func (s *Store) RegisterMember(ctx context.Context, email, passwordHash, fullNam
 func (s *Store) MemberByEmail(ctx context.Context, email string) (sika.Member, string, error) {
 	m, hash, err := scanMember(s.pool.QueryRow(ctx, `SELECT `+memberColumns+`, password_hash
 		FROM members WHERE lower(email) = lower($1)`, strings.TrimSpace(email)))
-	if isNoRows(err) {
-		return m, "", sika.NotFound("Member")
-	}
-	if err != nil {
-		return m, "", fmt.Errorf("select member by email: %w", err)
+	if err := rowErr(err, "Member", "select member by email"); err != nil {
+		return m, "", err
 	}
 	return m, hash, nil
 }
@@ -87,13 +84,7 @@ func (s *Store) MemberByEmail(ctx context.Context, email string) (sika.Member, s
 func (s *Store) MemberByID(ctx context.Context, id uuid.UUID) (sika.Member, error) {
 	m, _, err := scanMember(s.pool.QueryRow(ctx, `SELECT `+memberColumns+`, password_hash
 		FROM members WHERE id = $1`, id))
-	if isNoRows(err) {
-		return m, sika.NotFound("Member")
-	}
-	if err != nil {
-		return m, fmt.Errorf("select member: %w", err)
-	}
-	return m, nil
+	return m, rowErr(err, "Member", "select member")
 }
 
 // SetMemberPassword replaces a member's password hash and, when the member has no staff role

@@ -16,13 +16,19 @@ import (
 // reads of one object by its id go through it.
 func one[T any](row pgx.Row, scan func(pgx.Row) (T, error), kind, what string) (T, error) {
 	v, err := scan(row)
+	return v, rowErr(err, kind, what)
+}
+
+// rowErr is the error of a read of one row: not_found (of kind) when there was none, err
+// wrapped with what when the query failed, nil when the row was read.
+func rowErr(err error, kind, what string) error {
 	if isNoRows(err) {
-		return v, sika.NotFound(kind)
+		return sika.NotFound(kind)
 	}
 	if err != nil {
-		return v, fmt.Errorf("%s: %w", what, err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
-	return v, nil
+	return nil
 }
 
 // listPage is queryPage with its error wrapped with what: the store's lists of a merchant's

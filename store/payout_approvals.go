@@ -70,13 +70,7 @@ func scanPayoutApproval(row pgx.Row) (PayoutApproval, error) {
 // never needed one answers not found.
 func (s *Store) PayoutApprovalOf(ctx context.Context, transactionID uuid.UUID) (PayoutApproval, error) {
 	a, err := scanPayoutApproval(s.pool.QueryRow(ctx, `SELECT `+payoutApprovalColumns+` FROM payout_approvals WHERE transaction_id = $1`, transactionID))
-	if isNoRows(err) {
-		return a, sika.NotFound("Payout approval")
-	}
-	if err != nil {
-		return a, fmt.Errorf("read payout approval: %w", err)
-	}
-	return a, nil
+	return a, rowErr(err, "Payout approval", "read payout approval")
 }
 
 // lockAwaitingPayout locks a payout's row and its approval's: a payout that never waited for

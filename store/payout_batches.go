@@ -299,11 +299,10 @@ const batchItemsFrom = `FROM payout_batch_items i LEFT JOIN transactions t ON t.
 // ListPayoutBatchItems returns a cursor page of a batch's items in the batch's order (see
 // insertBatchItems); a batch of another tenancy is not_found.
 func (s *Store) ListPayoutBatchItems(ctx context.Context, merchantID uuid.UUID, env sika.Environment, batchID uuid.UUID, req KeysetRequest) ([]sika.PayoutBatchItem, bool, error) {
-	if err := s.pool.QueryRow(ctx, `SELECT id FROM payout_batches WHERE id = $1 AND merchant_id = $2 AND environment = $3`,
-		batchID, merchantID, env).Scan(new(uuid.UUID)); isNoRows(err) {
-		return nil, false, sika.NotFound("Payout batch")
-	} else if err != nil {
-		return nil, false, fmt.Errorf("select payout batch: %w", err)
+	err := s.pool.QueryRow(ctx, `SELECT id FROM payout_batches WHERE id = $1 AND merchant_id = $2 AND environment = $3`,
+		batchID, merchantID, env).Scan(new(uuid.UUID))
+	if err := rowErr(err, "Payout batch", "select payout batch"); err != nil {
+		return nil, false, err
 	}
 	items, more, err := queryKeyset(ctx, s, batchItemColumns, batchItemsFrom, "i.", []any{batchID, merchantID, env}, req, scanBatchItem)
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/shopspring/decimal"
 
 	"github.com/sikahq/sika"
@@ -19,20 +18,17 @@ func (s *Store) MerchantSettings(ctx context.Context, merchantID uuid.UUID, env 
 }
 
 func (s *Store) merchantSettings(ctx context.Context, merchantID uuid.UUID, env sika.Environment) (sika.MerchantSettings, error) {
-	return one(s.pool.QueryRow(ctx, `SELECT `+settingsColumns+`
-		FROM merchant_settings WHERE merchant_id = $1 AND environment = $2`, merchantID, env),
-		scanSettings(merchantID, env), "Merchant settings", "select merchant settings")
+	st := sika.MerchantSettings{Merchant: merchantID, Environment: env}
+	err := s.pool.QueryRow(ctx, `SELECT `+settingsColumns+`
+		FROM merchant_settings WHERE merchant_id = $1 AND environment = $2`, merchantID, env).
+		Scan(settingsFields(&st)...)
+	return st, rowErr(err, "Merchant settings", "select merchant settings")
 }
 
 const settingsColumns = `fee_charge_mode, allow_client_override, payout_approval_threshold, approval_window_hours, updated_at`
 
-// scanSettings reads settingsColumns as the settings of merchantID in env.
-func scanSettings(merchantID uuid.UUID, env sika.Environment) func(pgx.Row) (sika.MerchantSettings, error) {
-	return func(row pgx.Row) (sika.MerchantSettings, error) {
-		st := sika.MerchantSettings{Merchant: merchantID, Environment: env}
-		err := row.Scan(&st.FeeChargeMode, &st.AllowClientOverride, &st.PayoutApprovalThreshold, &st.ApprovalWindowHours, &st.UpdatedAt)
-		return st, err
-	}
+func settingsFields(st *sika.MerchantSettings) []any {
+	return []any{&st.FeeChargeMode, &st.AllowClientOverride, &st.PayoutApprovalThreshold, &st.ApprovalWindowHours, &st.UpdatedAt}
 }
 
 // SettingsPatch holds the fields a PATCH may change; nil leaves a field as it is.
@@ -48,7 +44,8 @@ type SettingsPatch struct {
 // UpdateMerchantSettings applies a patch and returns the new settings.
 func (s *Store) UpdateMerchantSettings(ctx context.Context, merchantID uuid.UUID, env sika.Environment, p SettingsPatch) (sika.MerchantSettings, error) {
 	defer s.FlushReadCache() // the merchant or its settings are cached (readcache.go)
-	return one(s.pool.QueryRow(ctx, `UPDATE merchant_settings SET
+	st := sika.MerchantSettings{Merchant: merchantID, Environment: env}
+	err := s.pool.QueryRow(ctx, `UPDATE merchant_settings SET
 			fee_charge_mode = coalesce($3, fee_charge_mode),
 			allow_client_override = coalesce($4, allow_client_override),
 			payout_approval_threshold = CASE WHEN $6 THEN NULL ELSE coalesce($5, payout_approval_threshold) END,
@@ -56,6 +53,7 @@ func (s *Store) UpdateMerchantSettings(ctx context.Context, merchantID uuid.UUID
 			updated_at = now()
 		WHERE merchant_id = $1 AND environment = $2
 		RETURNING `+settingsColumns, merchantID, env, p.FeeChargeMode, p.AllowClientOverride, p.PayoutApprovalThreshold,
-		p.ClearApprovalThreshold, p.ApprovalWindowHours),
-		scanSettings(merchantID, env), "Merchant settings", "update merchant settings")
+		p.ClearApprovalThreshold, p.ApprovalWindowHours).
+		Scan(settingsFields(&st)...)
+	return st, rowErr(err, "Merchant settings", "update merchant settings")
 }

@@ -59,11 +59,8 @@ func (s *Store) EventStreamPosition(ctx context.Context, merchantID uuid.UUID, e
 	var key uuid.UUID
 	err := s.pool.QueryRow(ctx, `SELECT stream_xid::text, id FROM events WHERE event_id = $1 AND merchant_id = $2 AND environment = $3`,
 		eventID, merchantID, env).Scan(&xid, &key)
-	if isNoRows(err) {
-		return pos, sika.NotFound("Event")
-	}
-	if err != nil {
-		return pos, fmt.Errorf("select event position: %w", err)
+	if err := rowErr(err, "Event", "select event position"); err != nil {
+		return pos, err
 	}
 	return parsePosition(xid, key.String())
 }
@@ -139,11 +136,8 @@ func (s *Store) APIRequestLogStreamPosition(ctx context.Context, merchantID uuid
 	var xid string
 	err := s.pool.QueryRow(ctx, `SELECT stream_xid::text FROM api_request_logs WHERE id = $1 AND merchant_id = $2 AND environment = $3`,
 		id, merchantID, env).Scan(&xid)
-	if isNoRows(err) {
-		return StreamPosition{}, sika.NotFound("Request log")
-	}
-	if err != nil {
-		return StreamPosition{}, fmt.Errorf("select request log position: %w", err)
+	if err := rowErr(err, "Request log", "select request log position"); err != nil {
+		return StreamPosition{}, err
 	}
 	return parsePosition(xid, strconv.FormatInt(id, 10))
 }

@@ -66,13 +66,7 @@ func (s *Store) WebSessionByToken(ctx context.Context, app WebApp, tokenHash []b
 		WHERE token_hash = $1 AND app = $2 AND expires_at > $3`, tokenHash, app, now).Scan(
 		&ws.TokenHash, &ws.App, &ws.Member, &ws.Merchant, &ws.Environment, &ws.CSRFToken, &ws.ClientIP, &ws.UserAgent,
 		&ws.CreatedAt, &ws.LastSeenAt, &ws.ExpiresAt, &ws.AbsoluteExpiresAt)
-	if isNoRows(err) {
-		return ws, sika.NotFound("Session")
-	}
-	if err != nil {
-		return ws, fmt.Errorf("select web session: %w", err)
-	}
-	return ws, nil
+	return ws, rowErr(err, "Session", "select web session")
 }
 
 // TouchWebSession records a use of a live session at now and moves its idle deadline to

@@ -211,13 +211,7 @@ func (s *Store) ListEvents(ctx context.Context, merchantID uuid.UUID, env sika.E
 func (s *Store) EventByID(ctx context.Context, merchantID uuid.UUID, env sika.Environment, scope sika.Scope, id string) (sika.Event, error) {
 	ev, err := scanEvent(s.pool.QueryRow(ctx, `SELECT e.id, e.payload FROM events e WHERE e.event_id = $1 AND e.merchant_id = $2 AND e.environment = $3
 		AND `+scopeAllows(4), id, merchantID, env, scope))
-	if isNoRows(err) {
-		return ev.Event, sika.NotFound("Event")
-	}
-	if err != nil {
-		return ev.Event, fmt.Errorf("select event: %w", err)
-	}
-	return ev.Event, nil
+	return ev.Event, rowErr(err, "Event", "select event")
 }
 
 // EventDeliveries lists the delivery attempts of an event, oldest first.
