@@ -151,6 +151,15 @@ type payoutMethodsData struct {
 	Created  bool
 }
 
+// NetworkOptions are the networks a mobile money method may be of.
+func (d payoutMethodsData) NetworkOptions() []option {
+	out := make([]option, len(d.Networks))
+	for i, n := range d.Networks {
+		out[i] = option{Value: n.Code, Label: n.Label}
+	}
+	return out
+}
+
 // payoutMethods lists the environment's payout methods (a new one waits for Sika's staff to
 // verify it in the console) with the form that adds one.
 func (a *App) payoutMethods(w http.ResponseWriter, r *http.Request, v *visit) error {
