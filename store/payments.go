@@ -181,9 +181,11 @@ func (s *Store) CompletePayment(ctx context.Context, c Completion) (t sika.Trans
 					return err
 				}
 			}
-			return processKeptAnswers(ctx, tx, t.ID)
+			_, err := processKeptAnswers(ctx, tx, t.ID, uuid.Nil)
+			return err
 		}
 		var decided uuid.UUID // the kept answer the run ends on, if any
+		var paid uuid.UUID    // the attempt this transaction records SUCCESS, if any
 		if c.Status == sika.StatusFailed {
 			// The operator reported another attempt of this run paid while the run went on (a
 			// gateway that answered 503 and paid anyway, a success that came while the end was
@@ -197,11 +199,11 @@ func (s *Store) CompletePayment(ctx context.Context, c Completion) (t sika.Trans
 					continue
 				}
 				if k.AttemptID != c.Attempt.ID {
-					if err := endAttempt(ctx, tx, c); err != nil {
+					if _, err := endAttempt(ctx, tx, c); err != nil {
 						return err
 					}
 				}
-				decided = k.ID
+				decided, paid = k.ID, k.AttemptID
 				c.Status, c.Gateway, c.TriggeredBy, c.RecheckFor = sika.StatusSuccess, k.Gateway, sika.TriggerSystem, 0
 				c.Reason = fmt.Sprintf("Confirmed by %s for attempt %s (%s) while the run was ending: %s", k.Gateway, k.AttemptID, k.Source, c.Reason)
 				c.Attempt = AttemptUpdate{ID: k.AttemptID, Status: sika.AttemptSuccess, GatewayReference: k.GatewayReference}
@@ -211,8 +213,12 @@ func (s *Store) CompletePayment(ctx context.Context, c Completion) (t sika.Trans
 				break
 			}
 		}
-		if err := endAttempt(ctx, tx, c); err != nil {
+		ended, err := endAttempt(ctx, tx, c)
+		if err != nil {
 			return err
+		}
+		if ended && c.Attempt.Status == sika.AttemptSuccess {
+			paid = c.Attempt.ID
 		}
 		if c.Staff != nil {
 			if err := recordStaffAction(ctx, tx, *c.Staff); err != nil {
@@ -239,6 +245,18 @@ func (s *Store) CompletePayment(ctx context.Context, c Completion) (t sika.Trans
 		if err := settleRefund(ctx, tx, t); err != nil {
 			return err
 		}
+		if err := transactionEvents(ctx, tx, t); err != nil {
+			return err
+		}
+		if decided != uuid.Nil {
+			if err := answerProcessed(ctx, tx, decided, ReconcileCredited); err != nil {
+				return err
+			}
+		}
+		// The wallet's movement comes as late as the order of locks allows (the wallet before a
+		// checkout session, as reconcileSuccess; a payout's hold settled or released before the
+		// kept answers are weighed against it): every completion of the merchant in the country
+		// waits for the wallet's row from here to the commit.
 		if p, ok := completionPosting(t); ok {
 			if p.Type == sika.LedgerCollection && c.Attempt.ID != uuid.Nil {
 				p.Attempt = &c.Attempt.ID
@@ -248,19 +266,11 @@ func (s *Store) CompletePayment(ctx context.Context, c Completion) (t sika.Trans
 			}
 		}
 		changed = true
-		if err := transactionEvents(ctx, tx, t); err != nil {
-			return err
-		}
-		if decided != uuid.Nil {
-			if err := answerProcessed(ctx, tx, decided, ReconcileCredited); err != nil {
-				return err
-			}
-		}
-		paid, err := payCheckoutSession(ctx, tx, t)
+		paidSession, err := payCheckoutSession(ctx, tx, t)
 		if err != nil {
 			return err
 		}
-		if !paid {
+		if !paidSession {
 			// Another payment paid the session first (only a late success can get here): the
 			// customer paid twice.
 			if err := flagMoney(ctx, tx, FlagRefundDue, t, c.Attempt.ID, t.DebitedAmount.Decimal,
@@ -270,7 +280,8 @@ func (s *Store) CompletePayment(ctx context.Context, c Completion) (t sika.Trans
 		}
 		// What the operator said about the run's other attempts while it went on is settled
 		// now that the run's end is recorded (a second success: REFUND_DUE, PAYOUT_PAID_TWICE).
-		if err := processKeptAnswers(ctx, tx, t.ID); err != nil {
+		reconciled, err := processKeptAnswers(ctx, tx, t.ID, paid)
+		if err != nil || !reconciled {
 			return err
 		}
 		t, err = scanTransaction(tx.QueryRow(ctx, `SELECT `+transactionColumns+` FROM transactions t WHERE t.id = $1`, t.ID))
@@ -283,11 +294,11 @@ func (s *Store) CompletePayment(ctx context.Context, c Completion) (t sika.Trans
 // operator's final word (expired with its cancel unclear, ended by support), how long it is
 // re-read. An attempt already final (a duplicate completion, an attempt the operator reported
 // paid) is left as it is.
-func endAttempt(ctx context.Context, tx pgx.Tx, c Completion) error {
+func endAttempt(ctx context.Context, tx pgx.Tx, c Completion) (bool, error) {
 	if c.Attempt.ID == uuid.Nil {
-		return nil
+		return false, nil
 	}
-	_, err := tx.Exec(ctx, `UPDATE transaction_attempts SET status = $2,
+	tag, err := tx.Exec(ctx, `UPDATE transaction_attempts SET status = $2,
 			gateway_reference = CASE WHEN $3 = '' THEN gateway_reference ELSE $3 END,
 			failure_code = $4, failure_message = $5, updated_at = now(), answered_at = COALESCE(answered_at, now()),
 			completed_at = CASE WHEN $2 = 'PENDING' THEN NULL ELSE now() END,
@@ -295,9 +306,9 @@ func endAttempt(ctx context.Context, tx pgx.Tx, c Completion) error {
 		WHERE id = $1 AND status = 'PENDING'`, c.Attempt.ID, c.Attempt.Status, c.Attempt.GatewayReference,
 		c.Attempt.FailureCode, c.Attempt.FailureMessage, c.RecheckFor.Milliseconds())
 	if err != nil {
-		return fmt.Errorf("end attempt: %w", err)
+		return false, fmt.Errorf("end attempt: %w", err)
 	}
-	return nil
+	return tag.RowsAffected() == 1, nil
 }
 
 // endStaleAttempt records the end a run gives its attempt when its transaction no longer
@@ -309,7 +320,8 @@ func endStaleAttempt(ctx context.Context, tx pgx.Tx, c Completion) error {
 	if c.Status == sika.StatusSuccess {
 		return nil // reconciled by the caller
 	}
-	return endAttempt(ctx, tx, c)
+	_, err := endAttempt(ctx, tx, c)
+	return err
 }
 
 // completionPosting is the wallet movement that ends a transaction, if any.

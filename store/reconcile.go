@@ -147,25 +147,32 @@ func answerProcessed(ctx context.Context, tx pgx.Tx, id uuid.UUID, out Reconcile
 }
 
 // processKeptAnswers reconciles the kept answers about a transaction whose run is no longer
-// deciding them, in the caller's Postgres transaction.
-func processKeptAnswers(ctx context.Context, tx pgx.Tx, txID uuid.UUID) error {
+// deciding them, in the caller's Postgres transaction. paid is the attempt the caller has just
+// recorded SUCCESS in that transaction (uuid.Nil when none): its answers are recorded as already
+// reconciled without locking and reading again what the caller holds. It answers whether a
+// reconciliation changed the transaction (the caller's copy is then stale).
+func processKeptAnswers(ctx context.Context, tx pgx.Tx, txID, paid uuid.UUID) (bool, error) {
 	kept, err := keptAnswers(ctx, tx, txID)
 	if err != nil {
-		return err
+		return false, err
 	}
+	changed := false
 	for _, k := range kept {
-		_, out, err := reconcileSuccess(ctx, tx, k.LateSuccess)
-		if err != nil {
-			return err
+		out := ReconcileAlready
+		if k.AttemptID != paid || paid == uuid.Nil {
+			if _, out, err = reconcileSuccess(ctx, tx, k.LateSuccess); err != nil {
+				return changed, err
+			}
 		}
 		if out == ReconcileInFlight {
 			continue
 		}
+		changed = changed || out != ReconcileAlready
 		if err := answerProcessed(ctx, tx, k.ID, out); err != nil {
-			return err
+			return changed, err
 		}
 	}
-	return nil
+	return changed, nil
 }
 
 // ProcessOperatorAnswers is the re-check schedule's pass over the operators' inbox: the kept
@@ -186,7 +193,10 @@ func (s *Store) ProcessOperatorAnswers(ctx context.Context, olderThan time.Durat
 		return 0, fmt.Errorf("scan operator answers: %w", err)
 	}
 	for _, id := range txs {
-		if err := s.InTx(ctx, func(tx pgx.Tx) error { return processKeptAnswers(ctx, tx, id) }); err != nil {
+		if err := s.InTx(ctx, func(tx pgx.Tx) error {
+			_, err := processKeptAnswers(ctx, tx, id, uuid.Nil)
+			return err
+		}); err != nil {
 			return 0, err
 		}
 	}
