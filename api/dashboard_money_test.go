@@ -182,6 +182,7 @@ func TestDashboardPaymentLinksAndSessions(t *testing.T) {
 	r := c.post(t, "/dashboard/payment-links/"+id.String()+"/", url.Values{"name": {"Robe wax bleue"}, "amount_type": {"FIXED"},
 		"amount": {"6000"}, "currency": {"XOF"}, "country": {"BJ"}, "usage_limit": {""}})
 	require.Equal(t, http.StatusSeeOther, r.Status, r.Body)
+	assert.Equal(t, "/dashboard/payment-links/"+id.String()+"/?saved=1", r.Header.Get("Location"), "back to the link's page")
 	link, err = testStore.PaymentLinkByID(t.Context(), acct.Merchant.ID, sika.EnvironmentTest, id)
 	require.NoError(t, err)
 	assert.Equal(t, "Robe wax bleue", link.Name)

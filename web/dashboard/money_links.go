@@ -75,20 +75,23 @@ func (a *App) paymentLinkForm(w http.ResponseWriter, r *http.Request, v *visit, 
 
 // createPaymentLink creates a link by POST /payment-links/ and opens its page.
 func (a *App) createPaymentLink(w http.ResponseWriter, r *http.Request, v *visit) error {
-	f := newForm(formValues(r, paymentLinkFields...))
-	var created sika.PaymentLink
+	return a.saveLink(w, r, v, nil, newForm(formValues(r, paymentLinkFields...)), http.MethodPost, "/payment-links/")
+}
+
+// saveLink sends the link form (paymentLinkBody) by method to the API's path, to create a link
+// or edit link, and opens the link's page; what the dashboard or the API refuses is drawn again
+// beside the form.
+func (a *App) saveLink(w http.ResponseWriter, r *http.Request, v *visit, link *sika.PaymentLink, f *formState, method, path string) error {
 	body, ok := paymentLinkBody(v.Lang, f)
-	if ok {
-		if err := a.call(r, v, http.MethodPost, "/payment-links/", nil, body, "", &created); err != nil {
-			if err := f.refusal(v.Lang, err); err != nil {
-				return err
-			}
-		} else {
-			webapp.Redirect(w, r, Prefix+"payment-links/"+created.ID.String()+"/?saved=1")
-			return nil
-		}
+	if !ok {
+		return a.paymentLinkForm(w, r, v, link, f)
 	}
-	return a.paymentLinkForm(w, r, v, nil, f)
+	var saved sika.PaymentLink
+	if err := a.call(r, v, method, path, nil, body, "", &saved); err != nil {
+		return f.again(v.Lang, err, func() error { return a.paymentLinkForm(w, r, v, link, f) })
+	}
+	webapp.Redirect(w, r, Prefix+"payment-links/"+saved.ID.String()+"/?saved=1")
+	return nil
 }
 
 // paymentLink shows a link: its URL to copy, its edit form and the transactions it generated.
@@ -110,19 +113,7 @@ func (a *App) updatePaymentLink(w http.ResponseWriter, r *http.Request, v *visit
 	if f.Val("is_active") == "" {
 		f.Values["is_active"] = "false" // an unchecked box is not sent
 	}
-	body, ok := paymentLinkBody(v.Lang, f)
-	if ok {
-		var updated sika.PaymentLink
-		err := a.call(r, v, http.MethodPatch, "/payment-links/"+link.ID.String()+"/", nil, body, "", &updated)
-		if err == nil {
-			webapp.Redirect(w, r, Prefix+"payment-links/"+link.ID.String()+"/?saved=1")
-			return nil
-		}
-		if err := f.refusal(v.Lang, err); err != nil {
-			return err
-		}
-	}
-	return a.paymentLinkForm(w, r, v, &link, f)
+	return a.saveLink(w, r, v, &link, f, http.MethodPatch, "/payment-links/"+link.ID.String()+"/")
 }
 
 // ownPaymentLink is the link of the path, if it is the session's merchant's in its environment.
