@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"sync"
 	"time"
 
@@ -54,6 +55,29 @@ func StartPayment(ctx context.Context, c client.Client, in activities.PaymentInp
 // encrypted like every payload), with which a start reads the run of the execution open under
 // its id. It is set once at startup, like TaskQueue, by whatever dials Temporal.
 var Payloads = converter.GetDefaultDataConverter()
+
+// ClientCompression is the gRPC compression of a Temporal client from the service's setting
+// (TEMPORAL_GRPC_COMPRESSION): "gzip", "none", or "" for the default, which is none when the
+// frontend is on this machine (a loopback host: gzip costs both ends CPU and saves no network)
+// and gzip otherwise (the SDK's default, for a cluster across a network). See decision 0029.
+func ClientCompression(setting, hostPort string) (client.GrpcCompression, error) {
+	switch setting {
+	case "gzip":
+		return &client.GrpcCompressionGzip{}, nil
+	case "none":
+		return &client.GrpcCompressionNone{}, nil
+	case "":
+		host, _, err := net.SplitHostPort(hostPort)
+		if err != nil {
+			host = hostPort
+		}
+		if ip := net.ParseIP(host); host == "localhost" || (ip != nil && ip.IsLoopback()) {
+			return &client.GrpcCompressionNone{}, nil
+		}
+		return &client.GrpcCompressionGzip{}, nil
+	}
+	return nil, fmt.Errorf("TEMPORAL_GRPC_COMPRESSION=%q is not gzip or none", setting)
+}
 
 func startOperation(ctx context.Context, c client.Client, id string, wf any, in activities.PaymentInput) error {
 	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{

@@ -13,6 +13,7 @@ import (
 	"github.com/sikahq/sika/api"
 	"github.com/sikahq/sika/payloadcodec"
 	"github.com/sikahq/sika/telemetry"
+	"github.com/sikahq/sika/workflows"
 )
 
 // Config is every setting of the service. It is read from environment variables here and
@@ -29,6 +30,9 @@ type Config struct {
 	TemporalUIURL string
 	// TemporalNamespace is the Temporal namespace (TEMPORAL_NAMESPACE, default "default").
 	TemporalNamespace string
+	// TemporalCompression is the gRPC compression towards Temporal (TEMPORAL_GRPC_COMPRESSION:
+	// gzip or none; by default none for a frontend on a loopback address, gzip otherwise).
+	TemporalCompression string
 	// TaskQueue is the Temporal task queue of the service (SIKA_TASK_QUEUE, default "sika").
 	TaskQueue string
 	// SandboxURL is the base URL of the sandbox operator that TEST payments go to
@@ -116,21 +120,22 @@ type Config struct {
 // silently falling back to a default.
 func loadConfig(getenv func(string) string) (Config, error) {
 	c := Config{
-		DatabaseURL:       getenv("DATABASE_URL"),
-		TemporalAddress:   getenv("TEMPORAL_ADDRESS"),
-		TemporalNamespace: orDefault(getenv("TEMPORAL_NAMESPACE"), "default"),
-		TemporalUIURL:     strings.TrimRight(getenv("SIKA_TEMPORAL_UI_URL"), "/"),
-		RedisURL:          getenv("REDIS_URL"),
-		TaskQueue:         orDefault(getenv("SIKA_TASK_QUEUE"), "sika"),
-		SandboxURL:        strings.TrimRight(getenv("SIKA_SANDBOX_URL"), "/"),
-		SandboxSecret:     getenv("SIKA_SANDBOX_SECRET"),
-		SandboxAddr:       orDefault(getenv("SIKA_SANDBOX_ADDR"), "127.0.0.1:8090"),
-		HTTPAddr:          orDefault(getenv("SIKA_HTTP_ADDR"), "127.0.0.1:8080"),
-		MetricsAddr:       orDefault(getenv("SIKA_METRICS_ADDR"), "127.0.0.1:9091"),
-		PublicURL:         strings.TrimRight(getenv("SIKA_PUBLIC_URL"), "/"),
-		JWTSecret:         getenv("SIKA_JWT_SECRET"),
-		StateDir:          orDefault(getenv("SIKA_STATE_DIR"), ".sika"),
-		LogFormat:         getenv("SIKA_LOG_FORMAT"),
+		DatabaseURL:         getenv("DATABASE_URL"),
+		TemporalAddress:     getenv("TEMPORAL_ADDRESS"),
+		TemporalNamespace:   orDefault(getenv("TEMPORAL_NAMESPACE"), "default"),
+		TemporalCompression: getenv("TEMPORAL_GRPC_COMPRESSION"),
+		TemporalUIURL:       strings.TrimRight(getenv("SIKA_TEMPORAL_UI_URL"), "/"),
+		RedisURL:            getenv("REDIS_URL"),
+		TaskQueue:           orDefault(getenv("SIKA_TASK_QUEUE"), "sika"),
+		SandboxURL:          strings.TrimRight(getenv("SIKA_SANDBOX_URL"), "/"),
+		SandboxSecret:       getenv("SIKA_SANDBOX_SECRET"),
+		SandboxAddr:         orDefault(getenv("SIKA_SANDBOX_ADDR"), "127.0.0.1:8090"),
+		HTTPAddr:            orDefault(getenv("SIKA_HTTP_ADDR"), "127.0.0.1:8080"),
+		MetricsAddr:         orDefault(getenv("SIKA_METRICS_ADDR"), "127.0.0.1:9091"),
+		PublicURL:           strings.TrimRight(getenv("SIKA_PUBLIC_URL"), "/"),
+		JWTSecret:           getenv("SIKA_JWT_SECRET"),
+		StateDir:            orDefault(getenv("SIKA_STATE_DIR"), ".sika"),
+		LogFormat:           getenv("SIKA_LOG_FORMAT"),
 	}
 	c.FilesDir = orDefault(getenv("SIKA_FILES_DIR"), filepath.Join(c.StateDir, "files"))
 	c.httpAddrSet, c.publicURLSet = getenv("SIKA_HTTP_ADDR") != "", c.PublicURL != ""
@@ -208,6 +213,9 @@ func loadConfig(getenv func(string) string) (Config, error) {
 			continue
 		}
 		c.WebhookSchedule = append(c.WebhookSchedule, d)
+	}
+	if _, err := workflows.ClientCompression(c.TemporalCompression, ""); err != nil {
+		errs = append(errs, err.Error())
 	}
 	if c.LogFormat != "" && c.LogFormat != "json" && c.LogFormat != "text" {
 		errs = append(errs, fmt.Sprintf("SIKA_LOG_FORMAT=%q is not json or text", c.LogFormat))

@@ -144,6 +144,7 @@ func TestLoadConfig(t *testing.T) {
 		"SIKA_RATE_LIMIT_PER_MINUTE": "lots", "SIKA_IDEMPOTENCY_TTL": "1s", "SIKA_TRUSTED_PROXIES": "10.0.0.0/8,nope",
 		"SIKA_LOG_LEVEL": "loud", "SIKA_LOG_FORMAT": "xml", "SIKA_PAYLOAD_KEYS": "k1:short",
 		"SIKA_STREAMS_PER_MERCHANT": "0", "SIKA_STREAMS_PER_KEY": "many", "SIKA_STREAM_LIFETIME": "1s",
+		"TEMPORAL_GRPC_COMPRESSION": "zstd",
 	}
 	_, err = loadConfig(func(k string) string { return bad[k] })
 	require.Error(t, err)

@@ -80,6 +80,9 @@ func dialTemporal(ctx context.Context, cfg Config, logger *slog.Logger, reg prom
 		DataConverter: cfg.PayloadKeys.DataConverter(),
 	}
 	workflows.Payloads = opts.DataConverter
+	if opts.ConnectionOptions.GrpcCompression, err = workflows.ClientCompression(cfg.TemporalCompression, cfg.TemporalAddress); err != nil {
+		return nil, err
+	}
 	if reg != nil {
 		if opts.MetricsHandler, err = telemetry.TemporalMetrics(reg, logger); err != nil {
 			return nil, err

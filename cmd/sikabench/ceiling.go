@@ -15,6 +15,8 @@ import (
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/sikahq/sika/workflows"
 )
 
 // The bare workflow is the ceiling Sika's payments are compared with: the shape of a sandbox
@@ -120,7 +122,12 @@ func (c *ceilingFigures) rate() float64 { return float64(c.completed) / c.window
 // a target: too many at once on a small machine only makes starts time out.
 func runCeiling(ctx context.Context, address, namespace string, inFlight int, tick, warmup, d time.Duration) (*ceilingFigures, error) {
 	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	c, err := client.DialContext(ctx, client.Options{HostPort: address, Namespace: namespace, Logger: tlog.NewStructuredLogger(quiet)})
+	compression, err := workflows.ClientCompression("", address) // as the service's clients
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.DialContext(ctx, client.Options{HostPort: address, Namespace: namespace, Logger: tlog.NewStructuredLogger(quiet),
+		ConnectionOptions: client.ConnectionOptions{GrpcCompression: compression}})
 	if err != nil {
 		return nil, fmt.Errorf("ceiling: connect to temporal: %w", err)
 	}

@@ -68,7 +68,7 @@
 // allocations (by default in -self mode, with the service's top functions in the report; the
 // files under -out), and pg_stat_statements of the service's database over the window (the
 // statements per completed payment, the bench's own connections left out: they log in as the
-// role sikabench; also for each scaling configuration). Experiment flags (-pool-max-conns, -temporal-no-gzip) change the in-process
+// role sikabench; also for each scaling configuration). Experiment flags (-pool-max-conns, -temporal-compression) change the in-process
 // service's settings to test a fix without editing it; -tracing measures the service with its
 // traces exported (tracing on) against the default (off). The header gives the machine's load
 // average at the start and the end: other work on the machine disturbs the figures.
@@ -104,19 +104,19 @@ type options struct {
 	parts       string
 	short       bool
 
-	clients    int
-	duration   time.Duration
-	warmup     time.Duration
-	max        int
-	rate       float64
-	tick       time.Duration
-	sample     int
-	out        string // the run's files
-	cpuProfile string
-	logFile    string
-	poolConns  int
-	acceptRate int
-	noGzip     bool
+	clients     int
+	duration    time.Duration
+	warmup      time.Duration
+	max         int
+	rate        float64
+	tick        time.Duration
+	sample      int
+	out         string // the run's files
+	cpuProfile  string
+	logFile     string
+	poolConns   int
+	acceptRate  int
+	compression string
 	// temporalFile: the dev server keeps its state in a SQLite file, as `sika dev` does
 	temporalFile bool
 	tracing      bool
@@ -262,7 +262,7 @@ func parseFlags() (options, []string, error) {
 	flag.IntVar(&o.acceptRate, "accept-rate", 60, "(-self) the service's payment acceptance cap per second (SIKA_PAYMENT_ACCEPT_PER_SECOND; 0: none)")
 	flag.IntVar(&o.poolConns, "pool-max-conns", 0, "experiment (-self): pool_max_conns of the service's Postgres pool (0: the service's default)")
 	flag.BoolVar(&o.temporalFile, "temporal-file", false, "(-self) the Temporal dev server keeps its state in a SQLite file, as `sika dev` (make run) does, instead of in memory")
-	flag.BoolVar(&o.noGzip, "temporal-no-gzip", false, "experiment (-self): the service's Temporal client sends uncompressed gRPC (the SDK gzips by default)")
+	flag.StringVar(&o.compression, "temporal-compression", "", "-self: the gRPC compression of the service's Temporal client, gzip or none (default: as the service, none towards a loopback frontend)")
 	flag.BoolVar(&o.tracing, "tracing", false, "(-self) tracing on: every span exported over OTLP/HTTP, batched, to an in-process collector that discards them (as OTEL_EXPORTER_OTLP_ENDPOINT does); default off, as the service runs without it")
 	flag.DurationVar(&o.pgbenchDuration, "pgbench-d", 20*time.Second, "pgbench: duration (whole seconds)")
 	flag.DurationVar(&o.payoutDuration, "payout-d", 20*time.Second, "payouts: measured duration, after the warm-up")

@@ -153,8 +153,8 @@ func startSelf(ctx context.Context, o options) (_ *target, err error) {
 		DataConverter: keys.DataConverter(),
 	}
 	workflows.Payloads = copts.DataConverter
-	if o.noGzip {
-		copts.ConnectionOptions.GrpcCompression = &client.GrpcCompressionNone{}
+	if copts.ConnectionOptions.GrpcCompression, err = workflows.ClientCompression(o.compression, copts.HostPort); err != nil {
+		return nil, err
 	}
 	t.rpcs = newRPCStats()
 	copts.ConnectionOptions.DialOptions = append(copts.ConnectionOptions.DialOptions, grpc.WithChainUnaryInterceptor(t.rpcs.interceptor()))
@@ -237,8 +237,8 @@ func startSelf(ctx context.Context, o options) (_ *target, err error) {
 	if o.poolConns > 0 {
 		t.describe += fmt.Sprintf(", EXPERIMENT pool_max_conns=%d", o.poolConns)
 	}
-	if o.noGzip {
-		t.describe += ", EXPERIMENT Temporal gRPC without gzip"
+	if o.compression != "" {
+		t.describe += ", EXPERIMENT Temporal gRPC compression " + o.compression
 	}
 	return t, nil
 }
