@@ -40,7 +40,24 @@ type scalingRun struct {
 	db            []dbUse // Sika's and Temporal's databases, in the window
 	walBytes      int64   // WAL the Postgres server wrote in the window (every database)
 	stmts         *statements
+	paced         *pacedRun // the same configuration below saturation
 }
+
+// pacedRun is a configuration under an offered load below its saturation: pacedShare of the
+// bare ceiling's rate, sent at an even pace by enough clients that the pace, not the clients,
+// sets the rate; what its accept latency is when nothing queues (the saturated run's p99 is
+// the queue's).
+type pacedRun struct {
+	rate float64
+	load *loadResult
+	comp *completions
+}
+
+// pacedShare and pacedClients: the paced run's rate as a share of the ceiling, and its clients.
+const (
+	pacedShare   = 0.8
+	pacedClients = 64
+)
 
 // dbUse is what one database did in a window (pg_stat_database).
 type dbUse struct {
@@ -177,6 +194,9 @@ func runScaling(ctx context.Context, o options) (_ *scalingFigures, err error) {
 		if err != nil {
 			return f, err
 		}
+		if r.paced, err = runPaced(ctx, t, o, n, pacedShare*f.ceiling.rate(), warmup); err != nil {
+			return f, err
+		}
 		f.runs = append(f.runs, r)
 	}
 	last := f.runs[len(f.runs)-1]
@@ -259,6 +279,25 @@ func runScalingLoad(ctx context.Context, t *target, o options, n int, warmup tim
 	return r, nil
 }
 
+// runPaced offers rate softpays/s, evenly paced, to configuration n+n for a warm-up and the
+// scaling part's duration, and collects them.
+func runPaced(ctx context.Context, t *target, o options, n int, rate float64, warmup time.Duration) (*pacedRun, error) {
+	offset, err := dbClockOffset(ctx, t.db)
+	if err != nil {
+		return nil, err
+	}
+	p := &pacedRun{rate: rate}
+	progress("scaling %d API + %d worker: paced at %.1f payments/s (%.0f %% of the ceiling), %s warm-up + %s measured", n, n, rate, 100*pacedShare, warmup, o.scalingDuration)
+	c := newSoftpayClient(t, pacedClients)
+	if p.load, err = runLoad(ctx, c, loadPlan{clients: pacedClients, warmup: warmup, duration: o.scalingDuration, rate: rate}, loadHooks{}); err != nil {
+		return nil, fmt.Errorf("scaling %d+%d paced: %w", n, n, err)
+	}
+	if p.comp, err = collectCompletions(ctx, t.db, p.load.acceptedIDs(), offset, p.load, 2*o.tick+30*time.Second); err != nil {
+		return nil, fmt.Errorf("scaling %d+%d paced: %w", n, n, err)
+	}
+	return p, nil
+}
+
 // benchTransactions are the transactions of the bench's own connections in database d during the
 // window: its statements in Sika's database (pg_stat_statements), each a transaction of its own
 // (reads outside any BEGIN); 0 when they were not read.
@@ -324,6 +363,12 @@ func (c *combined) printScaling(w io.Writer) {
 		}
 		fmt.Fprintf(w, "  Postgres statements of the sika processes in Sika's database (pg_stat_statements), per completed payment:\n")
 		r.stmts.print(w, r.comp.windowSuccess, statementsTop)
+		if p := r.paced; p != nil {
+			pa := p.load.acceptStats()
+			fmt.Fprintf(w, "  PACED at %.1f payments/s offered (%.0f %% of the ceiling), %d clients, window %.1f s:\n", p.rate, 100*pacedShare, pacedClients, p.load.window().Seconds())
+			printAccept(w, p.load, pa)
+			printCompletion(w, p.comp, p.load.window())
+		}
 	}
 	if h := f.hist; h != nil && len(h.counts) > 0 {
 		line(w, "Sika history events per payment", "%s", countList(h.counts))
@@ -363,8 +408,15 @@ func (c *combined) printScaling(w io.Writer) {
 		fmt.Fprintf(w, "  %-18s %12.1f %9s ms %10s %14s ms %11s ms %14s ms %10s %10s %12s %10s\n", fmt.Sprintf("Sika %d API + %d wkr", r.apis, r.workers), rate,
 			ms(percentile(a.lat, 99)), f.ratio(rate), perUnit(cpuOf(r.cpu, "temporal-server"), r.comp.windowSuccess),
 			perUnit(cpuOf(r.cpu, "sika"), r.comp.windowSuccess), ms(sikaCPU), byCPU, txs, written, stmts)
+		if p := r.paced; p != nil {
+			pr := p.comp.rate(p.load.window())
+			fmt.Fprintf(w, "  %-18s %12.1f %9s ms %10s %14s %14s %17s %10s %10s %12s %10s\n", fmt.Sprintf("  paced %.0f %%", 100*pacedShare), pr,
+				ms(percentile(p.load.acceptStats().lat, 99)), f.ratio(pr), "-", "-", "-", "-", "-", "-", "-")
+		}
 	}
-	fmt.Fprintf(w, "  (÷ by CPU: the bare workflow's CPU per workflow over Sika's per payment, the Temporal server, Postgres and the\n"+
+	fmt.Fprintf(w, "  (paced: the configuration above offered %.0f %% of the bare ceiling's rate at an even pace, below saturation:\n"+
+		"   its accept p99 is the service's own, not a queue's;\n", 100*pacedShare)
+	fmt.Fprintf(w, "   ÷ by CPU: the bare workflow's CPU per workflow over Sika's per payment, the Temporal server, Postgres and the\n"+
 		"   sika processes counted: what the ratio is on a machine bound by CPU, whatever else runs on it; sika CPU: the\n"+
 		"   sika api and worker processes (for the bare workflow, its worker in the bench process); PG tx and rows written\n"+
 		"   (inserted, updated, deleted) per payment in Sika's own database, reads included in the transactions, the bench's\n"+

@@ -57,6 +57,10 @@ func TestScalingHarness(t *testing.T) {
 		if r.comp.windowSuccess == 0 {
 			t.Errorf("%d API + %d worker: no payment completed in the window (%d accepted)", r.apis, r.workers, r.comp.accepted)
 		}
+		// The paced run below saturation: offered at its share of the ceiling, and completed.
+		if p := r.paced; p == nil || p.rate != pacedShare*f.ceiling.rate() || p.comp.windowSuccess == 0 {
+			t.Errorf("%d API + %d worker: paced run %+v", r.apis, r.workers, p)
+		}
 		// The sika processes' statements, told from the bench's (its watcher reads the payments
 		// in flight ten times a second, as the role sikabench).
 		if st := r.stmts; devstack.PostgresHasLibrary("pg_stat_statements") && (st == nil || st.skipped != "" || st.all.calls == 0 || st.harness == 0) {
