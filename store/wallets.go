@@ -63,34 +63,30 @@ func postLedgerEntry(ctx context.Context, tx pgx.Tx, p ledgerPosting) (bool, err
 	if err != nil {
 		return false, fmt.Errorf("lock wallet: %w", err)
 	}
-	if p.Transaction != nil {
-		var exists bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM ledger_entries WHERE transaction_id = $1 AND type = $2
-				AND ($3::uuid IS NULL OR (attempt_id IS NULL AND NOT $4) OR attempt_id = $3))`,
-			*p.Transaction, p.Type, p.Attempt, p.Again).Scan(&exists); err != nil {
-			return false, fmt.Errorf("check ledger entry: %w", err)
-		}
-		if exists {
-			return false, nil
-		}
-	}
 	id, err := uuid.NewV7()
 	if err != nil {
 		return false, err
 	}
 	afterAvailable, afterPending := available.Add(p.AvailableDelta), pending.Add(p.PendingDelta)
-	// The entry and the wallet's new balances in one statement (one round trip under the lock).
-	if _, err := tx.Exec(ctx, `WITH entry AS (INSERT INTO ledger_entries (id, wallet_id, merchant_id, environment, sequence, country,
+	// The entry and the wallet's new balances in one statement (one round trip under the lock),
+	// unless the transaction already has its entry of that type (for that attempt, or again):
+	// then nothing is written and the wallet is not touched.
+	tag, err := tx.Exec(ctx, `WITH entry AS (INSERT INTO ledger_entries (id, wallet_id, merchant_id, environment, sequence, country,
 			currency, type, direction, amount, available_delta, pending_delta, balance_before, balance_after, pending_before,
 			pending_after, transaction_id, settlement_id, wallet_transfer_id, description, attempt_id, payout_batch_id)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22))
-		UPDATE wallets SET available_amount = $14, pending_amount = $16, entry_count = $5, updated_at = now() WHERE id = $2`,
+		SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22
+		WHERE $17::uuid IS NULL OR NOT EXISTS (SELECT 1 FROM ledger_entries WHERE transaction_id = $17 AND type = $8
+			AND ($21::uuid IS NULL OR (attempt_id IS NULL AND NOT $23) OR attempt_id = $21))
+		RETURNING 1)
+		UPDATE wallets SET available_amount = $14, pending_amount = $16, entry_count = $5, updated_at = now()
+		WHERE id = $2 AND EXISTS (SELECT 1 FROM entry)`,
 		id, walletID, p.Merchant, p.Environment, seq+1, p.Country, p.Currency, p.Type, p.Direction, p.Amount,
 		p.AvailableDelta, p.PendingDelta, available, afterAvailable, pending, afterPending,
-		p.Transaction, p.Settlement, p.WalletTransfer, p.Description, p.Attempt, p.PayoutBatch); err != nil {
+		p.Transaction, p.Settlement, p.WalletTransfer, p.Description, p.Attempt, p.PayoutBatch, p.Again)
+	if err != nil {
 		return false, fmt.Errorf("post ledger entry: %w", err)
 	}
-	return true, nil
+	return tag.RowsAffected() == 1, nil
 }
 
 const walletColumns = `id, merchant_id, environment, country, currency, available_amount, pending_amount, is_frozen, created_at, updated_at`
