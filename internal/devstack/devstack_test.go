@@ -17,6 +17,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	enumspb "go.temporal.io/api/enums/v1"
+	taskqueuepb "go.temporal.io/api/taskqueue/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 )
@@ -193,6 +196,20 @@ func TestTemporalInMemory(t *testing.T) {
 		t.Errorf("Address = %q, want 127.0.0.1:<port>", tmp.Address())
 	}
 	c := dialTemporal(t, tmp.Address(), "default")
+	// A poll that finds no task comes back empty after LongPollExpiration, not the server's
+	// minute: a worker's pollers left on an emptied sticky queue are back on the normal queue
+	// within it (see run).
+	began := time.Now()
+	resp, err := c.WorkflowService().PollWorkflowTaskQueue(testContext(t), &workflowservice.PollWorkflowTaskQueueRequest{
+		Namespace: "default", TaskQueue: &taskqueuepb.TaskQueue{Name: "nothing-here", Kind: enumspb.TASK_QUEUE_KIND_NORMAL},
+		Identity: "devstack-test",
+	})
+	if err != nil {
+		t.Fatalf("poll: %v", err)
+	}
+	if took := time.Since(began); len(resp.GetTaskToken()) != 0 || took < LongPollExpiration/2 || took > LongPollExpiration+10*time.Second {
+		t.Errorf("an empty poll came back after %s with a task %v; want empty after about %s", took, len(resp.GetTaskToken()) != 0, LongPollExpiration)
+	}
 	c.Close()
 	timed(t, "stop temporal", func() (any, error) { return nil, tmp.Stop() })
 	if err := tmp.Stop(); err != nil {

@@ -223,6 +223,9 @@ func startTemporal(ctx context.Context, opts TemporalOptions) (_ *Temporal, err 
 // process exited.
 var errTemporalExited = errors.New("the temporal dev server exited while starting")
 
+// LongPollExpiration is how long the dev server holds a poll that finds no task (see run).
+const LongPollExpiration = 5 * time.Second
+
 // run starts the server through the SDK. The SDK waits up to a minute for
 // the frontend even when the process is long dead, and leaves the process
 // running when it gives up; so the start is cancelled when the server's
@@ -255,9 +258,17 @@ func (t *Temporal) run(ctx context.Context, opts TemporalOptions, port, uiPort i
 		// One partition per task queue: a one-node server gains nothing from more, and a task
 		// written to a partition no poller is on waits to be forwarded. In .ci/run a payment's
 		// workflow task waited over 55 s on the dev server while the worker was polling.
+		//
+		// Long polls end after LongPollExpiration instead of the server's minute: the SDK's
+		// workflow pollers all poll the sticky queue while its last answer reported a backlog,
+		// and when that backlog is gone (taken, or timed out to the normal queue) they wait on
+		// an empty sticky queue until their poll ends, while new payments' first tasks wait on the
+		// normal queue. At the 60/s cap the dev server delivered nothing for over 30 s that way
+		// (five sticky polls empty after a whole minute; docs/performance.md).
 		ExtraArgs: []string{
 			"--dynamic-config-value", "matching.numTaskqueueReadPartitions=1",
 			"--dynamic-config-value", "matching.numTaskqueueWritePartitions=1",
+			"--dynamic-config-value", fmt.Sprintf("matching.longPollExpirationInterval=%q", LongPollExpiration.String()),
 		},
 	}
 	if opts.DBFile != "" {
