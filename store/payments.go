@@ -70,15 +70,10 @@ func (s *Store) StartAttempt(ctx context.Context, txID uuid.UUID, a sika.Transac
 			UNION ALL
 			SELECT * FROM transaction_attempts WHERE id = $2 AND NOT EXISTS (SELECT 1 FROM ins)) a`,
 		txID, a.ID, a.Run, a.Sequence, a.Gateway, a.Priority), append([]any{&otp}, attemptDest(&got)...)})
-	if isNoRows(err) {
-		// No such transaction, or another transaction's attempt holds the id's conflict target.
-		return t, "", got, sika.NotFound("Transaction attempt")
-	}
-	if err != nil {
-		return t, "", got, fmt.Errorf("start attempt: %w", err)
-	}
-	if otp == nil {
-		return t, "", got, nil
+	// No row: no such transaction, or another transaction's attempt holds the id's conflict
+	// target (or, under a concurrent first insert, the row is not visible yet: a retry finds it).
+	if err := rowErr(err, "Transaction attempt", "start attempt"); err != nil || otp == nil {
+		return t, "", got, err
 	}
 	return t, *otp, got, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
@@ -184,4 +185,75 @@ func TestRetryPayment(t *testing.T) {
 	_, c, err = st.CompletePayment(ctx, s2)
 	require.NoError(t, err)
 	assert.True(t, c)
+}
+
+// TestStartAttemptRecordsOnceUnderConcurrency: workers recording the same attempt at once (a
+// retried activity, a restarted worker) leave one row, and each gets that attempt with its
+// transaction; a call that finds the first insert not yet visible answers not_found and its
+// retry finds the row, as the activity's retry does.
+func TestStartAttemptRecordsOnceUnderConcurrency(t *testing.T) {
+	ctx := t.Context()
+	m := newMerchant(t)
+	tx := newPayment(t, m, "500")
+	want := sika.TransactionAttempt{ID: uuid.New(), Run: 1, Sequence: 1, Gateway: "sandbox-a", Priority: 1}
+	got := make([]sika.TransactionAttempt, 8)
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Go(func() {
+			for try := 0; ; try++ {
+				read, _, a, err := st.StartAttempt(ctx, tx.ID, want)
+				if err == nil {
+					assert.Equal(t, tx.ID, read.ID)
+					got[i] = a
+					return
+				}
+				if try == 50 || sika.ErrorCode(err) != sika.CodeNotFound {
+					assert.NoError(t, err)
+					return
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		})
+	}
+	wg.Wait()
+	for _, a := range got {
+		assert.Equal(t, want.ID, a.ID)
+		assert.Equal(t, sika.AttemptPending, a.Status)
+	}
+	assert.Equal(t, 1, countRows(t, `SELECT count(*) FROM transaction_attempts WHERE transaction_id = $1`, tx.ID))
+}
+
+// TestASignedSuccessRacingTheRunsEndCreditsOnce: the operator's signed success (kept while the
+// run decides) and the run's own end on that attempt, many of each at once: one credit, one
+// ledger entry, one status log of the end, every kept answer closed, no deadlock.
+func TestASignedSuccessRacingTheRunsEndCreditsOnce(t *testing.T) {
+	ctx := t.Context()
+	m := newMerchant(t)
+	tx := newPayment(t, m, "640")
+	a := newAttempt(t, tx, 1, 1)
+	end := success(tx)
+	end.Attempt = store.AttemptUpdate{ID: a.ID, Status: sika.AttemptSuccess, GatewayReference: "op-9"}
+	var wg sync.WaitGroup
+	for range 6 {
+		wg.Go(func() {
+			_, _, err := st.ReconcileSuccess(ctx, store.LateSuccess{AttemptID: a.ID, GatewayReference: "op-9",
+				Source: "signed callback", Gateway: a.Gateway})
+			assert.NoError(t, err)
+		})
+		wg.Go(func() {
+			_, _, err := st.CompletePayment(ctx, end)
+			assert.NoError(t, err)
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, "640.00", available(t, m), "credited once")
+	assert.Equal(t, 1, countRows(t, `SELECT count(*) FROM ledger_entries WHERE transaction_id = $1`, tx.ID))
+	assert.Equal(t, 2, countRows(t, `SELECT count(*) FROM transaction_status_logs WHERE transaction_id = $1`, tx.ID))
+	assert.Equal(t, 0, countRows(t, `SELECT count(*) FROM operator_answers WHERE transaction_id = $1 AND processed_at IS NULL`, tx.ID),
+		"every kept answer is closed by the run's end")
+	_, _, err := st.ReconcileSuccess(ctx, store.LateSuccess{AttemptID: a.ID, Source: "signed callback", Gateway: "sandbox-b"})
+	assert.ErrorIs(t, err, store.ErrAnotherGatewaysAttempt, "another gateway's report about the attempt changes nothing")
+	disc, err := st.CheckLedger(ctx)
+	require.NoError(t, err)
+	assert.Nil(t, disc)
 }

@@ -159,7 +159,7 @@ func processKeptAnswers(ctx context.Context, tx pgx.Tx, txID, paid uuid.UUID) (b
 	changed := false
 	for _, k := range kept {
 		out := ReconcileAlready
-		if k.AttemptID != paid || paid == uuid.Nil {
+		if k.AttemptID != paid {
 			if _, out, err = reconcileSuccess(ctx, tx, k.LateSuccess); err != nil {
 				return changed, err
 			}

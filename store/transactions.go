@@ -458,13 +458,7 @@ func (s *Store) AttemptAndTransaction(ctx context.Context, attemptID uuid.UUID) 
 	var a sika.TransactionAttempt
 	t, err := scanTransaction(withColumns{s.pool.QueryRow(ctx, `SELECT `+transactionColumns+`, `+attemptColumns+`
 		FROM transaction_attempts a JOIN transactions t ON t.id = a.transaction_id WHERE a.id = $1`, attemptID), attemptDest(&a)})
-	if isNoRows(err) {
-		return a, t, sika.NotFound("Transaction attempt")
-	}
-	if err != nil {
-		return a, t, fmt.Errorf("select attempt and transaction: %w", err)
-	}
-	return a, t, nil
+	return a, t, rowErr(err, "Transaction attempt", "select attempt and transaction")
 }
 
 func (s *Store) attempts(ctx context.Context, where string, args ...any) ([]sika.TransactionAttempt, error) {
