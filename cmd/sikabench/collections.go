@@ -8,6 +8,8 @@ import (
 	"os"
 	"runtime/pprof"
 	"time"
+
+	"github.com/sikahq/sika/internal/devstack"
 )
 
 // runCollections drives softpay with -c clients for -warmup + -d, waits for the accepted
@@ -29,9 +31,22 @@ func runCollections(ctx context.Context, t *target, o options, offset time.Durat
 	var allocated *allocUse
 	stmts := &windowStatements{db: t.db, off: t.statementsOff}
 	var stmtsRead *statements
+	var serverCalls [2]persistenceCalls // the dev server's, at the window's start and end
+	readServerCalls := func(i int) {
+		if t.temporalMetrics == "" {
+			return
+		}
+		calls, err := devstack.PersistenceCalls(ctx, t.temporalMetrics)
+		if err != nil {
+			slog.Warn("dev server metrics", "err", err)
+			return
+		}
+		serverCalls[i] = calls
+	}
 	hooks := loadHooks{
 		windowStart: func() {
 			stmts.start(ctx)
+			readServerCalls(0)
 			cpuTrack = startCPUTracker()
 			if t.pool != nil {
 				t.poolStart = t.pool.Stat()
@@ -53,6 +68,7 @@ func runCollections(ctx context.Context, t *target, o options, offset time.Durat
 			}
 			cpu = cpuTrack.finish()
 			stmtsRead = stmts.end(ctx)
+			readServerCalls(1)
 			if t.pool != nil {
 				t.poolEnd = t.pool.Stat()
 			}
@@ -78,6 +94,9 @@ func runCollections(ctx context.Context, t *target, o options, offset time.Durat
 	}
 	hist := countHistories(ctx, t, comp.successIDs, o.sample)
 	r := &report{o: o, t: t, load: ld, comp: comp, hist: hist, cpu: cpu, stmts: stmtsRead, allocs: allocated}
+	if serverCalls[0] != nil && serverCalls[1] != nil {
+		r.serverCalls = serverCalls
+	}
 	if prof != nil {
 		if err := prof.Close(); err != nil {
 			return nil, fmt.Errorf("-cpuprofile: %w", err)

@@ -31,6 +31,9 @@ type report struct {
 	stmts  *statements
 	prof   *cpuProfile
 	allocs *allocUse
+	// serverCalls are the dev server's persistence calls at the window's start and end (nil
+	// without its metrics).
+	serverCalls [2]persistenceCalls
 }
 
 // percentile is the nearest-rank percentile of sorted durations.
@@ -227,6 +230,10 @@ func (r *report) print(w io.Writer) {
 		for _, l := range strings.Split(strings.TrimRight(r.t.rpcs.table(), "\n"), "\n") {
 			fmt.Fprintf(w, "  %s\n", l)
 		}
+	}
+	if r.serverCalls[1] != nil {
+		fmt.Fprintf(w, "\nDEV SERVER PERSISTENCE (Temporal's calls to its SQLite store over the window, from its metrics; per accepted payment)\n")
+		r.serverCalls[1].print(w, r.serverCalls[0], c.windowAccepted, 12)
 	}
 	r.printTimeline(w)
 	r.printCPU(w)

@@ -61,6 +61,7 @@ type target struct {
 	poolStart, poolEnd *pgxpool.Stat
 	timings            *serverTimings
 	rpcs               *rpcStats // the service's calls to Temporal
+	temporalMetrics    string    // the dev server's Prometheus metrics ("" when not served)
 	logPath            string
 
 	closers []func()
@@ -87,11 +88,16 @@ func startSelf(ctx context.Context, o options) (_ *target, err error) {
 	}
 	progress := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	fmt.Fprintln(os.Stderr, "sikabench: starting an ephemeral Postgres and Temporal dev server")
-	stack, err := devstack.StartStack(ctx, devstack.StackOptions{Ephemeral: true, TemporalFile: o.temporalFile,
-		PostgresSettings: postgresSettings(), Logger: progress})
+	metricsPort, err := devstack.FreePort()
 	if err != nil {
 		return nil, err
 	}
+	stack, err := devstack.StartStack(ctx, devstack.StackOptions{Ephemeral: true, TemporalFile: o.temporalFile,
+		TemporalMetricsPort: metricsPort, PostgresSettings: postgresSettings(), Logger: progress})
+	if err != nil {
+		return nil, err
+	}
+	t.temporalMetrics = fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)
 	t.closers = append(t.closers, func() {
 		if err := stack.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "sikabench: stop stack:", err)

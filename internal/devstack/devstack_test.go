@@ -188,7 +188,11 @@ func dialTemporal(t *testing.T, address, namespace string) client.Client {
 }
 
 func TestTemporalInMemory(t *testing.T) {
-	tmp := startTemporalT(t, "start temporal in memory", TemporalOptions{CLIPath: temporalCLI(t), Logger: testLogger()})
+	metricsPort, err := choosePort(0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := startTemporalT(t, "start temporal in memory", TemporalOptions{CLIPath: temporalCLI(t), Logger: testLogger(), MetricsPort: metricsPort})
 	if tmp.UIURL() != "" {
 		t.Errorf("UIURL = %q without UI", tmp.UIURL())
 	}
@@ -209,6 +213,34 @@ func TestTemporalInMemory(t *testing.T) {
 	}
 	if took := time.Since(began); len(resp.GetTaskToken()) != 0 || took < LongPollExpiration/2 || took > LongPollExpiration+10*time.Second {
 		t.Errorf("an empty poll came back after %s with a task %v; want empty after about %s", took, len(resp.GetTaskToken()) != 0, LongPollExpiration)
+	}
+	// Starting and signalling workflows reads the search attributes and the namespace from the
+	// server's caches, not from SQLite each time (decision 0031): the CLI's forced refresh read
+	// the cluster metadata about five times per payment.
+	metricsURL := "http://" + net.JoinHostPort(loopback, strconv.Itoa(metricsPort)) + "/metrics"
+	before := persistenceCallsT(t, metricsURL)
+	const starts = 20
+	for i := range starts {
+		id := "cached-" + strconv.Itoa(i)
+		if _, err := c.ExecuteWorkflow(testContext(t), client.StartWorkflowOptions{ID: id, TaskQueue: "nobody"}, "SomeWorkflow"); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.SignalWorkflow(testContext(t), id, "", "poke", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The server's metrics reach its endpoint on the reporter's next tick.
+	after := persistenceCallsT(t, metricsURL)
+	for deadline := time.Now().Add(15 * time.Second); after["CreateWorkflowExecution"]-before["CreateWorkflowExecution"] < starts; after = persistenceCallsT(t, metricsURL) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the metrics counted %v workflow creations for %d starts: not the server's persistence calls?", after["CreateWorkflowExecution"]-before["CreateWorkflowExecution"], starts)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	for _, op := range []string{"GetCurrentClusterMetadata", "GetNamespace"} {
+		if n := after[op] - before[op]; n >= starts/2 {
+			t.Errorf("%d starts and signals read %s %v times from persistence; want the cache", starts, op, n)
+		}
 	}
 	c.Close()
 	timed(t, "stop temporal", func() (any, error) { return nil, tmp.Stop() })
@@ -404,4 +436,13 @@ func TestPinnedTemporalVersions(t *testing.T) {
 			t.Errorf("the Temporal CLI %s does not require %s", TemporalCLIVersion, req)
 		}
 	}
+}
+
+func persistenceCallsT(t *testing.T, url string) map[string]float64 {
+	t.Helper()
+	calls, err := PersistenceCalls(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return calls
 }

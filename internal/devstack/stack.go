@@ -50,6 +50,8 @@ type StackOptions struct {
 	TemporalFile bool
 	// TemporalUI enables the Temporal Web UI.
 	TemporalUI bool
+	// TemporalMetricsPort, when not 0, serves the dev server's Prometheus metrics there.
+	TemporalMetricsPort int
 	// PostgresSettings are given to Postgres (PostgresOptions.Settings).
 	PostgresSettings []string
 	// Logger receives progress messages; nil means slog.Default().
@@ -103,7 +105,7 @@ func StartStack(ctx context.Context, opts StackOptions) (_ *Stack, err error) {
 	if err != nil {
 		return nil, err
 	}
-	topts := TemporalOptions{CLIPath: cli, UI: opts.TemporalUI, Logger: logger}
+	topts := TemporalOptions{CLIPath: cli, UI: opts.TemporalUI, MetricsPort: opts.TemporalMetricsPort, Logger: logger}
 	if !opts.Ephemeral || opts.TemporalFile {
 		topts.DBFile = filepath.Join(s.stateDir, "temporal.db")
 	}

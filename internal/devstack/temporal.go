@@ -109,6 +109,10 @@ type TemporalOptions struct {
 	// Namespace is registered at start; "" means "default" (which the dev
 	// server always registers).
 	Namespace string
+	// MetricsPort, when not 0, is where the server serves its Prometheus
+	// metrics (http://127.0.0.1:<port>/metrics): persistence calls per
+	// operation, matching, task queues (docs/performance.md reads them).
+	MetricsPort int
 	// Logger receives progress messages and, without a DBFile, the server's
 	// output at debug level; nil means slog.Default().
 	Logger *slog.Logger
@@ -265,11 +269,21 @@ func (t *Temporal) run(ctx context.Context, opts TemporalOptions, port, uiPort i
 		// an empty sticky queue until their poll ends, while new payments' first tasks wait on the
 		// normal queue. At the 60/s cap the dev server delivered nothing for over 30 s that way
 		// (five sticky polls empty after a whole minute; docs/performance.md).
+		//
+		// Search attributes and namespaces are read from the server's caches, not from SQLite on
+		// every read: the CLI turns the forced refresh on so that a search attribute created a
+		// moment ago is usable at once, and that cost six SQLite reads of the cluster metadata
+		// and the namespace per payment. Sika defines no search attribute; one an operator adds
+		// is usable within the cache's minute (decision 0031).
 		ExtraArgs: []string{
 			"--dynamic-config-value", "matching.numTaskqueueReadPartitions=1",
 			"--dynamic-config-value", "matching.numTaskqueueWritePartitions=1",
 			"--dynamic-config-value", fmt.Sprintf("matching.longPollExpirationInterval=%q", LongPollExpiration.String()),
+			"--dynamic-config-value", "system.forceSearchAttributesCacheRefreshOnRead=false",
 		},
+	}
+	if opts.MetricsPort != 0 {
+		devOpts.ExtraArgs = append(devOpts.ExtraArgs, "--metrics-port", strconv.Itoa(opts.MetricsPort))
 	}
 	if opts.DBFile != "" {
 		// The server's state in a file (`sika dev`, sikachaos) is written through one SQLite

@@ -295,11 +295,11 @@ dynamicConfigClient:
   pollInterval: 10s
 `))
 
-// temporalDynamicConfig is what the CLI's dev server sets too (temporalcli/commands.server.go):
-// search attributes visible at once, and persistence rates raised to match.
-const temporalDynamicConfig = `system.forceSearchAttributesCacheRefreshOnRead:
-  - value: true
-frontend.persistenceMaxQPS:
+// temporalDynamicConfig raises the persistence rates as the CLI's dev server does
+// (temporalcli/commands.server.go). The dev server's forced refresh of search attributes on every
+// read is not copied: Temporal's documentation says it is not for production, and it read the
+// cluster metadata and the namespace from Postgres six times per payment (decision 0031).
+const temporalDynamicConfig = `frontend.persistenceMaxQPS:
   - value: 10000
 history.persistenceMaxQPS:
   - value: 45000
