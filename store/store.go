@@ -50,6 +50,7 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		})
 		// numeric to and from decimals in Postgres's binary form (see numeric).
 		pgxdecimal.Register(conn.TypeMap())
+		registerUUID(conn.TypeMap())
 		return nil
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
