@@ -426,10 +426,20 @@ func (s *Server) retryPayment(w http.ResponseWriter, r *http.Request, req retryR
 	if err != nil {
 		return err
 	}
+	ctx := r.Context()
+	// A request that took over its Idempotency-Key's claim after the first one died mid-way
+	// (idempotent) answers the run that one started, whatever the payment's status now.
+	key, fingerprint := idempotencyFrom(r)
+	retryKey := store.RetryKey{Key: key, Fingerprint: fingerprint}
+	if done, err := s.store.RetriedWithKey(ctx, t.ID, retryKey); err != nil || done {
+		if done {
+			return s.writeRetried(ctx, w, t)
+		}
+		return err
+	}
 	if !t.Retryable() { // paymentFor found an inbound payment: one that is not FAILED
 		return sika.Errorf(sika.CodeNotFailed, "Payment is %s, not FAILED.", t.Status)
 	}
-	ctx := r.Context()
 	country, err := s.store.CountryByISO(ctx, t.Country)
 	if err != nil {
 		return err
@@ -477,14 +487,29 @@ func (s *Server) retryPayment(w http.ResponseWriter, r *http.Request, req retryR
 		}
 		fees = &f
 	}
-	t, outboxID, err := s.store.RetryPayment(ctx, t.Merchant, t.Environment, t.ID, network, phone, fees, func(t sika.Transaction) store.WorkflowStart {
+	t, outboxID, err := s.store.RetryPayment(ctx, t.Merchant, t.Environment, t.ID, retryKey, network, phone, fees, func(t sika.Transaction) store.WorkflowStart {
 		return workflows.PaymentStart(activities.PaymentInput{TransactionID: t.ID, Run: t.Run})
 	})
+	if errors.Is(err, store.ErrRetriedWithKey) {
+		return s.writeRetried(ctx, w, t)
+	}
 	if err != nil {
 		return err
 	}
 	s.startPayment(ctx, t, outboxID)
 	writeData(w, http.StatusOK, paymentResponse{Transaction: t, NextAction: s.nextAction(ctx, t, *network)})
+	return nil
+}
+
+// writeRetried answers a retry whose Idempotency-Key already started a run: the payment as it
+// stands, as the first answer would have been written (the run's workflow is started from its
+// outbox row, committed with it).
+func (s *Server) writeRetried(ctx context.Context, w http.ResponseWriter, t sika.Transaction) error {
+	network, err := s.store.NetworkByID(ctx, t.NetworkID)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, paymentResponse{Transaction: t, NextAction: s.nextAction(ctx, t, network)})
 	return nil
 }
 

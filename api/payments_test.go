@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -564,6 +565,46 @@ func TestRetryAndVerify(t *testing.T) {
 		require.Equal(t, 200, r.Status, "%s", r.Body)
 		assert.Equal(t, sika.StatusSuccess, ps.final(t, acct, p.ID, 5*time.Second).Status)
 	})
+}
+
+// A retry whose first request died after its commit, before its response was stored, is taken
+// over by the merchant's next request with the same Idempotency-Key once the claim's lease has
+// passed; that request answers the run the first one started and starts no other, even when that
+// run has failed again meanwhile (found by make chaos: one key, two runs).
+func TestRetryTakenOverAfterItsRequestDiedStartsNoSecondRun(t *testing.T) {
+	ps := payments(t)
+	acct := ps.newAccount(t, true)
+	p := ps.pay(t, acct, benin("97000001"))
+	require.Equal(t, sika.StatusFailed, ps.final(t, acct, p.ID, 10*time.Second).Status)
+	idem := "retry-" + uuid.NewString()
+	headers := append(slices.Clone(acct.key(sika.EnvironmentTest, sika.ScopePayin)), "Idempotency-Key", idem)
+	path := "/api/v1/payments/" + p.ID.String() + "/retry/"
+	body := map[string]string{"customer_phone": "97000001"} // declined again
+
+	r := ps.call(t, "POST", path, body, headers...)
+	require.Equal(t, 200, r.Status, "%s", r.Body)
+	// The process answering it dies after the commit: its claim is left without a response,
+	// and the lease passes.
+	tag, err := testStore.Pool().Exec(t.Context(), `UPDATE idempotency_keys SET completed_at = NULL, response_status = NULL,
+		response_type = NULL, response_body = NULL, locked_until = now() - interval '1 second'
+		WHERE merchant_id = $1 AND key = $2`, acct.Merchant.ID, idem)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, tag.RowsAffected())
+	require.Equal(t, sika.StatusFailed, ps.final(t, acct, p.ID, 10*time.Second).Status, "run 2 is declined too")
+
+	r = ps.call(t, "POST", path, body, headers...)
+	require.Equal(t, 200, r.Status, "%s", r.Body)
+	var again payResponse
+	r.data(t, &again)
+	assert.Equal(t, p.ID, again.ID)
+	assert.Equal(t, sika.StatusFailed, again.Status, "the payment as it stands, not a new run")
+	d := ps.final(t, acct, p.ID, 10*time.Second)
+	assert.Len(t, d.Attempts, 2, "one attempt per run: the first and the one retry")
+	assert.Equal(t, []string{"null>PENDING/CLIENT", "PENDING>FAILED/WEBHOOK_CALLBACK", "FAILED>PENDING/CLIENT", "PENDING>FAILED/WEBHOOK_CALLBACK"}, triggers(d))
+
+	r = ps.call(t, "POST", path, map[string]string{"customer_phone": "97000123"}, headers...)
+	assert.Equal(t, 409, r.Status, "another body with the key: %s", r.Body)
+	assert.Equal(t, "idempotency_key_reused", r.code())
 }
 
 func TestRetryOnAnotherNetworkIsPricedAgain(t *testing.T) {

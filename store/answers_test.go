@@ -178,7 +178,7 @@ func TestAnExpiredAttemptOfADecidedPaymentIsStillReRead(t *testing.T) {
 	_, _, err := st.CompletePayment(ctx, store.Completion{TransactionID: tx.ID, Run: 1, Gateway: "sandbox-a", Status: sika.StatusFailed,
 		Reason: "refused", TriggeredBy: sika.TriggerSystem, Attempt: store.AttemptUpdate{ID: a1.ID, Status: sika.AttemptFailed, FailureCode: "declined"}})
 	require.NoError(t, err)
-	_, _, err = st.RetryPayment(ctx, m.ID, sika.EnvironmentTest, tx.ID, nil, "", nil, func(sika.Transaction) store.WorkflowStart {
+	_, _, err = st.RetryPayment(ctx, m.ID, sika.EnvironmentTest, tx.ID, store.RetryKey{}, nil, "", nil, func(sika.Transaction) store.WorkflowStart {
 		return store.WorkflowStart{ID: "payment:" + tx.ID.String(), Type: "Payment", Input: 2}
 	})
 	require.NoError(t, err)
@@ -281,7 +281,7 @@ func TestALateSuccessAfterARepricedRetryIsCreditedAtThePricePaid(t *testing.T) {
 		require.NoError(t, err)
 		orange, err := st.NetworkByCode(ctx, "ORANGE_CI")
 		require.NoError(t, err)
-		r2, _, err := st.RetryPayment(ctx, m.ID, sika.EnvironmentTest, tx.ID, &orange, "", &sika.Fees{RequestedAmount: decimal.NewFromInt(1000),
+		r2, _, err := st.RetryPayment(ctx, m.ID, sika.EnvironmentTest, tx.ID, store.RetryKey{}, &orange, "", &sika.Fees{RequestedAmount: decimal.NewFromInt(1000),
 			ClientFee: decimal.NewFromInt(200), GatewayFee: decimal.NewFromInt(150), PlatformFee: decimal.NewFromInt(50),
 			DebitedAmount: decimal.NewFromInt(1200), NetAmount: decimal.NewFromInt(1150)}, func(sika.Transaction) store.WorkflowStart {
 			return store.WorkflowStart{ID: "payment:" + tx.ID.String(), Type: "Payment", Input: 2}

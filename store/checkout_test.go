@@ -246,7 +246,7 @@ func TestCheckoutRetryRacesNewPayments(t *testing.T) {
 			wg.Go(func() {
 				<-ready
 				if i == 0 {
-					_, _, errs[i] = st.RetryPayment(ctx, m.ID, sika.EnvironmentTest, failed.ID, nil, "", nil, func(tx sika.Transaction) store.WorkflowStart {
+					_, _, errs[i] = st.RetryPayment(ctx, m.ID, sika.EnvironmentTest, failed.ID, store.RetryKey{}, nil, "", nil, func(tx sika.Transaction) store.WorkflowStart {
 						return store.WorkflowStart{ID: "payment:" + tx.ID.String(), Type: "Payment", Input: tx.Run}
 					})
 					return

@@ -1,7 +1,9 @@
 package store
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -339,18 +341,64 @@ func completionPosting(t sika.Transaction) (ledgerPosting, bool) {
 	return p, true
 }
 
+// ErrRetriedWithKey is RetryPayment's answer when the request's Idempotency-Key has already
+// started a run of the transaction: the transaction is returned as it stands and nothing is
+// done again.
+var ErrRetriedWithKey = errors.New("this Idempotency-Key already retried the payment")
+
+// RetryKey is the Idempotency-Key of a retry request and its fingerprint (the API's request
+// hash); the zero value is a retry without a key.
+type RetryKey struct {
+	Key         string
+	Fingerprint []byte
+}
+
+// RetriedWithKey reports whether k already started a run of transaction id (the API answers
+// such a request with the transaction as it stands before judging its status); another
+// request's fingerprint under the same key is idempotency_key_reused.
+func (s *Store) RetriedWithKey(ctx context.Context, id uuid.UUID, k RetryKey) (bool, error) {
+	return retriedWithKey(ctx, s.pool, id, k)
+}
+
+func retriedWithKey(ctx context.Context, q rowQueryer, id uuid.UUID, k RetryKey) (bool, error) {
+	if k.Key == "" {
+		return false, nil
+	}
+	var fingerprint []byte
+	err := q.QueryRow(ctx, `SELECT idempotency_fingerprint FROM transaction_retries WHERE transaction_id = $1 AND idempotency_key = $2`,
+		id, k.Key).Scan(&fingerprint)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("read retry of idempotency key: %w", err)
+	case fingerprint != nil && k.Fingerprint != nil && !bytes.Equal(fingerprint, k.Fingerprint):
+		return false, sika.Errorf(sika.CodeIdempotencyKeyReused, "This Idempotency-Key already retried this payment with another request body.")
+	}
+	return true, nil
+}
+
 // RetryPayment replays a FAILED inbound payment as a new run of the same transaction: status
-// PENDING, run + 1, optionally another network or number, a CLIENT status log and the outbox
-// row of the new run, in one Postgres transaction. A transaction that is not a FAILED payment
-// answers 409 not_failed.
+// PENDING, run + 1, optionally another network or number, a CLIENT status log, the outbox row of
+// the new run and the retry's Idempotency-Key (k), in one Postgres transaction. A key that
+// already started a run returns the transaction as it stands with ErrRetriedWithKey. A
+// transaction that is not a FAILED payment answers 409 not_failed.
 // Fees, when set, replace the amounts (a retry on another network is priced again).
-func (s *Store) RetryPayment(ctx context.Context, merchantID uuid.UUID, env sika.Environment, id uuid.UUID, network *sika.Network, phone string, fees *sika.Fees, start func(sika.Transaction) WorkflowStart) (sika.Transaction, int64, error) {
+func (s *Store) RetryPayment(ctx context.Context, merchantID uuid.UUID, env sika.Environment, id uuid.UUID, k RetryKey, network *sika.Network, phone string, fees *sika.Fees, start func(sika.Transaction) WorkflowStart) (sika.Transaction, int64, error) {
 	var t sika.Transaction
 	var outboxID int64
 	err := s.InTx(ctx, func(tx pgx.Tx) error {
 		var err error
 		t, err = paymentTable.byID(ctx, tx, merchantID, env, id, true)
 		if err != nil {
+			return err
+		}
+		// Under the transaction's lock: a request that took over this key's claim after the
+		// first one died finds the run that one started.
+		if done, err := retriedWithKey(ctx, tx, id, k); err != nil || done {
+			if done {
+				return ErrRetriedWithKey
+			}
 			return err
 		}
 		if t.FlowDirection != sika.DirectionInbound {
@@ -405,6 +453,12 @@ func (s *Store) RetryPayment(ctx context.Context, merchantID uuid.UUID, env sika
 		from := sika.StatusFailed
 		if err := insertStatusLog(ctx, tx, t, &from, sika.StatusPending, "retried by the merchant", sika.TriggerClient); err != nil {
 			return err
+		}
+		if k.Key != "" {
+			if _, err := tx.Exec(ctx, `INSERT INTO transaction_retries (transaction_id, idempotency_key, idempotency_fingerprint, run)
+				VALUES ($1, $2, $3, $4)`, t.ID, k.Key, k.Fingerprint, t.Run); err != nil {
+				return fmt.Errorf("record the retry's idempotency key: %w", err)
+			}
 		}
 		outboxID, err = insertOutbox(ctx, tx, start(t))
 		return err

@@ -152,14 +152,17 @@ func TestCheckLedgerFindsADiscrepancy(t *testing.T) {
 	require.NoError(t, err)
 }
 
+// paymentStart is the outbox row of a payment's run, as the API's retry writes it.
+func paymentStart(t sika.Transaction) store.WorkflowStart {
+	return store.WorkflowStart{ID: "payment:" + t.ID.String(), Type: "Payment", Input: t.Run}
+}
+
 func TestRetryPayment(t *testing.T) {
 	ctx := t.Context()
 	m := newMerchant(t)
 	tx := newPayment(t, m, "75")
-	start := func(t sika.Transaction) store.WorkflowStart {
-		return store.WorkflowStart{ID: "payment:" + t.ID.String(), Type: "Payment", Input: t.Run}
-	}
-	_, _, err := st.RetryPayment(ctx, m.ID, sika.EnvironmentTest, tx.ID, nil, "", nil, start)
+	start := paymentStart
+	_, _, err := st.RetryPayment(ctx, m.ID, sika.EnvironmentTest, tx.ID, store.RetryKey{}, nil, "", nil, start)
 	assert.Equal(t, sika.CodeNotFailed, sika.ErrorCode(err), "a PENDING payment is not retried")
 	failed := success(tx)
 	failed.Status = sika.StatusFailed
@@ -167,10 +170,10 @@ func TestRetryPayment(t *testing.T) {
 	_, _, err = st.CompletePayment(ctx, failed)
 	require.NoError(t, err)
 	other := newMerchant(t)
-	_, _, err = st.RetryPayment(ctx, other.ID, sika.EnvironmentTest, tx.ID, nil, "", nil, start)
+	_, _, err = st.RetryPayment(ctx, other.ID, sika.EnvironmentTest, tx.ID, store.RetryKey{}, nil, "", nil, start)
 	assert.Equal(t, sika.CodeNotFound, sika.ErrorCode(err), "another merchant's payment")
 
-	retried, outbox, err := st.RetryPayment(ctx, m.ID, sika.EnvironmentTest, tx.ID, nil, "+2250707000999", nil, start)
+	retried, outbox, err := st.RetryPayment(ctx, m.ID, sika.EnvironmentTest, tx.ID, store.RetryKey{}, nil, "+2250707000999", nil, start)
 	require.NoError(t, err)
 	assert.NotZero(t, outbox)
 	assert.Equal(t, 2, retried.Run)
@@ -185,6 +188,57 @@ func TestRetryPayment(t *testing.T) {
 	_, c, err = st.CompletePayment(ctx, s2)
 	require.NoError(t, err)
 	assert.True(t, c)
+}
+
+// A retry's Idempotency-Key starts one run, however often its request runs: the idempotency
+// layer hands a key whose request died after the commit (before the response was stored) to the
+// next request once the lease has passed, and that request finds the run the first one started,
+// even when that run has failed again meanwhile (found by make chaos: one key, two runs).
+func TestRetryPaymentOncePerKey(t *testing.T) {
+	ctx := t.Context()
+	m := newMerchant(t)
+	tx := newPayment(t, m, "75")
+	start := paymentStart
+	fail := func(run int) {
+		t.Helper()
+		failed := success(tx)
+		failed.Run = run
+		failed.Status = sika.StatusFailed
+		failed.Attempt.FailureCode = "payer_declined"
+		_, c, err := st.CompletePayment(ctx, failed)
+		require.NoError(t, err)
+		require.True(t, c)
+	}
+	fail(1)
+	key := store.RetryKey{Key: "retry-" + uuid.NewString(), Fingerprint: []byte("the request's hash")}
+	retried, outbox, err := st.RetryPayment(ctx, m.ID, sika.EnvironmentTest, tx.ID, key, nil, "", nil, start)
+	require.NoError(t, err)
+	require.NotZero(t, outbox)
+	require.Equal(t, 2, retried.Run)
+
+	done, err := st.RetriedWithKey(ctx, tx.ID, key)
+	require.NoError(t, err)
+	assert.True(t, done, "the key is recorded with its run")
+	fail(2) // the run the first request started fails before its request is taken over
+
+	again, outbox, err := st.RetryPayment(ctx, m.ID, sika.EnvironmentTest, tx.ID, key, nil, "", nil, start)
+	require.ErrorIs(t, err, store.ErrRetriedWithKey)
+	assert.Zero(t, outbox, "no outbox row: nothing started again")
+	assert.Equal(t, 2, again.Run)
+	assert.Equal(t, sika.StatusFailed, again.Status, "the payment as it stands")
+
+	other := store.RetryKey{Key: key.Key, Fingerprint: []byte("another body")}
+	_, err = st.RetriedWithKey(ctx, tx.ID, other)
+	assert.Equal(t, sika.CodeIdempotencyKeyReused, sika.ErrorCode(err), "%v", err)
+	_, _, err = st.RetryPayment(ctx, m.ID, sika.EnvironmentTest, tx.ID, other, nil, "", nil, start)
+	assert.Equal(t, sika.CodeIdempotencyKeyReused, sika.ErrorCode(err), "%v", err)
+
+	third, _, err := st.RetryPayment(ctx, m.ID, sika.EnvironmentTest, tx.ID, store.RetryKey{Key: "retry-" + uuid.NewString()}, nil, "", nil, start)
+	require.NoError(t, err, "another key retries again")
+	assert.Equal(t, 3, third.Run)
+	fresh, err := st.Transaction(ctx, tx.ID)
+	require.NoError(t, err)
+	assert.Equal(t, 3, fresh.Run)
 }
 
 // TestStartAttemptRecordsOnceUnderConcurrency: workers recording the same attempt at once (a

@@ -61,7 +61,7 @@ func TestReconcileLateSuccessCreditsOnce(t *testing.T) {
 	assert.Contains(t, attemptIDs(due), a.ID, "an attempt whose cancel was unclear is re-read")
 
 	// A retry now could charge the customer a second time.
-	_, _, err = st.RetryPayment(ctx, m.ID, sika.EnvironmentTest, tx.ID, nil, "", nil, func(sika.Transaction) store.WorkflowStart {
+	_, _, err = st.RetryPayment(ctx, m.ID, sika.EnvironmentTest, tx.ID, store.RetryKey{}, nil, "", nil, func(sika.Transaction) store.WorkflowStart {
 		return store.WorkflowStart{ID: "payment:" + tx.ID.String(), Type: "Payment", Input: 2}
 	})
 	assert.Equal(t, sika.CodeOutcomeUnresolved, sika.ErrorCode(err), "%v", err)
@@ -169,7 +169,7 @@ func TestASuccessOfAReplacedRunIsReconciled(t *testing.T) {
 	_, _, err := st.CompletePayment(ctx, store.Completion{TransactionID: tx.ID, Run: 1, Gateway: "sandbox-a", Status: sika.StatusFailed,
 		Reason: "expired", TriggeredBy: sika.TriggerSystem, Attempt: store.AttemptUpdate{ID: a.ID, Status: sika.AttemptFailed, FailureCode: "expired"}})
 	require.NoError(t, err)
-	_, _, err = st.RetryPayment(ctx, m.ID, sika.EnvironmentTest, tx.ID, nil, "", nil, func(sika.Transaction) store.WorkflowStart {
+	_, _, err = st.RetryPayment(ctx, m.ID, sika.EnvironmentTest, tx.ID, store.RetryKey{}, nil, "", nil, func(sika.Transaction) store.WorkflowStart {
 		return store.WorkflowStart{ID: "payment:" + tx.ID.String(), Type: "Payment", Input: 2}
 	})
 	require.NoError(t, err)

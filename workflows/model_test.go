@@ -490,7 +490,7 @@ func runModel(t *testing.T, rt *rapid.T, f modelFixture, payout bool) {
 		}
 	}
 	if retry && got.Status == sika.StatusFailed {
-		_, _, err := st.RetryPayment(ctx, f.merchant.ID, sika.EnvironmentTest, tx.ID, nil, "", nil, func(sika.Transaction) store.WorkflowStart {
+		_, _, err := st.RetryPayment(ctx, f.merchant.ID, sika.EnvironmentTest, tx.ID, store.RetryKey{}, nil, "", nil, func(sika.Transaction) store.WorkflowStart {
 			return store.WorkflowStart{}
 		})
 		switch {
