@@ -241,6 +241,49 @@ func TestRetryPaymentOncePerKey(t *testing.T) {
 	assert.Equal(t, 3, fresh.Run)
 }
 
+// Requests holding one retry key at once (a claim taken over while its first request still
+// commits) start one run between them: the key is read under the transaction's lock.
+func TestRetryPaymentOncePerKeyUnderConcurrency(t *testing.T) {
+	ctx := t.Context()
+	m := newMerchant(t)
+	tx := newPayment(t, m, "75")
+	failed := success(tx)
+	failed.Status = sika.StatusFailed
+	failed.Attempt.FailureCode = "payer_declined"
+	_, _, err := st.CompletePayment(ctx, failed)
+	require.NoError(t, err)
+	outboxRows := func() int {
+		t.Helper()
+		var n int
+		require.NoError(t, st.Pool().QueryRow(ctx, `SELECT count(*) FROM workflow_outbox WHERE workflow_id = $1`, "payment:"+tx.ID.String()).Scan(&n))
+		return n
+	}
+	before := outboxRows()
+	key := store.RetryKey{Key: "retry-" + uuid.NewString(), Fingerprint: []byte("the request's hash")}
+	const requests = 6
+	errs := make([]error, requests)
+	var wg sync.WaitGroup
+	for i := range requests {
+		wg.Go(func() {
+			_, _, errs[i] = st.RetryPayment(ctx, m.ID, sika.EnvironmentTest, tx.ID, key, nil, "", nil, paymentStart)
+		})
+	}
+	wg.Wait()
+	started := 0
+	for _, err := range errs {
+		if err == nil {
+			started++
+			continue
+		}
+		assert.ErrorIs(t, err, store.ErrRetriedWithKey)
+	}
+	assert.Equal(t, 1, started, "one request starts the run")
+	fresh, err := st.Transaction(ctx, tx.ID)
+	require.NoError(t, err)
+	assert.Equal(t, 2, fresh.Run)
+	assert.Equal(t, before+1, outboxRows(), "one run's outbox row")
+}
+
 // TestStartAttemptRecordsOnceUnderConcurrency: workers recording the same attempt at once (a
 // retried activity, a restarted worker) leave one row, and each gets that attempt with its
 // transaction; a call that finds the first insert not yet visible answers not_found and its

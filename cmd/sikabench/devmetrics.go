@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -27,15 +28,7 @@ func (c persistenceCalls) print(w io.Writer, before persistenceCalls, payments i
 			total += d
 		}
 	}
-	slices.SortFunc(ops, func(a, b op) int {
-		if a.n != b.n {
-			if a.n > b.n {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.name, b.name)
-	})
+	slices.SortFunc(ops, func(a, b op) int { return cmp.Or(cmp.Compare(b.n, a.n), strings.Compare(a.name, b.name)) })
 	per := func(n float64) string { return fmt.Sprintf("%.2f", n/float64(max(payments, 1))) }
 	line(w, "all operations", "%s per payment (%.0f calls)", per(total), total)
 	for i, o := range ops {

@@ -97,7 +97,7 @@ func startSelf(ctx context.Context, o options) (_ *target, err error) {
 	if err != nil {
 		return nil, err
 	}
-	t.temporalMetrics = fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)
+	t.temporalMetrics = stack.Temporal.MetricsURL()
 	t.closers = append(t.closers, func() {
 		if err := stack.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "sikabench: stop stack:", err)

@@ -217,7 +217,7 @@ func TestTemporalInMemory(t *testing.T) {
 	// Starting and signalling workflows reads the search attributes and the namespace from the
 	// server's caches, not from SQLite each time (decision 0031): the CLI's forced refresh read
 	// the cluster metadata about five times per payment.
-	metricsURL := "http://" + net.JoinHostPort(loopback, strconv.Itoa(metricsPort)) + "/metrics"
+	metricsURL := tmp.MetricsURL()
 	before := persistenceCallsT(t, metricsURL)
 	const starts = 20
 	for i := range starts {

@@ -121,14 +121,15 @@ type TemporalOptions struct {
 // Temporal is a running Temporal dev server (`temporal server start-dev`), a
 // child process started through the SDK's testsuite.StartDevServer.
 type Temporal struct {
-	server    *testsuite.DevServer
-	pid       int // of the server process, 0 if not found
-	address   string
-	uiURL     string
-	namespace string
-	logs      *logSink
-	instance  *instanceFile
-	logger    *slog.Logger
+	server     *testsuite.DevServer
+	pid        int // of the server process, 0 if not found
+	address    string
+	uiURL      string
+	metricsURL string
+	namespace  string
+	logs       *logSink
+	instance   *instanceFile
+	logger     *slog.Logger
 
 	stopOnce sync.Once
 	stopErr  error
@@ -206,6 +207,9 @@ func startTemporal(ctx context.Context, opts TemporalOptions) (_ *Temporal, err 
 		return nil, err
 	}
 	t.address = net.JoinHostPort(loopback, strconv.Itoa(port))
+	if opts.MetricsPort != 0 {
+		t.metricsURL = "http://" + net.JoinHostPort(loopback, strconv.Itoa(opts.MetricsPort)) + "/metrics"
+	}
 
 	start := time.Now()
 	if err := t.run(ctx, opts, port, uiPort); err != nil {
@@ -385,6 +389,10 @@ func (t *Temporal) Namespace() string { return t.namespace }
 
 // UIURL returns the Web UI URL, or "" when the UI is off.
 func (t *Temporal) UIURL() string { return t.uiURL }
+
+// MetricsURL is where the server serves its Prometheus metrics (see PersistenceCalls), "" when
+// TemporalOptions.MetricsPort was 0.
+func (t *Temporal) MetricsURL() string { return t.metricsURL }
 
 // Stop shuts the server down (SIGINT), killing it when it has not stopped
 // after 15 s. Calling Stop again returns the first result.
