@@ -91,9 +91,9 @@ func TestHostedCheckoutPageInBrowser(t *testing.T) {
 		assert.Equal(t, "Payer 1\u00a0000\u00a0FCFA", textOf(t, ctx, "#pay-button"))
 		screenshot(t, ctx, dir, "form")
 		require.NoError(t, chromedp.Do(ctx,
-			chromedp.Click(chromedp.CSS(`input[name=network][value=MTN_BJ]`)),
+			press(`input[name=network][value=MTN_BJ]`),
 			chromedp.SetValue(chromedp.CSS("#customer_phone"), "97000123"),
-			chromedp.Click(chromedp.CSS("#pay-button")),
+			press("#pay-button"),
 			chromedp.WaitVisible(chromedp.CSS("#success-screen")),
 		))
 		assert.Contains(t, textOf(t, ctx, "#success-screen h2"), "Paiement réussi", "French for a French-speaking browser")
@@ -107,19 +107,19 @@ func TestHostedCheckoutPageInBrowser(t *testing.T) {
 		require.NoError(t, chromedp.Do(ctx,
 			chromedp.Navigate(c.CheckoutURL),
 			chromedp.WaitVisible(chromedp.CSS("#pay-form")),
-			chromedp.Click(chromedp.CSS(`input[name=network][value=MTN_BJ]`)),
+			press(`input[name=network][value=MTN_BJ]`),
 			chromedp.SetValue(chromedp.CSS("#customer_phone"), "97000001"),
-			chromedp.Click(chromedp.CSS("#pay-button")),
+			press("#pay-button"),
 			chromedp.WaitVisible(chromedp.CSS("#failure-screen")),
 			chromedp.WaitVisible(chromedp.CSS("#retry-button")),
 		))
 		screenshot(t, ctx, dir, "failure")
 		assert.Equal(t, sika.CheckoutPending, ps.session(t, acct, c.ID).Status, "a failed payment leaves the session payable")
 		require.NoError(t, chromedp.Do(ctx,
-			chromedp.Click(chromedp.CSS("#retry-button")),
+			press("#retry-button"),
 			chromedp.WaitVisible(chromedp.CSS("#pay-form")),
 			chromedp.SetValue(chromedp.CSS("#customer_phone"), "97000123"),
-			chromedp.Click(chromedp.CSS("#pay-button")),
+			press("#pay-button"),
 			chromedp.WaitVisible(chromedp.CSS("#success-screen")),
 		))
 		screenshot(t, ctx, dir, "retry-success")
@@ -132,7 +132,7 @@ func TestHostedCheckoutPageInBrowser(t *testing.T) {
 		require.NoError(t, chromedp.Do(ctx,
 			chromedp.Navigate(c.CheckoutURL+"?lang=en"),
 			chromedp.WaitVisible(chromedp.CSS("#pay-form")),
-			chromedp.Click(chromedp.CSS(`input[name=network][value=ORANGE_SN]`)),
+			press(`input[name=network][value=ORANGE_SN]`),
 			chromedp.WaitVisible(chromedp.CSS("#otp-field")),
 		))
 		assert.Contains(t, textOf(t, ctx, "#otp-instructions"), "#144#")
@@ -140,7 +140,7 @@ func TestHostedCheckoutPageInBrowser(t *testing.T) {
 		screenshot(t, ctx, dir, "otp-instructions")
 		require.NoError(t, chromedp.Do(ctx,
 			chromedp.SetValue(chromedp.CSS("#otp"), sandbox.ValidOTP),
-			chromedp.Click(chromedp.CSS("#pay-button")),
+			press("#pay-button"),
 			chromedp.WaitVisible(chromedp.CSS("#success-screen")),
 		))
 		assert.Contains(t, textOf(t, ctx, "#success-screen h2"), "Payment successful")
@@ -152,15 +152,15 @@ func TestHostedCheckoutPageInBrowser(t *testing.T) {
 		require.NoError(t, chromedp.Do(ctx,
 			chromedp.Navigate(c.CheckoutURL),
 			chromedp.WaitVisible(chromedp.CSS("#pay-form")),
-			chromedp.Click(chromedp.CSS(`input[name=network][value=MOOV_TG]`)),
+			press(`input[name=network][value=MOOV_TG]`),
 			chromedp.SetValue(chromedp.CSS("#customer_phone"), "90000123"),
-			chromedp.Click(chromedp.CSS("#pay-button")),
+			press("#pay-button"),
 			chromedp.WaitVisible(chromedp.CSS("#otp-screen")),
 		))
 		screenshot(t, ctx, dir, "post-push-otp")
 		require.NoError(t, chromedp.Do(ctx,
 			chromedp.SetValue(chromedp.CSS("#push-otp"), sandbox.ValidOTP),
-			chromedp.Click(chromedp.CSS("#otp-button")),
+			press("#otp-button"),
 			chromedp.WaitVisible(chromedp.CSS("#success-screen")),
 		))
 	})
@@ -173,9 +173,9 @@ func TestHostedCheckoutPageInBrowser(t *testing.T) {
 			chromedp.WaitVisible(chromedp.CSS("#pay-form")),
 			chromedp.SetValue(chromedp.CSS("#amount"), "100"),
 			chromedp.SetValue(chromedp.CSS("#customer_name"), "Koffi Mensah"),
-			chromedp.Click(chromedp.CSS(`input[name=network][value=MTN_BJ]`)),
+			press(`input[name=network][value=MTN_BJ]`),
 			chromedp.SetValue(chromedp.CSS("#customer_phone"), "97000123"),
-			chromedp.Click(chromedp.CSS("#pay-button")),
+			press("#pay-button"),
 			chromedp.WaitVisible(chromedp.CSS("#form-error")),
 		))
 		assert.Contains(t, textOf(t, ctx, "#amount-help"), "500\u00a0FCFA")
@@ -183,7 +183,7 @@ func TestHostedCheckoutPageInBrowser(t *testing.T) {
 		screenshot(t, ctx, dir, "min-amount")
 		require.NoError(t, chromedp.Do(ctx,
 			chromedp.SetValue(chromedp.CSS("#amount"), "750"),
-			chromedp.Click(chromedp.CSS("#pay-button")),
+			press("#pay-button"),
 			chromedp.WaitVisible(chromedp.CSS("#success-screen")),
 		))
 		screenshot(t, ctx, dir, "link-success")
@@ -201,9 +201,9 @@ func TestHostedCheckoutPageInBrowser(t *testing.T) {
 			require.NoError(t, chromedp.Do(ctx,
 				chromedp.Navigate(c.CheckoutURL+page.query),
 				chromedp.WaitVisible(chromedp.CSS("#pay-form")),
-				chromedp.Click(chromedp.CSS(`input[name=network][value=MTN_BJ]`)),
+				press(`input[name=network][value=MTN_BJ]`),
 				chromedp.SetValue(chromedp.CSS("#customer_phone"), "97000123"),
-				chromedp.Click(chromedp.CSS("#pay-button")),
+				press("#pay-button"),
 				chromedp.WaitVisible(chromedp.CSS("#form-error:not(:empty)")),
 			))
 			assert.Contains(t, textOf(t, ctx, "#form-error"), page.want, page.lang)

@@ -42,7 +42,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.SendKeys(chromedp.CSS(`#email`), member.Email),
 		chromedp.SendKeys(chromedp.CSS(`#password`), "correct horse battery"),
-		chromedp.Click(chromedp.CSS(`#login-button`)),
+		press(`#login-button`),
 		chromedp.WaitVisible(chromedp.CSS(`#staff-email`)),
 	))
 
@@ -56,7 +56,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	assert.Contains(t, innerText(t, ctx, row), "-1\u00a0000\u00a0FCFA", "sika.FormatMoney")
 	screenshot(t, ctx, dir, "02-stuck")
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(row+` button.reverify`)),
+		press(row+` button.reverify`),
 		chromedp.WaitVisible(chromedp.CSS(row+` .reverify-outcome`)),
 	))
 	outcome := innerText(t, ctx, row+` .reverify-outcome`)
@@ -70,10 +70,10 @@ func TestConsoleInBrowser(t *testing.T) {
 	))
 	screenshot(t, ctx, dir, "04-kyc-queue")
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`tr.dossier-row[data-id="`+dossier.ID.String()+`"] a.dossier-link`)),
+		press(`tr.dossier-row[data-id="`+dossier.ID.String()+`"] a.dossier-link`),
 		chromedp.WaitVisible(chromedp.CSS(`#review-form`)),
 		chromedp.SendKeys(chromedp.CSS(`#review_note`), "Pièces conformes"),
-		chromedp.Click(chromedp.CSS(`#approve`)),
+		press(`#approve`),
 		chromedp.WaitVisible(chromedp.CSS(`#review-note`)),
 	))
 	assert.Equal(t, "Approuvé", innerText(t, ctx, "#dossier-status"))
@@ -92,9 +92,9 @@ func TestConsoleInBrowser(t *testing.T) {
 	assert.Contains(t, innerText(t, ctx, card+` .last-answer`), "UNAVAILABLE", "the operator's answer")
 	screenshot(t, ctx, dir, "06-unclear")
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(card+` input[value="FAILED"]`)),
+		press(card+` input[value="FAILED"]`),
 		chromedp.SendKeys(chromedp.CSS(card+` textarea`), "Operator confirmed by phone that nothing was paid"),
-		chromedp.Click(chromedp.CSS(card+` button.resolve`)),
+		press(card+` button.resolve`),
 		chromedp.WaitVisible(chromedp.CSS(`#proposed`)),
 	))
 	assert.Equal(t, "En attente", innerText(t, ctx, "#tx-status"), "nothing applied yet")
@@ -104,11 +104,11 @@ func TestConsoleInBrowser(t *testing.T) {
 	// A money approver signs in, approves it on the decisions page: it is applied.
 	approver := newStaffWithRole(t, sika.StaffMoneyApprover)
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`#logout`)),
+		press(`#logout`),
 		chromedp.WaitVisible(chromedp.CSS(`#login-form`)),
 		chromedp.SendKeys(chromedp.CSS(`#email`), approver.Email),
 		chromedp.SendKeys(chromedp.CSS(`#password`), "correct horse battery"),
-		chromedp.Click(chromedp.CSS(`#login-button`)),
+		press(`#login-button`),
 		chromedp.WaitVisible(chromedp.CSS(`#staff-email`)),
 		chromedp.Navigate(base+"decisions/"),
 		chromedp.WaitVisible(chromedp.CSS(`button.approve-decision`)),
@@ -116,7 +116,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	assert.Contains(t, innerText(t, ctx, "#staff-role"), "Approbateur financier")
 	screenshot(t, ctx, dir, "08-decisions")
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`button.approve-decision`)),
+		press(`button.approve-decision`),
 		chromedp.WaitVisible(chromedp.CSS(`#resolved`)),
 	))
 	assert.Equal(t, "Échouée", innerText(t, ctx, "#tx-status"))
@@ -133,7 +133,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Navigate(base+"merchants/"+acct.Merchant.ID.String()+"/"),
 		chromedp.WaitVisible(chromedp.CSS(`#merchant-name`)),
-		chromedp.Click(chromedp.CSS(`#switch-lang`)),
+		press(`#switch-lang`),
 		chromedp.WaitVisible(chromedp.CSS(`#suspend`)),
 	))
 	assert.Contains(t, innerText(t, ctx, "table.staff-actions"), "KYC dossier approved")

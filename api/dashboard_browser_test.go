@@ -85,7 +85,7 @@ func TestDashboardInBrowser(t *testing.T) {
 
 	// 2. Switch to TEST: no balance, no transaction yet.
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`#env-switch`)),
+		press(`#env-switch`),
 		chromedp.WaitVisible(chromedp.CSS(`#env-badge.env-test`)),
 		chromedp.WaitVisible(chromedp.CSS(`#no-balance`)),
 	))
@@ -123,12 +123,12 @@ func TestDashboardInBrowser(t *testing.T) {
 
 	// 4. The list, filtered by status: htmx swaps the results without reloading the page.
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`#nav-transactions`)),
+		press(`#nav-transactions`),
 		chromedp.WaitVisible(chromedp.CSS(`#filters`)),
 		chromedp.WaitVisible(chromedp.CSS(`#results tr[data-id="`+declined.ID.String()+`"]`)),
 		chromedp.Evaluate[chromedp.Void](`window.sikaSamePage = true`),
 		chromedp.SetValue(chromedp.CSS(`#status`), "FAILED"),
-		chromedp.Click(chromedp.CSS(`#apply-filters`)),
+		press(`#apply-filters`),
 		chromedp.WaitNotPresent(chromedp.CSS(`#results tr[data-id="`+paid.ID.String()+`"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#results tr[data-id="`+declined.ID.String()+`"]`)),
 	))
@@ -142,10 +142,10 @@ func TestDashboardInBrowser(t *testing.T) {
 
 	// 5. The free search, and the CSV of what is filtered.
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`#clear-filters`)),
+		press(`#clear-filters`),
 		chromedp.WaitVisible(chromedp.CSS(`#results tr[data-id="`+paid.ID.String()+`"]`)),
 		chromedp.SendKeys(chromedp.CSS(`#search`), "Awa Diop"),
-		chromedp.Click(chromedp.CSS(`#apply-filters`)),
+		press(`#apply-filters`),
 		chromedp.WaitNotPresent(chromedp.CSS(`#results tr[data-id="`+declined.ID.String()+`"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#results tr[data-id="`+paidByAwa.ID.String()+`"]`)),
 	))
@@ -162,7 +162,7 @@ func TestDashboardInBrowser(t *testing.T) {
 
 	// 6. The detail of the paid transaction: its attempts and its status log as a timeline.
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`#results tr[data-id="`+paidByAwa.ID.String()+`"] a.tx-link`)),
+		press(`#results tr[data-id="`+paidByAwa.ID.String()+`"] a.tx-link`),
 		chromedp.WaitVisible(chromedp.CSS(`#timeline`)),
 	))
 	assert.Equal(t, "2\u00a0500\u00a0FCFA", innerText(t, ctx, "#tx-amount"))
@@ -176,7 +176,7 @@ func TestDashboardInBrowser(t *testing.T) {
 
 	// 7. English, by the switch; the choice stays on the next page.
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`#switch-lang`)),
+		press(`#switch-lang`),
 		chromedp.WaitVisible(chromedp.CSS(`html[lang="en"] #timeline`)),
 	))
 	assert.Equal(t, "XOF\u00a02,500", innerText(t, ctx, "#tx-amount"))
@@ -184,7 +184,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	assert.Contains(t, innerText(t, ctx, "#timeline-heading"), "Status history")
 	screenshot(t, ctx, dir, "07-detail-english")
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`#nav-home`)),
+		press(`#nav-home`),
 		chromedp.WaitVisible(chromedp.CSS(`#balances`)),
 	))
 	assert.Contains(t, innerText(t, ctx, "#balances-heading"), "Balances by country")
@@ -193,7 +193,7 @@ func TestDashboardInBrowser(t *testing.T) {
 
 	// 8. Log out: the session is gone.
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`#logout`)),
+		press(`#logout`),
 		chromedp.WaitVisible(chromedp.CSS(`#login-notice`)),
 		chromedp.Navigate(base+"transactions/"),
 		chromedp.WaitVisible(chromedp.CSS(`#login-form`)),
@@ -208,7 +208,7 @@ func fillDashboardLogin(acct *account) chromedp.Action[chromedp.Void] {
 	return chromedp.Steps(
 		chromedp.SendKeys(chromedp.CSS(`#email`), acct.Member.Email),
 		chromedp.SendKeys(chromedp.CSS(`#password`), "correct horse battery"),
-		chromedp.Click(chromedp.CSS(`#login-button`)),
+		press(`#login-button`),
 	)
 }
 
@@ -237,7 +237,7 @@ func TestDashboardMerchantPickerInBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#login-form`)),
 		chromedp.SendKeys(chromedp.CSS(`#email`), acct.Member.Email),
 		chromedp.SendKeys(chromedp.CSS(`#password`), "correct horse battery"),
-		chromedp.Click(chromedp.CSS(`#login-button`)),
+		press(`#login-button`),
 		chromedp.WaitVisible(chromedp.CSS(`#merchants-heading`)),
 	))
 	assert.Contains(t, innerText(t, ctx, "main"), acct.Merchant.Name)
@@ -245,7 +245,7 @@ func TestDashboardMerchantPickerInBrowser(t *testing.T) {
 	screenshot(t, ctx, dir, "01-picker")
 
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`button[value="`+second.ID.String()+`"]`)),
+		press(`button[value="`+second.ID.String()+`"]`),
 		chromedp.WaitVisible(chromedp.CSS(`#env-badge.env-test`)),
 	))
 	assert.Equal(t, second.Name, innerText(t, ctx, "#merchant-name"))
@@ -258,7 +258,7 @@ func TestDashboardMerchantPickerInBrowser(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "skip", focused)
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`#nav-merchants`)),
+		press(`#nav-merchants`),
 		chromedp.WaitVisible(chromedp.CSS(`#merchants-heading`)),
 	))
 	current, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('[aria-current="true"]').value`))

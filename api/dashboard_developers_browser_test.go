@@ -43,17 +43,17 @@ func TestDashboardDevelopersInBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#login-form`)),
 		chromedp.SendKeys(chromedp.CSS(`#email`), acct.Member.Email),
 		chromedp.SendKeys(chromedp.CSS(`#password`), "correct horse battery"),
-		chromedp.Click(chromedp.CSS(`#login-button`)),
+		press(`#login-button`),
 		chromedp.WaitVisible(chromedp.CSS(`#env-badge.env-test`)),
 	))
 
 	// 1. A webhook endpoint for the receiver: its signing secret is shown once.
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`#nav-developers`)),
+		press(`#nav-developers`),
 		chromedp.WaitVisible(chromedp.CSS(`#endpoint-form`)),
 		chromedp.SendKeys(chromedp.CSS(`#endpoint-url`), rc.srv.URL+"/hooks"),
 		chromedp.SendKeys(chromedp.CSS(`#endpoint-description`), "Boutique en ligne"),
-		chromedp.Click(chromedp.CSS(`#create-endpoint`)),
+		press(`#create-endpoint`),
 		chromedp.WaitVisible(chromedp.CSS(`#new-endpoint-secret`)),
 	))
 	secret, err := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(`#new-endpoint-secret`)))
@@ -71,7 +71,7 @@ func TestDashboardDevelopersInBrowser(t *testing.T) {
 	require.Equal(t, sika.StatusSuccess, ps.final(t, acct, p.ID, 30*time.Second).Status)
 	succeeded := eventOf(t, acct, sika.EventTransactionSucceeded, p.ID)
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`#new-endpoint-link`)),
+		press(`#new-endpoint-link`),
 		chromedp.WaitVisible(chromedp.CSS(`#deliveries`)),
 	))
 	endpointURL := currentURL(t, ctx)
@@ -84,7 +84,7 @@ func TestDashboardDevelopersInBrowser(t *testing.T) {
 
 	// 3. Redeliver it: a second attempt to this endpoint shows in the log.
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(row+` button.redeliver`)),
+		press(row+` button.redeliver`),
 		chromedp.WaitVisible(chromedp.CSS(`#notice`)),
 	))
 	reloadUntil(t, ctx, endpointURL, row, 2)
@@ -99,11 +99,11 @@ func TestDashboardDevelopersInBrowser(t *testing.T) {
 
 	// 4. An API key, its secret shown once, used at once with plain HTTP.
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`#nav-developers`)),
+		press(`#nav-developers`),
 		chromedp.WaitVisible(chromedp.CSS(`#key-form`)),
 		chromedp.SendKeys(chromedp.CSS(`#key-name`), "Serveur boutique"),
 		chromedp.SetValue(chromedp.CSS(`#key-scope`), "PAYIN"),
-		chromedp.Click(chromedp.CSS(`#create-key`)),
+		press(`#create-key`),
 		chromedp.WaitVisible(chromedp.CSS(`#new-key-secret`)),
 	))
 	key, err := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(`#new-key-secret`)))
@@ -130,12 +130,12 @@ func TestDashboardDevelopersInBrowser(t *testing.T) {
 	// 5. KYC: a dossier, then a document dropped on the upload form. A file that is not an
 	// image or a PDF is refused by the page before anything is sent.
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`#nav-kyc`)),
+		press(`#nav-kyc`),
 		chromedp.WaitVisible(chromedp.CSS(`#dossier-form`)),
 		chromedp.SendKeys(chromedp.CSS(`#kyc-first_name`), "Awa"),
 		chromedp.SendKeys(chromedp.CSS(`#kyc-last_name`), "Diop"),
 		chromedp.SendKeys(chromedp.CSS(`#kyc-id_document_type`), "CNI"),
-		chromedp.Click(chromedp.CSS(`#submit-dossier`)),
+		press(`#submit-dossier`),
 		chromedp.WaitVisible(chromedp.CSS(`#document-form`)),
 	))
 	assert.Equal(t, "En attente de vérification", innerText(t, ctx, "#merchant-kyc-status"))
@@ -145,7 +145,7 @@ func TestDashboardDevelopersInBrowser(t *testing.T) {
 	// A listener added after the page's sees whether the page's script stopped the submit.
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Evaluate[chromedp.Void](`document.getElementById('document-form').addEventListener('submit', e => { window.sikaStopped = e.defaultPrevented; })`),
-		chromedp.Click(chromedp.CSS(`#upload-document`)),
+		press(`#upload-document`),
 	))
 	stopped, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.sikaStopped === true`))
 	require.NoError(t, err)
@@ -161,7 +161,7 @@ func TestDashboardDevelopersInBrowser(t *testing.T) {
 	assert.Contains(t, innerText(t, ctx, "#document-file-status"), "recto.png")
 	screenshot(t, ctx, dir, "06-kyc-file-dropped")
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`#upload-document`)),
+		press(`#upload-document`),
 		// The notice of the dossier's creation is still shown: wait for the document itself.
 		chromedp.WaitVisible(chromedp.CSS(`#dossiers .documents`)),
 	))
@@ -179,14 +179,14 @@ func TestDashboardDevelopersInBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#login-form`)),
 		chromedp.SendKeys(chromedp.CSS(`#email`), staff.Email),
 		chromedp.SendKeys(chromedp.CSS(`#password`), "staff password long enough"),
-		chromedp.Click(chromedp.CSS(`#login-button`)),
+		press(`#login-button`),
 		chromedp.WaitVisible(chromedp.CSS(`#staff-email`)),
 		chromedp.Navigate(ps.url+"/console/kyc/"),
 		chromedp.WaitVisible(chromedp.CSS(`tr.dossier-row[data-id="`+dossiers[0].ID.String()+`"]`)),
-		chromedp.Click(chromedp.CSS(`tr.dossier-row[data-id="`+dossiers[0].ID.String()+`"] a.dossier-link`)),
+		press(`tr.dossier-row[data-id="`+dossiers[0].ID.String()+`"] a.dossier-link`),
 		chromedp.WaitVisible(chromedp.CSS(`#review-form`)),
 		chromedp.SendKeys(chromedp.CSS(`#review_note`), "Pièce lisible et conforme"),
-		chromedp.Click(chromedp.CSS(`#approve`)),
+		press(`#approve`),
 		chromedp.WaitVisible(chromedp.CSS(`#review-note`)),
 	))
 	screenshot(t, ctx, dir, "08-console-approved")
@@ -203,11 +203,11 @@ func TestDashboardDevelopersInBrowser(t *testing.T) {
 
 	// 8. Settings: the fee mode of TEST, and the team.
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`#nav-settings`)),
+		press(`#nav-settings`),
 		chromedp.WaitVisible(chromedp.CSS(`#settings-form`)),
-		chromedp.Click(chromedp.CSS(`#fee-mode-ADD_ON`)),
-		chromedp.Click(chromedp.CSS(`#allow-client-override`)),
-		chromedp.Click(chromedp.CSS(`#save-settings`)),
+		press(`#fee-mode-ADD_ON`),
+		press(`#allow-client-override`),
+		press(`#save-settings`),
 		chromedp.WaitVisible(chromedp.CSS(`#notice`)),
 	))
 	assert.Contains(t, innerText(t, ctx, "#team-list"), acct.Member.Email)

@@ -29,19 +29,19 @@ func TestDashboardMoneyInBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#login-form`)),
 		fillDashboardLogin(acct),
 		chromedp.WaitVisible(chromedp.CSS(`#env-switch`)),
-		chromedp.Click(chromedp.CSS(`#env-switch`)),
+		press(`#env-switch`),
 		chromedp.WaitVisible(chromedp.CSS(`#env-badge.env-test`)),
 	))
 
 	// 2. A payment link, created from its form; the copy button appears (the script runs).
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`#nav-payment-links`)),
+		press(`#nav-payment-links`),
 		chromedp.WaitVisible(chromedp.CSS(`#new-link`)),
-		chromedp.Click(chromedp.CSS(`#new-link`)),
+		press(`#new-link`),
 		chromedp.WaitVisible(chromedp.CSS(`#link-form`)),
 		chromedp.SendKeys(chromedp.CSS(`#name`), "Tissu wax"),
 		chromedp.SendKeys(chromedp.CSS(`#amount`), "5000"),
-		chromedp.Click(chromedp.CSS(`#save-link`)),
+		press(`#save-link`),
 		chromedp.WaitVisible(chromedp.CSS(`#copy-link`)),
 	))
 	assert.Equal(t, "Tissu wax", innerText(t, ctx, "#link-heading"))
@@ -49,7 +49,7 @@ func TestDashboardMoneyInBrowser(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, linkURL, "/l/")
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`#copy-link`)),
+		press(`#copy-link`),
 		chromedp.WaitVisible(chromedp.CSS(`#link-copied:not(:empty)`)),
 	))
 	screenshot(t, ctx, dir, "01-payment-link")
@@ -62,9 +62,9 @@ func TestDashboardMoneyInBrowser(t *testing.T) {
 		chromedp.Navigate(linkURL),
 		chromedp.WaitVisible(chromedp.CSS(`#pay-form`)),
 		chromedp.SetValue(chromedp.CSS(`#customer_name`), "Koffi Mensah"),
-		chromedp.Click(chromedp.CSS(`input[name=network][value=MTN_BJ]`)),
+		press(`input[name=network][value=MTN_BJ]`),
 		chromedp.SetValue(chromedp.CSS(`#customer_phone`), "97000123"),
-		chromedp.Click(chromedp.CSS(`#pay-button`)),
+		press(`#pay-button`),
 		chromedp.WaitVisible(chromedp.CSS(`#success-screen`)),
 	))
 	screenshot(t, customer, dir, "02-link-paid")
@@ -85,19 +85,19 @@ func TestDashboardMoneyInBrowser(t *testing.T) {
 	// 5. A payout: its fee is shown before it is sent.
 	fees := ps.quoteFor(t, acct, "1000")
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`#nav-payouts`)),
+		press(`#nav-payouts`),
 		chromedp.WaitVisible(chromedp.CSS(`#payout-form`)),
 		chromedp.SetValue(chromedp.CSS(`#method`), "MTN_BJ"),
 		chromedp.SendKeys(chromedp.CSS(`#recipient`), "97000123"),
 		chromedp.SendKeys(chromedp.CSS(`#amount`), "1000"),
-		chromedp.Click(chromedp.CSS(`#preview-payout`)),
+		press(`#preview-payout`),
 		chromedp.WaitVisible(chromedp.CSS(`#payout-quote`)),
 	))
 	assert.Equal(t, sika.FormatMoney(fees.DebitedAmount, "XOF", "fr"), innerText(t, ctx, "#quote-debited"))
 	assert.Contains(t, innerText(t, ctx, "#quote-fee"), sika.FormatMoney(fees.ClientFee, "XOF", "fr"))
 	screenshot(t, ctx, dir, "04-payout-fee")
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`#confirm-payout`)),
+		press(`#confirm-payout`),
 		chromedp.WaitVisible(chromedp.CSS(`#tx-status`)),
 	))
 	assert.Contains(t, innerText(t, ctx, "#tx-amount"), "1\u00a0000\u00a0FCFA")
@@ -105,9 +105,9 @@ func TestDashboardMoneyInBrowser(t *testing.T) {
 
 	// 6. The wallet's ledger shows the hold, with the balance before and after it.
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`#nav-payouts`)),
+		press(`#nav-payouts`),
 		chromedp.WaitVisible(chromedp.CSS(`#ledger-BJ`)),
-		chromedp.Click(chromedp.CSS(`#ledger-BJ`)),
+		press(`#ledger-BJ`),
 		chromedp.WaitVisible(chromedp.CSS(`#ledger tr[data-type="PAYOUT_HOLD"]`)),
 	))
 	hold := innerText(t, ctx, `#ledger tr[data-type="PAYOUT_HOLD"]`)

@@ -32,7 +32,7 @@ func TestDashboardRefundInBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#login-form`)),
 		fillDashboardLogin(acct),
 		chromedp.WaitVisible(chromedp.CSS(`#env-switch`)),
-		chromedp.Click(chromedp.CSS(`#env-switch`)),
+		press(`#env-switch`),
 		chromedp.WaitVisible(chromedp.CSS(`#env-badge.env-test`)),
 		chromedp.Navigate(base+"transactions/"+p.ID.String()+"/"),
 		chromedp.WaitVisible(chromedp.CSS(`#refund-form`)),
@@ -47,7 +47,7 @@ func TestDashboardRefundInBrowser(t *testing.T) {
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.SetValue(chromedp.CSS(`#refund-amount`), "400"),
 		chromedp.SendKeys(chromedp.CSS(`#refund-reason`), "Colis abîmé"),
-		chromedp.Click(chromedp.CSS(`#refund-button`)),
+		press(`#refund-button`),
 		chromedp.WaitVisible(chromedp.CSS(`#refund-quote`)),
 	))
 	assert.Equal(t, sika.FormatMoney(dec("400"), "XOF", "fr"), innerText(t, ctx, "#quote-amount"))
@@ -57,7 +57,7 @@ func TestDashboardRefundInBrowser(t *testing.T) {
 	screenshot(t, ctx, dir, "02-refund-confirm")
 
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`#confirm-refund`)),
+		press(`#confirm-refund`),
 		chromedp.WaitVisible(chromedp.CSS(`#tx-refunded-link`)),
 	))
 	assert.Contains(t, innerText(t, ctx, "#tx-amount"), "400")
@@ -68,7 +68,7 @@ func TestDashboardRefundInBrowser(t *testing.T) {
 
 	// Back on the collection: what was refunded, and the rest offered.
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`#tx-refunded-link`)),
+		press(`#tx-refunded-link`),
 		chromedp.WaitVisible(chromedp.CSS(`#refund-form`)),
 	))
 	assert.Equal(t, "Remboursé en partie", innerText(t, ctx, "#tx-refund-status"))
@@ -79,10 +79,10 @@ func TestDashboardRefundInBrowser(t *testing.T) {
 
 	// More than is left is refused beside the form, in English.
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`#switch-lang`)),
+		press(`#switch-lang`),
 		chromedp.WaitVisible(chromedp.CSS(`html[lang="en"] #refund-form`)),
 		chromedp.SetValue(chromedp.CSS(`#refund-amount`), "5000"),
-		chromedp.Click(chromedp.CSS(`#refund-button`)),
+		press(`#refund-button`),
 		chromedp.WaitVisible(chromedp.CSS(`#action-error`)),
 	))
 	assert.Equal(t, "Partly refunded", innerText(t, ctx, "#tx-refund-status"))

@@ -52,7 +52,7 @@ func TestDocsPageInBrowser(t *testing.T) {
 	assert.Contains(t, samples["Go"], "resp.JSON201.Data")
 	assert.Contains(t, samples["TypeScript"], `await sika.POST("/payments/softpay/", {`)
 	assert.Contains(t, samples["TypeScript"], `"network": "MTN_BJ"`)
-	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#op-softpay .tabs button:nth-child(2)`))))
+	require.NoError(t, chromedp.Do(ctx, press(`#op-softpay .tabs button:nth-child(2)`)))
 	goShown, err := chromedp.Run(ctx, chromedp.Evaluate[bool](
 		`!document.querySelector('#op-softpay pre.sample[data-lang=Go]').hidden && document.querySelector('#op-softpay pre.sample[data-lang=curl]').hidden`))
 	require.NoError(t, err)
@@ -66,16 +66,16 @@ func TestDocsPageInBrowser(t *testing.T) {
 	// Try it: a LIVE key is refused by the page; the TEST key sends the sample body, which the
 	// sandbox accepts (a number ending in 123).
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`#op-softpay details.try > summary`)),
+		press(`#op-softpay details.try > summary`),
 		chromedp.WaitVisible(chromedp.CSS(`#op-softpay .try-key`)),
 		chromedp.SendKeys(chromedp.CSS(`#op-softpay .try-key`), acct.Keys["LIVE/BOTH"]),
-		chromedp.Click(chromedp.CSS(`#op-softpay .try-send`)),
+		press(`#op-softpay .try-send`),
 		chromedp.WaitVisible(chromedp.CSS(`#op-softpay .try-out .error-box`)),
 	))
 	assert.Contains(t, textOf(t, ctx, `#op-softpay .try-out`), "Only a TEST key")
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.SetValue(chromedp.CSS(`#op-softpay .try-key`), acct.Keys["TEST/BOTH"]),
-		chromedp.Click(chromedp.CSS(`#op-softpay .try-send`)),
+		press(`#op-softpay .try-send`),
 		chromedp.WaitVisible(chromedp.CSS(`#op-softpay .try-response`)),
 	))
 	answer := textOf(t, ctx, `#op-softpay .try-response`)

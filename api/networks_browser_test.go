@@ -48,7 +48,7 @@ func TestDashboardNetworksInBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#login-form`)),
 		fillDashboardLogin(acct),
 		chromedp.WaitVisible(chromedp.CSS(`#nav-networks`)),
-		chromedp.Click(chromedp.CSS(`#nav-networks`)),
+		press(`#nav-networks`),
 		chromedp.WaitVisible(chromedp.CSS(`#network-table`)),
 	))
 	assert.Equal(t, "Réseaux", innerText(t, ctx, "h1"))
@@ -59,7 +59,7 @@ func TestDashboardNetworksInBrowser(t *testing.T) {
 
 	// TEST: the sandbox's two gateways; sandbox-a refused Moov Gabon's last three requests.
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`#env-switch`)),
+		press(`#env-switch`),
 		chromedp.WaitVisible(chromedp.CSS(`#env-badge.env-test`)),
 		chromedp.WaitVisible(chromedp.CSS(`#network-table`)),
 	))
@@ -74,7 +74,7 @@ func TestDashboardNetworksInBrowser(t *testing.T) {
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.SetValue(chromedp.CSS(`#predict-country`), "CI"),
 		chromedp.SendKeys(chromedp.CSS(`#predict-phone`), "07 07 12 34 56"),
-		chromedp.Click(chromedp.CSS(`#predict-submit`)),
+		press(`#predict-submit`),
 		chromedp.WaitVisible(chromedp.CSS(`#prediction`)),
 	))
 	assert.Contains(t, innerText(t, ctx, "#predicted-network"), "ORANGE_CI")
@@ -85,14 +85,14 @@ func TestDashboardNetworksInBrowser(t *testing.T) {
 	// A number the plans cannot read is said beside the field.
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.SetValue(chromedp.CSS(`#predict-phone`), "07 07 12 34 5x"),
-		chromedp.Click(chromedp.CSS(`#predict-submit`)),
+		press(`#predict-submit`),
 		chromedp.WaitVisible(chromedp.CSS(`#predict-phone-error`)),
 	))
 	assert.NotEmpty(t, innerText(t, ctx, "#predict-phone-error"))
 
 	// In English.
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`#switch-lang`)),
+		press(`#switch-lang`),
 		chromedp.WaitVisible(chromedp.CSS(`#network-table`)),
 	))
 	assert.Equal(t, "Networks", innerText(t, ctx, "h1"))
@@ -144,7 +144,7 @@ func TestHostedPagePreselectsNetworkInBrowser(t *testing.T) {
 
 	// The customer's own choice is kept whatever is typed next.
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`input[name=network][value=MOOV_BJ]`)),
+		press(`input[name=network][value=MOOV_BJ]`),
 		chromedp.SendKeys(chromedp.CSS("#customer_phone"), "4"),
 		chromedp.Sleep(time.Second),
 	))
@@ -155,9 +155,9 @@ func TestHostedPagePreselectsNetworkInBrowser(t *testing.T) {
 
 	// Back to the predicted network, and pay on it.
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`input[name=network][value=MTN_BJ]`)),
+		press(`input[name=network][value=MTN_BJ]`),
 		chromedp.SetValue(chromedp.CSS("#customer_phone"), "+2290197000123"),
-		chromedp.Click(chromedp.CSS("#pay-button")),
+		press("#pay-button"),
 		chromedp.WaitVisible(chromedp.CSS("#success-screen")),
 	))
 	assert.Equal(t, sika.CheckoutPaid, ps.session(t, acct, c.ID).Status)
