@@ -46,6 +46,11 @@ func TestComposeFile(t *testing.T) {
 	assert.GreaterOrEqual(t, s["worker"].Deploy.Replicas, 2)
 	assert.Empty(t, s["api"].Ports, "replicas cannot share a host port: the lb publishes 8080")
 	assert.Equal(t, []string{"8080:8080"}, s["lb"].Ports)
+	for _, name := range []string{"temporal", "temporal-ui", "prometheus", "grafana"} {
+		for _, p := range s[name].Ports {
+			assert.True(t, strings.HasPrefix(p, "127.0.0.1:"), "%s publishes %s beyond this machine: it has no login", name, p)
+		}
+	}
 	assert.Equal(t, "temporal:7233", s["api"].Environment["TEMPORAL_ADDRESS"])
 	assert.NotEmpty(t, s["api"].Environment["SIKA_PAYLOAD_KEYS"], "every client encrypts Temporal payloads")
 	assert.Equal(t, "true", s["temporal-ui"].Environment["TEMPORAL_CODEC_INCLUDE_CREDENTIALS"], "the UI decodes with the console's session")

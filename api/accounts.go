@@ -162,6 +162,9 @@ type loginLockedError struct {
 func (e *loginLockedError) Error() string { return e.err.Error() }
 func (e *loginLockedError) Unwrap() error { return e.err }
 
+// RetryAfter is how long the account still waits: the login forms tell it (webapp.Host.Login).
+func (e *loginLockedError) RetryAfter() time.Duration { return e.wait }
+
 func (s *Server) writeSession(w http.ResponseWriter, r *http.Request, status int, member sika.Member) error {
 	token, exp, err := s.issueToken(member)
 	if err != nil {

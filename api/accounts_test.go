@@ -65,9 +65,14 @@ func TestRegisterLoginAndKeys(t *testing.T) {
 		r.data(t, &s)
 		assert.NotEmpty(t, s.AccessToken)
 		assert.Equal(t, reg.Member.ID, s.Member.ID)
+		assert.Equal(t, "no-store", r.Header.Get("Cache-Control"), "a session token is kept by no cache")
 		r = ts.call(t, "POST", "/api/v1/auth/login/", map[string]string{"email": "owner@example.com", "password": "wrong password!"})
 		assert.Equal(t, 401, r.Status)
 		assert.Equal(t, "invalid_credentials", r.code())
+		assert.Equal(t, `Bearer realm="sika"`, r.Header.Get("WWW-Authenticate"), "a 401 names its scheme")
+		r = ts.call(t, "GET", "/api/v1/networks/", nil)
+		assert.Equal(t, "authentication_required", r.code())
+		assert.Equal(t, `Bearer realm="sika"`, r.Header.Get("WWW-Authenticate"))
 	})
 
 	dash := append(bearer(reg.AccessToken), "X-Environment", "TEST")
@@ -98,6 +103,8 @@ func TestRegisterLoginAndKeys(t *testing.T) {
 		assert.Equal(t, created.Secret[:12], created.Prefix)
 		assert.Equal(t, sika.ScopeBoth, created.Scope)
 		assert.Equal(t, sika.EnvironmentTest, created.Environment)
+		assert.Equal(t, "no-store", r.Header.Get("Cache-Control"), "the secret is kept by no cache")
+		assert.Equal(t, "nosniff", r.Header.Get("X-Content-Type-Options"))
 		assert.NotContains(t, string(ts.call(t, "GET", "/api/v1/api-keys/", nil, dash...).Body), created.Secret)
 	})
 	t.Run("the key works in TEST even though the merchant is inactive, until revoked", func(t *testing.T) {

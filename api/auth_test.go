@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -193,6 +194,20 @@ func TestTenancy(t *testing.T) {
 		ts.call(t, "GET", "/api/v1/ip-whitelist/", nil, a.dashboard(sika.EnvironmentTest)...).data(t, &pg)
 		assert.Equal(t, 0, pg.Count)
 		assert.Equal(t, 200, ts.call(t, "DELETE", "/api/v1/ip-whitelist/"+entry.ID.String()+"/", nil, a.dashboard(sika.EnvironmentLive)...).Status)
+	})
+	t.Run("a whitelist entry is not most of the internet", func(t *testing.T) {
+		for _, wide := range []string{"0.0.0.0/0", "128.0.0.0/1", "10.0.0.0/7", "::/0", "2001:db8::/31"} {
+			r := ts.call(t, "POST", "/api/v1/ip-whitelist/", map[string]string{"ip_address": wide}, a.dashboard(sika.EnvironmentLive)...)
+			assert.Equal(t, 400, r.Status, "%s: %s", wide, r.Body)
+			assert.Contains(t, strings.Join(r.fields()["ip_address"], " "), "wider than", wide)
+		}
+		for _, ok := range []string{"10.0.0.0/8", "198.51.100.0/24", "2001:db8::/32"} {
+			r := ts.call(t, "POST", "/api/v1/ip-whitelist/", map[string]string{"ip_address": ok}, a.dashboard(sika.EnvironmentLive)...)
+			require.Equal(t, 201, r.Status, "%s: %s", ok, r.Body)
+			var entry sika.IPWhitelistEntry
+			r.data(t, &entry)
+			assert.Equal(t, 200, ts.call(t, "DELETE", "/api/v1/ip-whitelist/"+entry.ID.String()+"/", nil, a.dashboard(sika.EnvironmentLive)...).Status)
+		}
 	})
 	t.Run("a member cannot act for a merchant it does not belong to", func(t *testing.T) {
 		h := append(a.dashboard(sika.EnvironmentTest), "X-Merchant-Id", b.Merchant.ID.String())

@@ -102,7 +102,11 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 		writeJSON(w, http.StatusBadRequest, envelope{Error: e.Fields})
 		return
 	}
-	writeJSON(w, statusOf(e.Code), envelope{Error: businessError{Code: e.Code, Message: e.Message}})
+	status := statusOf(e.Code)
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="sika"`) // RFC 9110 §11.6.1: every 401 names its scheme
+	}
+	writeJSON(w, status, envelope{Error: businessError{Code: e.Code, Message: e.Message}})
 }
 
 // dependencyDown reports whether err comes from Postgres, Temporal or the network being

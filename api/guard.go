@@ -41,6 +41,10 @@ type routeOpts struct {
 func (s *Server) handle(r *mux.Router, method, path string, h handlerFunc, o routeOpts) {
 	r.Handle(basePath+path, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		routeName(req)
+		// Answers carry secrets (API keys, session tokens, webhook signing secrets) and merchants'
+		// data: no cache keeps them. A handler that streams a file sets its own.
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
 		if err := s.guard(w, req, h, o); err != nil {
 			writeError(w, req, err)
 		}

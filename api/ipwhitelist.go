@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -32,6 +33,16 @@ func parseIPOrPrefix(s string) (netip.Prefix, bool) {
 	return netip.PrefixFrom(a, a.BitLen()), true
 }
 
+// widestWhitelisted is the shortest prefix length a whitelist entry may have: /8 for IPv4, /32
+// (a provider's allocation) for IPv6. A wider range (0.0.0.0/0 at the extreme) would turn the
+// payout IP check off in one entry.
+func widestWhitelisted(p netip.Prefix) int {
+	if p.Addr().Is4() {
+		return 8
+	}
+	return 32
+}
+
 func (s *Server) addIPWhitelistEntry(w http.ResponseWriter, r *http.Request, req addIPRequest) error {
 	var v sika.Validation
 	prefix, ok := parseIPOrPrefix(req.IPAddress)
@@ -40,6 +51,8 @@ func (s *Server) addIPWhitelistEntry(w http.ResponseWriter, r *http.Request, req
 		v.Add("ip_address", sika.MsgRequired)
 	case !ok:
 		v.Add("ip_address", "Enter a valid IPv4 or IPv6 address or CIDR range.")
+	case prefix.Bits() < widestWhitelisted(prefix):
+		v.Add("ip_address", fmt.Sprintf("A range wider than /%d lets much of the internet through: list your servers' addresses or their network's range.", widestWhitelisted(prefix)))
 	}
 	maxLength(&v, "description", req.Description, 200)
 	if err := v.Err(); err != nil {

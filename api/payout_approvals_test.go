@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"testing"
 	"time"
 
@@ -204,6 +205,11 @@ func TestPayoutApprovalBySecondMember(t *testing.T) {
 
 	path := "/api/v1/payouts/" + big.ID.String()
 	ps.refusesApprovalByOthers(t, path, acct, owner, viewer)
+	c := dashLoggedIn(t, ps.url, acct)
+	require.Equal(t, http.StatusSeeOther, c.Do(t, http.MethodPost, "/dashboard/environment/", url.Values{"csrf_token": {c.csrf(t)}, "environment": {"TEST"}}).Status)
+	form := c.Do(t, http.MethodPost, "/dashboard/transactions/"+big.ID.String()+"/approve/", url.Values{"csrf_token": {c.csrf(t)}})
+	assert.Equal(t, http.StatusForbidden, form.Status, "the dashboard refuses its own requester as the API does")
+	assert.Contains(t, form.Body, "un autre membre doit l&#39;approuver")
 	r = ps.call(t, "POST", "/api/v1/payouts/"+small.ID.String()+"/approve/", nil, admin...)
 	require.Equal(t, http.StatusConflict, r.Status, "%s", r.Body)
 	assert.Equal(t, "not_awaiting_approval", r.code())

@@ -180,8 +180,12 @@ func TestFailedLoginsLockTheAccount(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, retry > 0 && retry <= 30, "Retry-After %d", retry)
 	assert.Equal(t, 429, login(other, "correct horse battery", "41.202.0.6").Status, "another replica")
-	assert.Equal(t, http.StatusTooManyRequests, newDashClient(t, ts.url).login(t, acct.Member.Email, "correct horse battery").Status,
-		"the dashboard's form")
+	form := newDashClient(t, ts.url).login(t, acct.Member.Email, "correct horse battery")
+	assert.Equal(t, http.StatusTooManyRequests, form.Status, "the dashboard's form")
+	formRetry, err := strconv.Atoi(form.Header.Get("Retry-After"))
+	require.NoError(t, err, "the form's answer says how long too")
+	assert.Equal(t, retry, formRetry)
+	assert.Contains(t, form.Body, "Réessayez dans "+strconv.Itoa(retry)+" s.", "the page tells the wait")
 	assert.Equal(t, http.StatusTooManyRequests, newDashClient(t, ts.url).consoleLogin(t, acct.Member.Email, "correct horse battery").Status,
 		"the console's form")
 

@@ -200,6 +200,16 @@ func (s *Store) ReviewKYCDossier(ctx context.Context, id, admin uuid.UUID, decis
 		if err := lockPendingKYCDossier(ctx, tx, id, nil, ""); err != nil {
 			return err
 		}
+		// Staff accounts belong to no merchant (keepStaffApart); a reviewer who belongs to this
+		// merchant all the same (an account from before that rule) does not decide on it.
+		var own bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM memberships ms JOIN kyc_dossiers d ON d.merchant_id = ms.merchant_id
+			WHERE d.id = $1 AND ms.member_id = $2)`, id, admin).Scan(&own); err != nil {
+			return fmt.Errorf("review kyc dossier: look up the reviewer's merchants: %w", err)
+		}
+		if own {
+			return sika.Errorf(sika.CodeSelfApprovalForbidden, "You belong to this merchant's team: another staff member reviews its dossier.")
+		}
 		var err error
 		out, err = scanKYCDossier(tx.QueryRow(ctx, `UPDATE kyc_dossiers AS d SET status = $2, reviewed_by_admin = $3,
 				review_note = $4, reviewed_at = now(), updated_at = now()

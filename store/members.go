@@ -89,16 +89,24 @@ func (s *Store) MemberByID(ctx context.Context, id uuid.UUID) (sika.Member, erro
 
 // SetMemberPassword replaces a member's password hash and, when the member has no staff role
 // yet, gives it role ("" gives none; used by bootstrap).
+// A member of a merchant's team gets no staff role (see keepStaffApart).
 func (s *Store) SetMemberPassword(ctx context.Context, id uuid.UUID, passwordHash string, role sika.StaffRole) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE members SET password_hash = $2, staff_role = coalesce(staff_role, $3), updated_at = now()
-		WHERE id = $1`, id, passwordHash, nullRole(role))
-	if err != nil {
-		return fmt.Errorf("update member password: %w", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return sika.NotFound("Member")
-	}
-	return nil
+	return s.InTx(ctx, func(tx pgx.Tx) error {
+		var staff bool
+		if err := tx.QueryRow(ctx, `SELECT staff_role IS NOT NULL FROM members WHERE id = $1 FOR UPDATE`, id).Scan(&staff); err != nil {
+			return rowErr(err, "Member", "lock member")
+		}
+		if role != "" && !staff {
+			if err := refuseStaffRoleInTeam(ctx, tx, id); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.Exec(ctx, `UPDATE members SET password_hash = $2, staff_role = coalesce(staff_role, $3), updated_at = now()
+			WHERE id = $1`, id, passwordHash, nullRole(role)); err != nil {
+			return fmt.Errorf("update member password: %w", err)
+		}
+		return nil
+	})
 }
 
 // TeamMember is a member of a merchant's team with its role.
@@ -133,14 +141,26 @@ func (s *Store) AddTeamMember(ctx context.Context, merchantID uuid.UUID, email s
 	if err != nil {
 		return tm, err
 	}
-	err = s.pool.QueryRow(ctx, `INSERT INTO memberships (member_id, merchant_id, role) VALUES ($1, $2, $3)
-		ON CONFLICT (member_id, merchant_id) DO UPDATE SET role = EXCLUDED.role WHERE memberships.role <> 'OWNER'
-		RETURNING created_at`, m.ID, merchantID, role).Scan(&tm.JoinedAt)
-	if isNoRows(err) {
-		return tm, sika.FieldError("email", "This member owns the merchant; the owner's role does not change.")
-	}
+	err = s.InTx(ctx, func(tx pgx.Tx) error {
+		if err := keepStaffApart(ctx, tx, m.ID); err != nil {
+			if sika.ErrorCode(err) == sika.CodeRoleForbidden {
+				return sika.FieldError("email", "This is a Sika staff account: staff accounts join no merchant's team.")
+			}
+			return err
+		}
+		err := tx.QueryRow(ctx, `INSERT INTO memberships (member_id, merchant_id, role) VALUES ($1, $2, $3)
+			ON CONFLICT (member_id, merchant_id) DO UPDATE SET role = EXCLUDED.role WHERE memberships.role <> 'OWNER'
+			RETURNING created_at`, m.ID, merchantID, role).Scan(&tm.JoinedAt)
+		if isNoRows(err) {
+			return sika.FieldError("email", "This member owns the merchant; the owner's role does not change.")
+		}
+		if err != nil {
+			return fmt.Errorf("add team member: %w", err)
+		}
+		return nil
+	})
 	if err != nil {
-		return tm, fmt.Errorf("add team member: %w", err)
+		return tm, err
 	}
 	tm.Member, tm.Role = m, role
 	return tm, nil

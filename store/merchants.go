@@ -27,6 +27,9 @@ func createMerchant(ctx context.Context, tx pgx.Tx, memberID uuid.UUID, nm NewMe
 	if nm.KYCStatus == "" {
 		nm.KYCStatus = sika.KYCPending
 	}
+	if err := keepStaffApart(ctx, tx, memberID); err != nil {
+		return sika.Merchant{}, err
+	}
 	var exists bool
 	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM countries WHERE iso_code = $1)`, nm.Country).Scan(&exists); err != nil {
 		return sika.Merchant{}, fmt.Errorf("check merchant country: %w", err)

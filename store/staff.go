@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sikahq/sika"
@@ -58,6 +59,11 @@ func (s *Store) SetStaffRole(ctx context.Context, email string, role sika.StaffR
 		if m.StaffRole == role {
 			return nil
 		}
+		if role != "" && m.StaffRole == "" {
+			if err := refuseStaffRoleInTeam(ctx, tx, m.ID); err != nil {
+				return err
+			}
+		}
 		if m.StaffRole == sika.StaffAdmin && admins <= 1 {
 			return sika.FieldError("role", "This is the last admin: give another member the ADMIN role first.")
 		}
@@ -71,6 +77,34 @@ func (s *Store) SetStaffRole(ctx context.Context, email string, role sika.StaffR
 			Detail: map[string]any{"member": m.ID, "email": m.Email, "from": before, "to": role}})
 	})
 	return m, err
+}
+
+// keepStaffApart locks the member's row and refuses a staff member: staff accounts belong to no
+// merchant, so nobody decides as staff (KYC, suspension, money decisions) on a merchant they
+// belong to. SetStaffRole checks the other way round under the same row lock: a staff role goes
+// only to a member of no merchant.
+func keepStaffApart(ctx context.Context, tx pgx.Tx, memberID uuid.UUID) error {
+	var staff bool
+	if err := tx.QueryRow(ctx, `SELECT staff_role IS NOT NULL FROM members WHERE id = $1 FOR UPDATE`, memberID).Scan(&staff); err != nil {
+		return rowErr(err, "Member", "lock member")
+	}
+	if staff {
+		return sika.Errorf(sika.CodeRoleForbidden, "Sika staff accounts belong to no merchant: use a separate account for a merchant's team.")
+	}
+	return nil
+}
+
+// refuseStaffRoleInTeam refuses a staff role to a member of a merchant's team (the member's row
+// locked by the caller): see keepStaffApart.
+func refuseStaffRoleInTeam(ctx context.Context, tx pgx.Tx, memberID uuid.UUID) error {
+	var inTeam bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM memberships WHERE member_id = $1)`, memberID).Scan(&inTeam); err != nil {
+		return fmt.Errorf("look up the member's merchants: %w", err)
+	}
+	if inTeam {
+		return sika.FieldError("email", "This person belongs to a merchant's team. Staff decide on merchants (KYC, suspension, money), so a staff role goes to a separate account that belongs to no merchant.")
+	}
+	return nil
 }
 
 func orNone(r sika.StaffRole) string {

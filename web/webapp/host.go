@@ -7,8 +7,12 @@ import (
 	"html/template"
 	"io/fs"
 	"log/slog"
+	"maps"
+	"math"
 	"net/http"
 	"net/netip"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -246,6 +250,9 @@ type LoginData struct {
 	// Error is the key of the message above the form; Notice of a neutral one (signed out,
 	// session ended).
 	Error, Notice string
+	// Wait is, with too_many_attempts, the seconds to wait before the next try (also the
+	// answer's Retry-After); 0 when unknown.
+	Wait int
 	// LoginCSRF is the form's token, the double of the login cookie: there is no session to
 	// keep a token in yet, and a forged login (into the attacker's account) is refused too.
 	LoginCSRF string
@@ -298,6 +305,7 @@ func (h *Host[V]) Login(w http.ResponseWriter, r *http.Request, v V) error {
 		if sika.ErrorCode(err) != sika.CodeRateLimited {
 			return err
 		}
+		d.Wait, _ = strconv.Atoi(w.Header().Get("Retry-After")) // set by the budget
 		return refuse(http.StatusTooManyRequests, "too_many_attempts")
 	}
 	password := r.PostForm.Get("password")
@@ -308,7 +316,12 @@ func (h *Host[V]) Login(w http.ResponseWriter, r *http.Request, v V) error {
 	switch sika.ErrorCode(err) {
 	case sika.CodeInvalidCredentials:
 		return refuse(http.StatusUnauthorized, "wrong_credentials")
-	case sika.CodeRateLimited: // the account waits after failed logins
+	case sika.CodeRateLimited: // the account waits after failed logins, longer at each
+		var locked interface{ RetryAfter() time.Duration }
+		if errors.As(err, &locked) {
+			d.Wait = int(math.Ceil(locked.RetryAfter().Seconds()))
+			w.Header().Set("Retry-After", strconv.Itoa(d.Wait))
+		}
 		return refuse(http.StatusTooManyRequests, "too_many_attempts")
 	}
 	if err != nil {
@@ -367,6 +380,9 @@ func (h *Host[V]) Fail(w http.ResponseWriter, r *http.Request, v V, err error) {
 		switch {
 		case status == http.StatusBadRequest:
 			d.Detail = se.Error()
+			if se.Code == sika.CodeValidation {
+				d.Detail = fieldMessages(se.Fields)
+			}
 		case se.Code == sika.CodeRoleForbidden || se.Code == sika.CodeSelfApprovalForbidden:
 			// The staff role's limits and the two-person rule, in the page's language.
 			d, internal = ErrorData{Status: http.StatusForbidden, Message: "error_" + string(se.Code)}, false
@@ -382,6 +398,15 @@ func (h *Host[V]) Fail(w http.ResponseWriter, r *http.Request, v V, err error) {
 		h.Logger.ErrorContext(r.Context(), h.Name, "path", r.URL.Path, "err", err)
 	}
 	h.errorPage(w, r, v, d)
+}
+
+// fieldMessages is a validation error's messages, field by field: what the staff member fixes.
+func fieldMessages(fields map[string][]string) string {
+	parts := make([]string, 0, len(fields))
+	for _, f := range slices.Sorted(maps.Keys(fields)) {
+		parts = append(parts, f+": "+strings.Join(fields[f], " "))
+	}
+	return strings.Join(parts, " · ")
 }
 
 func (h *Host[V]) errorPage(w http.ResponseWriter, r *http.Request, v V, d ErrorData) {
