@@ -98,6 +98,8 @@ func (s *Server) newCheckoutSession(ctx context.Context, req checkoutSessionRequ
 		v.Add("currency", sika.MsgRequired)
 	} else if !isCurrencyCode(c.Currency) {
 		v.Add("currency", "Must be exactly 3 letters.")
+	} else if err := s.knownCurrency(ctx, &v, "currency", c.Currency); err != nil {
+		return c, err
 	}
 	amount, err := parseAmount(req.Amount, c.Currency)
 	if err != nil {

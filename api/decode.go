@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
@@ -91,6 +92,9 @@ func decodeJSONObject(body []byte, dst any) error {
 		body = []byte("{}")
 	}
 	var raw map[string]json.RawMessage
+	if err := checkStrictJSON(body); err != nil {
+		return err
+	}
 	if err := json.Unmarshal(body, &raw); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if errors.As(err, &typeErr) {
@@ -136,6 +140,71 @@ func decodeJSONObject(body []byte, dst any) error {
 	return verr.Err()
 }
 
+// msgDuplicate refuses a member named twice in one object: encoding/json keeps the last, a
+// proxy, a log reader or a signature check may read the first, so a body could say 1,000 to
+// one reader and 5,000 to Sika.
+const msgDuplicate = "Given more than once in the same object."
+
+// checkStrictJSON refuses what encoding/json would accept by changing it: text that is not
+// UTF-8 (it would be stored with U+FFFD in place of the bytes sent; 400 invalid_json) and an
+// object, at any depth, that names a member twice (a field error on that name). A body that is
+// not JSON passes here and fails at its decoding.
+func checkStrictJSON(body []byte) error {
+	if !utf8.Valid(body) {
+		return sika.Errorf(sika.CodeInvalidJSON, "The request body is not valid UTF-8.")
+	}
+	if name, ok := duplicateMember(body); ok {
+		return sika.FieldError(name, msgDuplicate)
+	}
+	return nil
+}
+
+// duplicateMember returns the first member name given twice in one object of body, walking
+// every object at every depth; false when there is none or body is not JSON.
+func duplicateMember(body []byte) (string, bool) {
+	if bytes.IndexByte(body, '{') < 0 {
+		return "", false
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	type frame struct {
+		seen    map[string]struct{} // nil in an array
+		wantKey bool
+	}
+	var stack []frame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false // the end, or not JSON: decoding reports it
+		}
+		switch v := tok.(type) {
+		case json.Delim:
+			switch v {
+			case '{':
+				stack = append(stack, frame{seen: map[string]struct{}{}, wantKey: true})
+				continue
+			case '[':
+				stack = append(stack, frame{})
+				continue
+			default: // '}' or ']': the container is a value that ended
+				stack = stack[:len(stack)-1]
+			}
+		case string:
+			if n := len(stack); n > 0 && stack[n-1].seen != nil && stack[n-1].wantKey {
+				if _, twice := stack[n-1].seen[v]; twice {
+					return v, true
+				}
+				stack[n-1].seen[v] = struct{}{}
+				stack[n-1].wantKey = false
+				continue
+			}
+		}
+		if n := len(stack); n > 0 && stack[n-1].seen != nil {
+			stack[n-1].wantKey = true // a member's value ended: a name comes next
+		}
+	}
+}
+
 // msgNUL refuses text with a NUL character, which Postgres stores in neither text nor jsonb.
 const msgNUL = "Must not contain the NUL character (\\u0000)."
 
@@ -166,6 +235,9 @@ func hasNUL(raw []byte) bool {
 // when it differs. Only members the resource does not have are unknown. It returns the body
 // without the read-only members, for callers that look at which members were sent.
 func decodeUpdate(body []byte, dst, current any) ([]byte, error) {
+	if err := checkStrictJSON(body); err != nil {
+		return body, err
+	}
 	var raw map[string]json.RawMessage
 	if json.Unmarshal(body, &raw) != nil || raw == nil {
 		return body, decodeJSONObject(body, dst) // not an object: its own error

@@ -243,7 +243,9 @@ func TestKYCDossierSubmitListAndDetail(t *testing.T) {
 		r := ts.call(t, method, "/api/v1/merchant-kyc/"+first.ID.String()+"/", map[string]string{"kyc_type": "BUSINESS"}, dash...)
 		assert.Equal(t, 405, r.Status, method)
 		assert.Equal(t, "method_not_allowed", r.code())
+		assert.Equal(t, "GET", r.Header.Get("Allow"), "a 405 names what the path takes")
 	}
+	assert.Equal(t, "GET, POST", ts.call(t, "DELETE", "/api/v1/merchant-kyc/", nil, dash...).Header.Get("Allow"))
 }
 
 func TestKYCWritesAreDashboardOnly(t *testing.T) {

@@ -179,7 +179,20 @@ func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 	writeError(w, r, sika.Errorf(sika.CodeNotFound, "No route matches %s %s.", r.Method, r.URL.Path))
 }
 
+// methodNotAllowed names the methods the path takes in Allow (RFC 9110 §15.5.6).
 func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		var match mux.RouteMatch
+		if s.router.Match(probe, &match) && match.MatchErr == nil {
+			allow = append(allow, m)
+		}
+	}
+	if len(allow) > 0 {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+	}
 	writeError(w, r, sika.Errorf(sika.CodeMethodNotAllowed, "Method %s is not allowed on %s.", r.Method, r.URL.Path))
 }
 

@@ -108,6 +108,8 @@ func (s *Server) apply(ctx context.Context, req paymentLinkRequest, l *sika.Paym
 			v.Add("currency", sika.MsgRequired)
 		} else if len(l.Currency) != 3 {
 			v.Add("currency", "Must be exactly 3 characters.")
+		} else if err := s.knownCurrency(ctx, &v, "currency", l.Currency); err != nil {
+			return err
 		}
 	}
 	amount := func(field string, raw *string) *sika.Amount {
@@ -127,6 +129,16 @@ func (s *Server) apply(ctx context.Context, req paymentLinkRequest, l *sika.Paym
 	}
 	if has("min_amount") {
 		l.MinAmount = amount("min_amount", req.MinAmount)
+	}
+	// A new currency with the amounts the link already has: they must be valid in it too (1000.50
+	// is no amount in XOF), or the link could never be paid.
+	for field, kept := range map[string]*sika.Amount{"amount": l.Amount, "min_amount": l.MinAmount} {
+		if kept == nil || has(field) || !has("currency") || l.Currency == "" {
+			continue
+		}
+		if _, err := parseAmount(sika.FormatAmount(kept.Decimal), l.Currency); err != nil {
+			v.Add(field, err.Error()+" Send the amount again with the new currency.")
+		}
 	}
 	if has("country") {
 		if l.Country = strings.ToUpper(str(req.Country)); l.Country != "" {
@@ -154,6 +166,15 @@ func (s *Server) apply(ctx context.Context, req paymentLinkRequest, l *sika.Paym
 		}
 	}
 	return v.Err()
+}
+
+// knownCurrency adds a field error when Sika takes no payment in code (store.CurrencyKnown).
+func (s *Server) knownCurrency(ctx context.Context, v *sika.Validation, field, code string) error {
+	ok, err := s.store.CurrencyKnown(ctx, code)
+	if err == nil && !ok {
+		v.Add(field, "Unknown currency: Sika takes payments in its countries' currencies and those it has an exchange rate for.")
+	}
+	return err
 }
 
 func (s *Server) createPaymentLink(w http.ResponseWriter, r *http.Request) error {

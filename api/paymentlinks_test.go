@@ -221,3 +221,40 @@ func TestPaymentLinkStartsLimitedPerClientAndPhone(t *testing.T) {
 	require.NoError(t, testStore.Pool().QueryRow(t.Context(), `SELECT count(*) FROM transactions WHERE payment_link_id = $1`, l.ID).Scan(&count))
 	assert.Equal(t, 6, count, "a refused start writes nothing")
 }
+
+// A link's currency is one Sika takes payments in, and its amounts stay valid in it when only the
+// currency changes: otherwise the link is saved and can never be paid.
+func TestPaymentLinkCurrencyIsKnownAndFitsItsAmounts(t *testing.T) {
+	ts := newTestServer(t)
+	acct := ts.newAccount(t, true)
+	key := acct.key(sika.EnvironmentTest, sika.ScopePayin)
+	create := func(body map[string]any) *response { return ts.call(t, "POST", "/api/v1/payment-links/", body, key...) }
+
+	r := create(map[string]any{"name": "zz", "amount": "10", "currency": "ZZZ"})
+	assert.Equal(t, 400, r.Status, "%s", r.Body)
+	assert.Contains(t, r.fields()["currency"][0], "Unknown currency")
+	r = ts.call(t, "POST", "/api/v1/checkout-sessions/", map[string]any{"amount": "1000", "currency": "ZZZ", "customer_email": "ama@example.com", "customer_name": "Ama"}, key...)
+	assert.Equal(t, 400, r.Status, "%s", r.Body)
+	assert.Contains(t, r.fields()["currency"][0], "Unknown currency", "a checkout session too")
+
+	r = create(map[string]any{"name": "eur", "amount": "10.55", "min_amount": "1.50", "amount_type": "FIXED", "currency": "EUR"})
+	require.Equal(t, 201, r.Status, "%s", r.Body)
+	var l sika.PaymentLink
+	r.data(t, &l)
+	path := "/api/v1/payment-links/" + l.ID.String() + "/"
+	r = ts.call(t, "PATCH", path, map[string]any{"currency": "XOF"}, key...)
+	assert.Equal(t, 400, r.Status, "%s", r.Body)
+	assert.Contains(t, r.fields()["amount"][0], "whole numbers")
+	assert.Contains(t, r.fields()["min_amount"][0], "whole numbers")
+	r = ts.call(t, "PATCH", path, map[string]any{"currency": "ZZZ"}, key...)
+	assert.Equal(t, 400, r.Status, "%s", r.Body)
+	var kept sika.PaymentLink
+	ts.call(t, "GET", path, nil, key...).data(t, &kept)
+	assert.Equal(t, "EUR", kept.Currency, "nothing changed")
+	assert.Equal(t, "10.55", sika.FormatAmount(kept.Amount.Decimal))
+
+	r = ts.call(t, "PATCH", path, map[string]any{"currency": "XOF", "amount": "7000", "min_amount": "1000"}, key...)
+	require.Equal(t, 200, r.Status, "%s", r.Body)
+	r = ts.call(t, "PATCH", path, map[string]any{"currency": "EUR"}, key...)
+	assert.Equal(t, 200, r.Status, "7000 is an amount in EUR too: %s", r.Body)
+}

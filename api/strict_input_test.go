@@ -760,3 +760,33 @@ func validationFields(t *testing.T, err error) map[string][]string {
 	require.Equal(t, sika.CodeValidation, se.Code)
 	return se.Fields
 }
+
+// A member named twice is refused wherever it is (encoding/json keeps the last one, another
+// reader of the same bytes may keep the first), and so is text that is not UTF-8 (it would be
+// stored changed).
+func TestDecodeRefusesDuplicateMembersAndBadUTF8(t *testing.T) {
+	var req softpayRequest
+	assert.Equal(t, map[string][]string{"amount": {msgDuplicate}},
+		validationFields(t, decodeJSONObject([]byte(`{"amount":"1000","currency":"XOF","amount":"5000"}`), &req)))
+	assert.Equal(t, map[string][]string{"note": {msgDuplicate}},
+		validationFields(t, decodeJSONObject([]byte(`{"amount":"1000","metadata":{"note":"a","x":[{"note":1}],"note":"b"}}`), &req)),
+		"inside an object member")
+	var batch struct {
+		Items []json.RawMessage `json:"items"`
+	}
+	assert.Equal(t, map[string][]string{"amount": {msgDuplicate}},
+		validationFields(t, decodeJSONObject([]byte(`{"items":[{"amount":"1"},{"amount":"2","phone":"1","amount":"3"}]}`), &batch)),
+		"in an object inside an array")
+	require.NoError(t, decodeJSONObject([]byte(`{"amount":"1000","metadata":{"amount":"x","a":{"amount":1},"b":[{"amount":1},{"amount":2}]}}`), &req),
+		"the same name in different objects is no duplicate")
+	_, err := decodeUpdate([]byte(`{"name":"a","name":"b"}`), &req, struct{}{})
+	assert.Equal(t, sika.CodeValidation, sika.ErrorCode(err), "PUT and PATCH too: %v", err)
+
+	err = decodeJSONObject([]byte("{\"amount\":\"1000\",\"customer_name\":\"\xff\xfe\"}"), &req)
+	assert.Equal(t, sika.CodeInvalidJSON, sika.ErrorCode(err), "%v", err)
+	require.NoError(t, decodeJSONObject([]byte(`{"amount":"1000","customer_name":"Adjoa Kɔfi Ɛ 😀"}`), &req), "UTF-8 beyond ASCII is text")
+	for raw, want := range map[string]string{`{}`: "", `[1,{"a":1,"a":2}]`: "a", `{"a":{"b":1},"b":2}`: "", `{"a":"{\"a\":1}","b":"a"}`: "", `not json`: ""} {
+		got, _ := duplicateMember([]byte(raw))
+		assert.Equal(t, want, got, "%s", raw)
+	}
+}

@@ -68,6 +68,12 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request, req webho
 		id, err := uuid.Parse(*req.PaymentLink)
 		if err != nil {
 			v.Add("payment_link", sika.MsgInvalidUUID)
+		} else if _, err := s.store.PaymentLinkByID(r.Context(), p.Merchant.ID, p.Environment, id); sika.ErrorCode(err) == sika.CodeNotFound {
+			// Another merchant's link, another environment's, or none: the endpoint would never
+			// receive an event (they are the merchant's own, in its environment).
+			v.Add("payment_link", "Unknown payment link: one of this merchant's links in "+string(p.Environment)+".")
+		} else if err != nil {
+			return err
 		} else {
 			e.PaymentLink = &id
 		}

@@ -418,3 +418,34 @@ func TestWebhookFirstAttemptFromTheOutbox(t *testing.T) {
 		OR workflow_id LIKE 'webhook:' || $2 || ':%'`, events[0], events[1]).Scan(&left))
 	assert.Zero(t, left, "no outbox row left")
 }
+
+// An endpoint's payment_link is one of the merchant's own links in the endpoint's environment:
+// another merchant's, another environment's or none would leave an endpoint that never receives
+// an event (and would confirm that another merchant's link id exists).
+func TestWebhookEndpointNamesOnlyItsOwnLink(t *testing.T) {
+	ts := newTestServer(t)
+	a, b := ts.newAccount(t, true), ts.newAccount(t, true)
+	link := func(acct *account, env sika.Environment) string {
+		r := ts.call(t, "POST", "/api/v1/payment-links/", map[string]any{"name": "Shirt", "amount": "5000", "currency": "XOF"}, acct.key(env, sika.ScopePayin)...)
+		require.Equal(t, 201, r.Status, "%s", r.Body)
+		var l sika.PaymentLink
+		r.data(t, &l)
+		return l.ID.String()
+	}
+	own, ownLive, others := link(a, sika.EnvironmentTest), link(a, sika.EnvironmentLive), link(b, sika.EnvironmentTest)
+	register := func(id string) *response {
+		return ts.call(t, "POST", "/api/v1/merchant-webhooks/", map[string]any{"url": "https://93.184.216.34/hooks", "payment_link": id},
+			a.dashboard(sika.EnvironmentTest)...)
+	}
+	for name, id := range map[string]string{"another merchant's": others, "another environment's": ownLive, "none": uuid.NewString()} {
+		r := register(id)
+		assert.Equal(t, 400, r.Status, "%s: %s", name, r.Body)
+		assert.Contains(t, strings.Join(r.fields()["payment_link"], " "), "Unknown payment link", name)
+	}
+	r := register(own)
+	require.Equal(t, 201, r.Status, "%s", r.Body)
+	var e sika.WebhookEndpoint
+	r.data(t, &e)
+	require.NotNil(t, e.PaymentLink)
+	assert.Equal(t, own, e.PaymentLink.String())
+}

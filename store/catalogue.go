@@ -97,6 +97,18 @@ func (s *Store) ExchangeRate(ctx context.Context, from, to string) (decimal.Deci
 	return exchangeRate(ctx, s.pool, from, to)
 }
 
+// CurrencyKnown reports whether Sika can take payments in a currency: a supported country's
+// own, or one with an exchange rate into one.
+func (s *Store) CurrencyKnown(ctx context.Context, code string) (bool, error) {
+	var ok bool
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM countries WHERE default_currency = $1)
+		OR EXISTS (SELECT 1 FROM exchange_rates WHERE from_currency = $1)`, strings.ToUpper(code)).Scan(&ok)
+	if err != nil {
+		return false, fmt.Errorf("look up currency %s: %w", code, err)
+	}
+	return ok, nil
+}
+
 // rowQueryer reads one row: the pool, or a transaction.
 type rowQueryer interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row

@@ -3500,7 +3500,7 @@ type CheckoutSession struct {
 	// CreatedByMember The dashboard member who created it; null when created with an API key.
 	CreatedByMember *openapi_types.UUID `json:"created_by_member"`
 
-	// Currency ISO 4217 currency code.
+	// Currency ISO 4217 currency code. A checkout session's or a payment link's is one Sika takes payments in: a country's currency (`GET /countries/`) or one with an exchange rate into one (`GET /exchange-rates/`); another is `400` on `currency`. A link's amounts stay valid in its currency: a change of `currency` alone that would leave `amount` or `min_amount` invalid in it (a decimal amount in XOF) is refused on those fields.
 	//
 	// Example: XOF
 	Currency      CurrencyCode        `json:"currency"`
@@ -3547,7 +3547,7 @@ type CheckoutSessionCreated struct {
 	// CreatedByMember The dashboard member who created it; null when created with an API key.
 	CreatedByMember *openapi_types.UUID `json:"created_by_member"`
 
-	// Currency ISO 4217 currency code.
+	// Currency ISO 4217 currency code. A checkout session's or a payment link's is one Sika takes payments in: a country's currency (`GET /countries/`) or one with an exchange rate into one (`GET /exchange-rates/`); another is `400` on `currency`. A link's amounts stay valid in its currency: a change of `currency` alone that would leave `amount` or `min_amount` invalid in it (a decimal amount in XOF) is refused on those fields.
 	//
 	// Example: XOF
 	Currency      CurrencyCode        `json:"currency"`
@@ -3613,7 +3613,7 @@ type CheckoutStatusStatus string
 type Country struct {
 	CreatedAt time.Time `json:"created_at"`
 
-	// DefaultCurrency ISO 4217 currency code.
+	// DefaultCurrency ISO 4217 currency code. A checkout session's or a payment link's is one Sika takes payments in: a country's currency (`GET /countries/`) or one with an exchange rate into one (`GET /exchange-rates/`); another is `400` on `currency`. A link's amounts stay valid in its currency: a change of `currency` alone that would leave `amount` or `min_amount` invalid in it (a decimal amount in XOF) is refused on those fields.
 	//
 	// Example: XOF
 	DefaultCurrency CurrencyCode       `json:"default_currency"`
@@ -3632,7 +3632,7 @@ type Country struct {
 // Example: BJ
 type CountryCode = string
 
-// CurrencyCode ISO 4217 currency code.
+// CurrencyCode ISO 4217 currency code. A checkout session's or a payment link's is one Sika takes payments in: a country's currency (`GET /countries/`) or one with an exchange rate into one (`GET /exchange-rates/`); another is `400` on `currency`. A link's amounts stay valid in its currency: a change of `currency` alone that would leave `amount` or `min_amount` invalid in it (a decimal amount in XOF) is refused on those fields.
 //
 // Example: XOF
 type CurrencyCode = string
@@ -3808,7 +3808,7 @@ type ExchangeRate struct {
 	AutoUpdate bool      `json:"auto_update"`
 	CreatedAt  time.Time `json:"created_at"`
 
-	// FromCurrency ISO 4217 currency code.
+	// FromCurrency ISO 4217 currency code. A checkout session's or a payment link's is one Sika takes payments in: a country's currency (`GET /countries/`) or one with an exchange rate into one (`GET /exchange-rates/`); another is `400` on `currency`. A link's amounts stay valid in its currency: a change of `currency` alone that would leave `amount` or `min_amount` invalid in it (a decimal amount in XOF) is refused on those fields.
 	//
 	// Example: XOF
 	FromCurrency CurrencyCode       `json:"from_currency"`
@@ -3819,7 +3819,7 @@ type ExchangeRate struct {
 	// Example: 655.957
 	Rate Decimal `json:"rate"`
 
-	// ToCurrency ISO 4217 currency code.
+	// ToCurrency ISO 4217 currency code. A checkout session's or a payment link's is one Sika takes payments in: a country's currency (`GET /countries/`) or one with an exchange rate into one (`GET /exchange-rates/`); another is `400` on `currency`. A link's amounts stay valid in its currency: a change of `currency` alone that would leave `amount` or `min_amount` invalid in it (a decimal amount in XOF) is refused on those fields.
 	//
 	// Example: XOF
 	ToCurrency CurrencyCode `json:"to_currency"`
@@ -3891,7 +3891,7 @@ type HostedPayment struct {
 	// Example: 5000.00
 	Amount Amount `json:"amount"`
 
-	// Currency ISO 4217 currency code.
+	// Currency ISO 4217 currency code. A checkout session's or a payment link's is one Sika takes payments in: a country's currency (`GET /countries/`) or one with an exchange rate into one (`GET /exchange-rates/`); another is `400` on `currency`. A link's amounts stay valid in its currency: a change of `currency` alone that would leave `amount` or `min_amount` invalid in it (a decimal amount in XOF) is refused on those fields.
 	//
 	// Example: XOF
 	Currency CurrencyCode `json:"currency"`
@@ -3968,7 +3968,7 @@ type IPWhitelistEntry struct {
 	Environment Environment        `json:"environment"`
 	Id          openapi_types.UUID `json:"id"`
 
-	// IpAddress A single address (`203.0.113.7`) or a CIDR range (`203.0.113.0/24`).
+	// IpAddress A single address (`203.0.113.7`) or a CIDR range (`203.0.113.0/24`), no wider than /8 (IPv4) or /32 (IPv6).
 	IpAddress string             `json:"ip_address"`
 	Merchant  openapi_types.UUID `json:"merchant"`
 }
@@ -4121,7 +4121,7 @@ type MerchantBalance struct {
 	Country   CountryCode `json:"country"`
 	CreatedAt time.Time   `json:"created_at"`
 
-	// Currency ISO 4217 currency code.
+	// Currency ISO 4217 currency code. A checkout session's or a payment link's is one Sika takes payments in: a country's currency (`GET /countries/`) or one with an exchange rate into one (`GET /exchange-rates/`); another is `400` on `currency`. A link's amounts stay valid in its currency: a change of `currency` alone that would leave `amount` or `min_amount` invalid in it (a decimal amount in XOF) is refused on those fields.
 	//
 	// Example: XOF
 	Currency CurrencyCode `json:"currency"`
@@ -4177,7 +4177,7 @@ type MerchantLedgerEntry struct {
 	Country   CountryCode `json:"country"`
 	CreatedAt time.Time   `json:"created_at"`
 
-	// Currency ISO 4217 currency code.
+	// Currency ISO 4217 currency code. A checkout session's or a payment link's is one Sika takes payments in: a country's currency (`GET /countries/`) or one with an exchange rate into one (`GET /exchange-rates/`); another is `400` on `currency`. A link's amounts stay valid in its currency: a change of `currency` alone that would leave `amount` or `min_amount` invalid in it (a decimal amount in XOF) is refused on those fields.
 	//
 	// Example: XOF
 	Currency CurrencyCode `json:"currency"`
@@ -4422,7 +4422,7 @@ type MoneyFlag struct {
 	Attempt   *openapi_types.UUID `json:"attempt"`
 	CreatedAt time.Time           `json:"created_at"`
 
-	// Currency ISO 4217 currency code.
+	// Currency ISO 4217 currency code. A checkout session's or a payment link's is one Sika takes payments in: a country's currency (`GET /countries/`) or one with an exchange rate into one (`GET /exchange-rates/`); another is `400` on `currency`. A link's amounts stay valid in its currency: a change of `currency` alone that would leave `amount` or `min_amount` invalid in it (a decimal amount in XOF) is refused on those fields.
 	//
 	// Example: XOF
 	Currency CurrencyCode `json:"currency"`
@@ -4553,7 +4553,7 @@ type NetworkRate struct {
 	// Example: BJ
 	Country CountryCode `json:"country"`
 
-	// Currency ISO 4217 currency code.
+	// Currency ISO 4217 currency code. A checkout session's or a payment link's is one Sika takes payments in: a country's currency (`GET /countries/`) or one with an exchange rate into one (`GET /exchange-rates/`); another is `400` on `currency`. A link's amounts stay valid in its currency: a change of `currency` alone that would leave `amount` or `min_amount` invalid in it (a decimal amount in XOF) is refused on those fields.
 	//
 	// Example: XOF
 	Currency CurrencyCode `json:"currency"`
@@ -4665,7 +4665,7 @@ type Payment struct {
 	Country   CountryCode `json:"country"`
 	CreatedAt time.Time   `json:"created_at"`
 
-	// Currency ISO 4217 currency code.
+	// Currency ISO 4217 currency code. A checkout session's or a payment link's is one Sika takes payments in: a country's currency (`GET /countries/`) or one with an exchange rate into one (`GET /exchange-rates/`); another is `400` on `currency`. A link's amounts stay valid in its currency: a change of `currency` alone that would leave `amount` or `min_amount` invalid in it (a decimal amount in XOF) is refused on those fields.
 	//
 	// Example: XOF
 	Currency CurrencyCode `json:"currency"`
@@ -4829,7 +4829,7 @@ type PaymentLink struct {
 	CreatedAt       time.Time           `json:"created_at"`
 	CreatedByMember *openapi_types.UUID `json:"created_by_member"`
 
-	// Currency ISO 4217 currency code.
+	// Currency ISO 4217 currency code. A checkout session's or a payment link's is one Sika takes payments in: a country's currency (`GET /countries/`) or one with an exchange rate into one (`GET /exchange-rates/`); another is `400` on `currency`. A link's amounts stay valid in its currency: a change of `currency` alone that would leave `amount` or `min_amount` invalid in it (a decimal amount in XOF) is refused on those fields.
 	//
 	// Example: XOF
 	Currency    CurrencyCode       `json:"currency"`
@@ -4884,7 +4884,7 @@ type PaymentLinkRequest struct {
 	AmountType *PaymentLinkRequestAmountType `json:"amount_type,omitempty"`
 	Country    *string                       `json:"country,omitempty"`
 
-	// Currency ISO 4217 currency code.
+	// Currency ISO 4217 currency code. A checkout session's or a payment link's is one Sika takes payments in: a country's currency (`GET /countries/`) or one with an exchange rate into one (`GET /exchange-rates/`); another is `400` on `currency`. A link's amounts stay valid in its currency: a change of `currency` alone that would leave `amount` or `min_amount` invalid in it (a decimal amount in XOF) is refused on those fields.
 	//
 	// Example: XOF
 	Currency    *CurrencyCode `json:"currency,omitempty"`
@@ -4985,7 +4985,7 @@ type PayoutBatchItem struct {
 	Country   CountryCode `json:"country"`
 	CreatedAt time.Time   `json:"created_at"`
 
-	// Currency ISO 4217 currency code.
+	// Currency ISO 4217 currency code. A checkout session's or a payment link's is one Sika takes payments in: a country's currency (`GET /countries/`) or one with an exchange rate into one (`GET /exchange-rates/`); another is `400` on `currency`. A link's amounts stay valid in its currency: a change of `currency` alone that would leave `amount` or `min_amount` invalid in it (a decimal amount in XOF) is refused on those fields.
 	//
 	// Example: XOF
 	Currency CurrencyCode `json:"currency"`
@@ -5045,7 +5045,7 @@ type PayoutBatchItemRequest struct {
 	// Example: BJ
 	Country CountryCode `json:"country"`
 
-	// Currency ISO 4217 currency code.
+	// Currency ISO 4217 currency code. A checkout session's or a payment link's is one Sika takes payments in: a country's currency (`GET /countries/`) or one with an exchange rate into one (`GET /exchange-rates/`); another is `400` on `currency`. A link's amounts stay valid in its currency: a change of `currency` alone that would leave `amount` or `min_amount` invalid in it (a decimal amount in XOF) is refused on those fields.
 	//
 	// Example: XOF
 	Currency    CurrencyCode `json:"currency"`
@@ -5072,7 +5072,7 @@ type PayoutBatchItemStatus string
 type PayoutBatchProgress struct {
 	Count int `json:"count"`
 
-	// Currency ISO 4217 currency code.
+	// Currency ISO 4217 currency code. A checkout session's or a payment link's is one Sika takes payments in: a country's currency (`GET /countries/`) or one with an exchange rate into one (`GET /exchange-rates/`); another is `400` on `currency`. A link's amounts stay valid in its currency: a change of `currency` alone that would leave `amount` or `min_amount` invalid in it (a decimal amount in XOF) is refused on those fields.
 	//
 	// Example: XOF
 	Currency CurrencyCode `json:"currency"`
@@ -5088,7 +5088,7 @@ type PayoutBatchProgress struct {
 
 // PayoutBatchTotal defines model for PayoutBatchTotal.
 type PayoutBatchTotal struct {
-	// Currency ISO 4217 currency code.
+	// Currency ISO 4217 currency code. A checkout session's or a payment link's is one Sika takes payments in: a country's currency (`GET /countries/`) or one with an exchange rate into one (`GET /exchange-rates/`); another is `400` on `currency`. A link's amounts stay valid in its currency: a change of `currency` alone that would leave `amount` or `min_amount` invalid in it (a decimal amount in XOF) is refused on those fields.
 	//
 	// Example: XOF
 	Currency CurrencyCode `json:"currency"`
@@ -5111,7 +5111,7 @@ type RefundQuote struct {
 	// Example: 5000.00
 	Amount Amount `json:"amount"`
 
-	// Currency ISO 4217 currency code.
+	// Currency ISO 4217 currency code. A checkout session's or a payment link's is one Sika takes payments in: a country's currency (`GET /countries/`) or one with an exchange rate into one (`GET /exchange-rates/`); another is `400` on `currency`. A link's amounts stay valid in its currency: a change of `currency` alone that would leave `amount` or `min_amount` invalid in it (a decimal amount in XOF) is refused on those fields.
 	//
 	// Example: XOF
 	Currency CurrencyCode `json:"currency"`
@@ -5246,7 +5246,7 @@ type Settlement struct {
 	Country   CountryCode `json:"country"`
 	CreatedAt time.Time   `json:"created_at"`
 
-	// Currency ISO 4217 currency code.
+	// Currency ISO 4217 currency code. A checkout session's or a payment link's is one Sika takes payments in: a country's currency (`GET /countries/`) or one with an exchange rate into one (`GET /exchange-rates/`); another is `400` on `currency`. A link's amounts stay valid in its currency: a change of `currency` alone that would leave `amount` or `min_amount` invalid in it (a decimal amount in XOF) is refused on those fields.
 	//
 	// Example: XOF
 	Currency     CurrencyCode       `json:"currency"`
@@ -5436,7 +5436,7 @@ type Transaction struct {
 	Country   CountryCode `json:"country"`
 	CreatedAt time.Time   `json:"created_at"`
 
-	// Currency ISO 4217 currency code.
+	// Currency ISO 4217 currency code. A checkout session's or a payment link's is one Sika takes payments in: a country's currency (`GET /countries/`) or one with an exchange rate into one (`GET /exchange-rates/`); another is `400` on `currency`. A link's amounts stay valid in its currency: a change of `currency` alone that would leave `amount` or `min_amount` invalid in it (a decimal amount in XOF) is refused on those fields.
 	//
 	// Example: XOF
 	Currency CurrencyCode `json:"currency"`
@@ -5672,7 +5672,7 @@ type TransactionDetail struct {
 	Country   CountryCode `json:"country"`
 	CreatedAt time.Time   `json:"created_at"`
 
-	// Currency ISO 4217 currency code.
+	// Currency ISO 4217 currency code. A checkout session's or a payment link's is one Sika takes payments in: a country's currency (`GET /countries/`) or one with an exchange rate into one (`GET /exchange-rates/`); another is `400` on `currency`. A link's amounts stay valid in its currency: a change of `currency` alone that would leave `amount` or `min_amount` invalid in it (a decimal amount in XOF) is refused on those fields.
 	//
 	// Example: XOF
 	Currency CurrencyCode `json:"currency"`
@@ -5981,7 +5981,7 @@ type WalletTransfer struct {
 	// Example: BJ
 	FromCountry CountryCode `json:"from_country"`
 
-	// FromCurrency ISO 4217 currency code.
+	// FromCurrency ISO 4217 currency code. A checkout session's or a payment link's is one Sika takes payments in: a country's currency (`GET /countries/`) or one with an exchange rate into one (`GET /exchange-rates/`); another is `400` on `currency`. A link's amounts stay valid in its currency: a change of `currency` alone that would leave `amount` or `min_amount` invalid in it (a decimal amount in XOF) is refused on those fields.
 	//
 	// Example: XOF
 	FromCurrency CurrencyCode         `json:"from_currency"`
@@ -5994,7 +5994,7 @@ type WalletTransfer struct {
 	// Example: BJ
 	ToCountry CountryCode `json:"to_country"`
 
-	// ToCurrency ISO 4217 currency code.
+	// ToCurrency ISO 4217 currency code. A checkout session's or a payment link's is one Sika takes payments in: a country's currency (`GET /countries/`) or one with an exchange rate into one (`GET /exchange-rates/`); another is `400` on `currency`. A link's amounts stay valid in its currency: a change of `currency` alone that would leave `amount` or `min_amount` invalid in it (a decimal amount in XOF) is refused on those fields.
 	//
 	// Example: XOF
 	ToCurrency  CurrencyCode       `json:"to_currency"`
@@ -6394,7 +6394,7 @@ type CreateCheckoutSessionJSONBody struct {
 	// Example: BJ
 	Country *CountryCode `json:"country,omitempty"`
 
-	// Currency ISO 4217 currency code.
+	// Currency ISO 4217 currency code. A checkout session's or a payment link's is one Sika takes payments in: a country's currency (`GET /countries/`) or one with an exchange rate into one (`GET /exchange-rates/`); another is `400` on `currency`. A link's amounts stay valid in its currency: a change of `currency` alone that would leave `amount` or `min_amount` invalid in it (a decimal amount in XOF) is refused on those fields.
 	//
 	// Example: XOF
 	Currency      CurrencyCode        `json:"currency"`
@@ -7125,7 +7125,7 @@ type CreateWebhookJSONBody struct {
 	Environment *CreateWebhookJSONBodyEnvironment `json:"environment,omitempty"`
 	IsActive    *bool                             `json:"is_active,omitempty"`
 
-	// PaymentLink Scope the endpoint to one payment link (it also gets that link's events; global endpoints get every event).
+	// PaymentLink Scope the endpoint to one payment link (it also gets that link's events; global endpoints get every event): one of the merchant's links in the endpoint's environment, else `400` on `payment_link`.
 	PaymentLink *openapi_types.UUID `json:"payment_link,omitempty"`
 
 	// Url Where events are posted; https in LIVE; internal addresses are refused.
@@ -7332,7 +7332,7 @@ type CreatePaymentLinkJSONBody struct {
 	AmountType *CreatePaymentLinkJSONBodyAmountType `json:"amount_type,omitempty"`
 	Country    *string                              `json:"country,omitempty"`
 
-	// Currency ISO 4217 currency code.
+	// Currency ISO 4217 currency code. A checkout session's or a payment link's is one Sika takes payments in: a country's currency (`GET /countries/`) or one with an exchange rate into one (`GET /exchange-rates/`); another is `400` on `currency`. A link's amounts stay valid in its currency: a change of `currency` alone that would leave `amount` or `min_amount` invalid in it (a decimal amount in XOF) is refused on those fields.
 	//
 	// Example: XOF
 	Currency    CurrencyCode `json:"currency"`
@@ -7466,7 +7466,7 @@ type SoftpayJSONBody struct {
 	// Example: BJ
 	Country CountryCode `json:"country"`
 
-	// Currency ISO 4217 currency code.
+	// Currency ISO 4217 currency code. A checkout session's or a payment link's is one Sika takes payments in: a country's currency (`GET /countries/`) or one with an exchange rate into one (`GET /exchange-rates/`); another is `400` on `currency`. A link's amounts stay valid in its currency: a change of `currency` alone that would leave `amount` or `min_amount` invalid in it (a decimal amount in XOF) is refused on those fields.
 	//
 	// Example: XOF
 	Currency CurrencyCode `json:"currency"`
@@ -7535,7 +7535,7 @@ type InitializeSoftpayJSONBody struct {
 	// Example: BJ
 	Country CountryCode `json:"country"`
 
-	// Currency ISO 4217 currency code.
+	// Currency ISO 4217 currency code. A checkout session's or a payment link's is one Sika takes payments in: a country's currency (`GET /countries/`) or one with an exchange rate into one (`GET /exchange-rates/`); another is `400` on `currency`. A link's amounts stay valid in its currency: a change of `currency` alone that would leave `amount` or `min_amount` invalid in it (a decimal amount in XOF) is refused on those fields.
 	//
 	// Example: XOF
 	Currency CurrencyCode `json:"currency"`
@@ -7841,7 +7841,7 @@ type InitializePayoutJSONBody struct {
 	// Example: BJ
 	Country CountryCode `json:"country"`
 
-	// Currency ISO 4217 currency code.
+	// Currency ISO 4217 currency code. A checkout session's or a payment link's is one Sika takes payments in: a country's currency (`GET /countries/`) or one with an exchange rate into one (`GET /exchange-rates/`); another is `400` on `currency`. A link's amounts stay valid in its currency: a change of `currency` alone that would leave `amount` or `min_amount` invalid in it (a decimal amount in XOF) is refused on those fields.
 	//
 	// Example: XOF
 	Currency      CurrencyCode   `json:"currency"`
@@ -8127,7 +8127,7 @@ type CreateSettlementJSONBody struct {
 	// Example: BJ
 	Country CountryCode `json:"country"`
 
-	// Currency ISO 4217 currency code.
+	// Currency ISO 4217 currency code. A checkout session's or a payment link's is one Sika takes payments in: a country's currency (`GET /countries/`) or one with an exchange rate into one (`GET /exchange-rates/`); another is `400` on `currency`. A link's amounts stay valid in its currency: a change of `currency` alone that would leave `amount` or `min_amount` invalid in it (a decimal amount in XOF) is refused on those fields.
 	//
 	// Example: XOF
 	Currency CurrencyCode `json:"currency"`

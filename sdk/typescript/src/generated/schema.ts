@@ -3476,7 +3476,7 @@ export interface components {
          */
         CountryCode: string;
         /**
-         * @description ISO 4217 currency code.
+         * @description ISO 4217 currency code. A checkout session's or a payment link's is one Sika takes payments in: a country's currency (`GET /countries/`) or one with an exchange rate into one (`GET /exchange-rates/`); another is `400` on `currency`. A link's amounts stay valid in its currency: a change of `currency` alone that would leave `amount` or `min_amount` invalid in it (a decimal amount in XOF) is refused on those fields.
          * @example XOF
          */
         CurrencyCode: string;
@@ -3696,7 +3696,7 @@ export interface components {
             /** Format: uuid */
             merchant: string;
             environment: components["schemas"]["Environment"];
-            /** @description A single address (`203.0.113.7`) or a CIDR range (`203.0.113.0/24`). */
+            /** @description A single address (`203.0.113.7`) or a CIDR range (`203.0.113.0/24`), no wider than /8 (IPv4) or /32 (IPv6). */
             ip_address: string;
             description: string;
             /** Format: date-time */
@@ -9178,7 +9178,7 @@ export interface operations {
                     is_active?: boolean;
                     /**
                      * Format: uuid
-                     * @description Scope the endpoint to one payment link (it also gets that link's events; global endpoints get every event).
+                     * @description Scope the endpoint to one payment link (it also gets that link's events; global endpoints get every event): one of the merchant's links in the endpoint's environment, else `400` on `payment_link`.
                      */
                     payment_link?: string | null;
                 };
