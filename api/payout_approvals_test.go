@@ -208,7 +208,7 @@ func TestPayoutApprovalBySecondMember(t *testing.T) {
 	c := dashLoggedIn(t, ps.url, acct)
 	require.Equal(t, http.StatusSeeOther, c.Do(t, http.MethodPost, "/dashboard/environment/", url.Values{"csrf_token": {c.csrf(t)}, "environment": {"TEST"}}).Status)
 	form := c.Do(t, http.MethodPost, "/dashboard/transactions/"+big.ID.String()+"/approve/", url.Values{"csrf_token": {c.csrf(t)}})
-	assert.Equal(t, http.StatusForbidden, form.Status, "the dashboard refuses its own requester as the API does")
+	assert.Equal(t, http.StatusUnprocessableEntity, form.Status, "the dashboard refuses its own requester (a refused form is 422)")
 	assert.Contains(t, form.Body, "un autre membre doit l&#39;approuver")
 	r = ps.call(t, "POST", "/api/v1/payouts/"+small.ID.String()+"/approve/", nil, admin...)
 	require.Equal(t, http.StatusConflict, r.Status, "%s", r.Body)

@@ -319,7 +319,15 @@ func TestLinkScopedEndpointsGetTheirLinkToo(t *testing.T) {
 	ps := payments(t)
 	acct := ps.newAccount(t, true)
 	global, scoped, elsewhere := newReceiver(t, 0), newReceiver(t, 0), newReceiver(t, 0)
-	link, otherLink := uuid.New(), uuid.New()
+	newLink := func() uuid.UUID { // an endpoint names one of the merchant's own links
+		r := ps.call(t, "POST", "/api/v1/payment-links/", map[string]any{"name": "Shirt", "amount": "1000", "currency": "XOF"},
+			acct.key(sika.EnvironmentTest, sika.ScopePayin)...)
+		require.Equal(t, 201, r.Status, "%s", r.Body)
+		var l sika.PaymentLink
+		r.data(t, &l)
+		return l.ID
+	}
+	link, otherLink := newLink(), newLink()
 	ps.register(t, acct, global, nil)
 	ps.register(t, acct, scoped, &link)
 	ps.register(t, acct, elsewhere, &otherLink)

@@ -95,9 +95,8 @@ func (f *formState) refusal(lang string, err error) error {
 		f.Status = http.StatusUnsupportedMediaType
 	case sika.CodeRateLimited:
 		f.Status = http.StatusTooManyRequests
-	case sika.CodeMerchantInactive, sika.CodeMerchantSuspended, sika.CodeSelfApprovalForbidden, sika.CodeRoleForbidden,
-		sika.CodeScopeForbidden, sika.CodeIPNotWhitelisted, sika.CodeAdminOnly:
-		f.Status = http.StatusForbidden // as the API answers it
+	case sika.CodeMerchantInactive, sika.CodeMerchantSuspended:
+		f.Status = http.StatusForbidden
 	}
 	key := "apierr_" + string(e.Code)
 	if _, ok := translations[lang][key]; !ok {
