@@ -7,7 +7,9 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"go.opentelemetry.io/otel/attribute"
@@ -134,17 +136,14 @@ func (a *Activities) tryDelivery(ctx context.Context, in DeliveryAttempt) (deliv
 	resp, err := a.webhookClient().Do(req)
 	try.rec.LatencyMS = int(time.Since(now).Milliseconds())
 	if err != nil {
-		try.rec.Error = err.Error()
-		if len(try.rec.Error) > 500 {
-			try.rec.Error = try.rec.Error[:500]
-		}
+		try.rec.Error = storableText(err.Error(), 500)
 		telemetry.WebhookDeliveries.WithLabelValues(telemetry.DeliveryFailed).Inc()
 		telemetry.RecordError(span, err)
 		return try, nil
 	}
 	defer resp.Body.Close()
 	excerpt, _ := io.ReadAll(io.LimitReader(resp.Body, excerptLimit))
-	try.rec.StatusCode, try.rec.ResponseExcerpt = &resp.StatusCode, string(bytes.ToValidUTF8(excerpt, nil))
+	try.rec.StatusCode, try.rec.ResponseExcerpt = &resp.StatusCode, storableText(string(excerpt), excerptLimit)
 	try.res.Delivered = resp.StatusCode >= 200 && resp.StatusCode < 300
 	try.rec.Succeeded = try.res.Delivered
 	try.res.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), now)
@@ -197,4 +196,20 @@ func (a *Activities) webhookClient() *http.Client {
 		}
 	})
 	return a.client
+}
+
+// storableText is what the endpoint answered, as Postgres text keeps it: valid UTF-8 (a
+// character cut by the excerpt's limit dropped), without NUL bytes (which text refuses: the
+// try's record, and with it the delivery's end, would fail at every try and the event be sent
+// again for ever), at most max bytes, cut between characters.
+func storableText(s string, max int) string {
+	s = strings.ReplaceAll(strings.ToValidUTF8(s, ""), "\x00", "")
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
 }

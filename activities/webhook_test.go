@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 )
@@ -23,5 +24,26 @@ func TestRetryAfter(t *testing.T) {
 		{"soon", 0},
 	} {
 		assert.Equal(t, c.want, retryAfter(c.header, now), "Retry-After: %q", c.header)
+	}
+}
+
+func TestStorableText(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		max  int
+		want string
+	}{
+		{"ok", 10, "ok"},
+		{"O\x00K", 10, "OK"},
+		{"a\xffb", 10, "ab"},
+		{"héllo", 2, "h"}, // é is two bytes: cut before it, not inside
+		{"héllo", 3, "hé"},
+		{"\x00\x00", 1, ""},
+	} {
+		got := storableText(c.in, c.max)
+		assert.Equal(t, c.want, got, "%q", c.in)
+		assert.True(t, utf8.ValidString(got))
+		assert.NotContains(t, got, "\x00")
+		assert.LessOrEqual(t, len(got), c.max)
 	}
 }

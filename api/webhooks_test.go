@@ -38,6 +38,7 @@ type receiver struct {
 	badSigs   int
 	sigCounts []int
 	answer    int // when set, every delivery is answered this status
+	body      []byte // the body of a successful answer (none when empty)
 	// refuse: each event's first refuse deliveries are answered 503 with Retry-After: retryAfter.
 	refuse     int
 	retryAfter string
@@ -87,6 +88,11 @@ func (rc *receiver) serve(w http.ResponseWriter, r *http.Request) {
 			rc.delivered[id] = body
 		}
 	})
+	if len(rc.body) > 0 {
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(rc.body)
+		return
+	}
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -456,4 +462,34 @@ func TestWebhookEndpointNamesOnlyItsOwnLink(t *testing.T) {
 	r.data(t, &e)
 	require.NotNil(t, e.PaymentLink)
 	assert.Equal(t, own, e.PaymentLink.String())
+}
+
+// An endpoint's answer is recorded whatever bytes it holds: a NUL (which Postgres text refuses)
+// or text that is not UTF-8 once made every record of the try fail, so the delivery never ended
+// and the event was sent again at every lease, for ever.
+func TestWebhookAnswerWithNULBytesIsRecorded(t *testing.T) {
+	ps := payments(t)
+	acct := ps.newAccount(t, true)
+	rc := newReceiver(t, 0)
+	rc.body = []byte("O\x00K \xff\xfe\x00done")
+	e := ps.register(t, acct, rc, nil)
+	p := ps.pay(t, acct, benin("97000123"))
+	require.Equal(t, sika.StatusSuccess, ps.final(t, acct, p.ID, settleWithin).Status)
+	var events, recorded int
+	require.NoError(t, testStore.Pool().QueryRow(t.Context(), `SELECT count(*) FROM events WHERE merchant_id = $1 AND environment = 'TEST'`,
+		acct.Merchant.ID).Scan(&events))
+	require.Positive(t, events)
+	require.Eventually(t, func() bool {
+		err := testStore.Pool().QueryRow(t.Context(), `SELECT count(*) FROM webhook_deliveries WHERE endpoint_id = $1 AND succeeded
+			AND response_excerpt = 'OK done'`, e.ID).Scan(&recorded)
+		return err == nil && recorded == events
+	}, settleWithin, 100*time.Millisecond, "every event's try is recorded, the answer as text keeps it")
+	var left int
+	require.NoError(t, testStore.Pool().QueryRow(t.Context(), `SELECT count(*) FROM webhook_deliveries WHERE endpoint_id = $1`, e.ID).Scan(&left))
+	assert.Equal(t, recorded, left, "one try per event, each recorded once")
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	for id, n := range rc.seen {
+		assert.Equal(t, 1, n, "event %s delivered once", id)
+	}
 }

@@ -7125,7 +7125,7 @@ type CreateWebhookJSONBody struct {
 	Environment *CreateWebhookJSONBodyEnvironment `json:"environment,omitempty"`
 	IsActive    *bool                             `json:"is_active,omitempty"`
 
-	// PaymentLink Scope the endpoint to one payment link (it also gets that link's events; global endpoints get every event): one of the merchant's links in the endpoint's environment, else `400` on `payment_link`.
+	// PaymentLink Scope the endpoint to one payment link: it then gets only the events of that link's transactions (an endpoint without one gets every event of its environment). One of the merchant's links in the endpoint's environment, else `400` on `payment_link`.
 	PaymentLink *openapi_types.UUID `json:"payment_link,omitempty"`
 
 	// Url Where events are posted; https in LIVE; internal addresses are refused.

@@ -9178,7 +9178,7 @@ export interface operations {
                     is_active?: boolean;
                     /**
                      * Format: uuid
-                     * @description Scope the endpoint to one payment link (it also gets that link's events; global endpoints get every event): one of the merchant's links in the endpoint's environment, else `400` on `payment_link`.
+                     * @description Scope the endpoint to one payment link: it then gets only the events of that link's transactions (an endpoint without one gets every event of its environment). One of the merchant's links in the endpoint's environment, else `400` on `payment_link`.
                      */
                     payment_link?: string | null;
                 };
