@@ -25,6 +25,7 @@ func TestComposeFile(t *testing.T) {
 			Environment map[string]string `yaml:"environment"`
 			Volumes     []string          `yaml:"volumes"`
 			Ports       []string          `yaml:"ports"`
+			NetworkMode string            `yaml:"network_mode"`
 			Deploy      struct {
 				Replicas int `yaml:"replicas"`
 			} `yaml:"deploy"`
@@ -52,6 +53,17 @@ func TestComposeFile(t *testing.T) {
 		}
 	}
 	assert.Equal(t, "temporal:7233", s["api"].Environment["TEMPORAL_ADDRESS"])
+	// api and worker refuse to start without a sandbox (TEST payments go there); its callbacks go
+	// to SIKA_PUBLIC_URL, localhost:8080, which is nginx in the lb's network.
+	assert.Equal(t, []string{"sandbox"}, s["sandbox"].Command)
+	assert.Equal(t, "service:lb", s["sandbox"].NetworkMode)
+	for _, name := range []string{"api", "worker", "sandbox"} {
+		assert.Equal(t, "http://lb:8090", s[name].Environment["SIKA_SANDBOX_URL"], name)
+		assert.GreaterOrEqual(t, len(s[name].Environment["SIKA_SANDBOX_SECRET"]), 16, name)
+	}
+	assert.True(t, strings.HasSuffix(s["sandbox"].Environment["SIKA_SANDBOX_ADDR"], ":8090"))
+	assert.Equal(t, "redis://redis:6379/0", s["api"].Environment["REDIS_URL"], "one rate limit across the api replicas")
+	assert.Contains(t, s, "redis")
 	assert.NotEmpty(t, s["api"].Environment["SIKA_PAYLOAD_KEYS"], "every client encrypts Temporal payloads")
 	assert.Equal(t, "true", s["temporal-ui"].Environment["TEMPORAL_CODEC_INCLUDE_CREDENTIALS"], "the UI decodes with the console's session")
 	for name, svc := range s {

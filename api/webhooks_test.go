@@ -37,7 +37,7 @@ type receiver struct {
 	failures  int
 	badSigs   int
 	sigCounts []int
-	answer    int // when set, every delivery is answered this status
+	answer    int    // when set, every delivery is answered this status
 	body      []byte // the body of a successful answer (none when empty)
 	// refuse: each event's first refuse deliveries are answered 503 with Retry-After: retryAfter.
 	refuse     int

@@ -7,6 +7,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -33,19 +36,35 @@ type devClient struct {
 
 // devFlags declares the flags every developer command takes (--api-key, --base-url) on fs and
 // returns what builds the client once fs is parsed.
+// The key's flag has no default value: $SIKA_API_KEY is read after parsing, so that -h, which
+// prints every flag's default, never prints the key.
 func devFlags(fs *flag.FlagSet, getenv func(string) string) func() (*devClient, error) {
-	key := fs.String("api-key", getenv("SIKA_API_KEY"), "API key (default $SIKA_API_KEY)")
-	base := getenv("SIKA_BASE_URL")
-	if base == "" {
-		base = defaultBaseURL
-	}
-	baseURL := fs.String("base-url", base, "API base URL (default $SIKA_BASE_URL or "+defaultBaseURL+")")
+	key := fs.String("api-key", "", "API key (default $SIKA_API_KEY)")
+	baseURL := fs.String("base-url", "", "API base URL (default $SIKA_BASE_URL, else the base_url of the running `sika dev` in $SIKA_STATE_DIR/dev.json, else "+defaultBaseURL+")")
 	return func() (*devClient, error) {
-		if *key == "" {
+		k := cmp.Or(*key, getenv("SIKA_API_KEY"))
+		if k == "" {
 			return nil, errors.New("an API key is needed: --api-key or SIKA_API_KEY")
 		}
-		return &devClient{baseURL: strings.TrimRight(*baseURL, "/"), key: *key, http: &http.Client{Timeout: 30 * time.Second}}, nil
+		base := cmp.Or(*baseURL, getenv("SIKA_BASE_URL"), devBaseURL(getenv), defaultBaseURL)
+		return &devClient{baseURL: strings.TrimRight(base, "/"), key: k, http: &http.Client{Timeout: 30 * time.Second}}, nil
 	}
+}
+
+// devBaseURL is the API address `sika dev` wrote to its dev.json (it moves off 8080 when that
+// port is taken), or "" when there is none.
+func devBaseURL(getenv func(string) string) string {
+	raw, err := os.ReadFile(filepath.Join(cmp.Or(getenv("SIKA_STATE_DIR"), ".sika"), "dev.json"))
+	if err != nil {
+		return ""
+	}
+	var info struct {
+		BaseURL string `json:"base_url"`
+	}
+	if json.Unmarshal(raw, &info) != nil {
+		return ""
+	}
+	return info.BaseURL
 }
 
 // parseDevFlags parses a developer command's flags; -h prints its usage and returns flag.ErrHelp.

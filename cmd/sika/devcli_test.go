@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -294,4 +297,31 @@ func TestDeveloperCLI(t *testing.T) {
 		assert.NotContains(t, out.String(), otherIdem)
 		assert.NotContains(t, out.String(), otherRequest)
 	})
+}
+
+// -h prints every flag's default: the API key from SIKA_API_KEY is not one of them. Without
+// --base-url or SIKA_BASE_URL the commands go where the running `sika dev` says it serves.
+func TestDevFlagsKeepTheKeyOutOfHelpAndFindTheDevServer(t *testing.T) {
+	state := t.TempDir()
+	env := map[string]string{"SIKA_API_KEY": "sk_test_secretsecret", "SIKA_STATE_DIR": state}
+	getenv := func(k string) string { return env[k] }
+	fs := flag.NewFlagSet("listen", flag.ContinueOnError)
+	client := devFlags(fs, getenv)
+	var help bytes.Buffer
+	assert.ErrorIs(t, parseDevFlags(fs, []string{"-h"}, &help), flag.ErrHelp)
+	assert.Contains(t, help.String(), "api-key")
+	assert.NotContains(t, help.String(), "secretsecret")
+
+	c, err := client()
+	require.NoError(t, err)
+	assert.Equal(t, "sk_test_secretsecret", c.key)
+	assert.Equal(t, defaultBaseURL, c.baseURL, "no dev.json: the default")
+	require.NoError(t, os.WriteFile(filepath.Join(state, "dev.json"), []byte(`{"base_url": "http://127.0.0.1:8081/api/v1"}`), 0o600))
+	c, err = client()
+	require.NoError(t, err)
+	assert.Equal(t, "http://127.0.0.1:8081/api/v1", c.baseURL, "the port sika dev moved to")
+	env["SIKA_BASE_URL"] = "http://127.0.0.1:9000/api/v1/"
+	c, err = client()
+	require.NoError(t, err)
+	assert.Equal(t, "http://127.0.0.1:9000/api/v1", c.baseURL, "the environment first")
 }

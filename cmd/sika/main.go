@@ -42,6 +42,8 @@ commands:
   admin resolve ID        propose the end of an unclear payout: --status FAILED|SUCCESS --reason TEXT --as STAFF_EMAIL
   admin approve|reject ID a second staff member (a money approver) applies or rejects the proposal: --as EMAIL [--note TEXT]
   admin money-flags       second successes (refund due) and payouts paid after release: [--all]
+  admin refund-flag ID    propose a REFUND_DUE flag's refund: [--amount AMOUNT] --reason TEXT --as STAFF_EMAIL
+  admin settle-flag ID    propose a re-held payout's end: --status SUCCESS|FAILED --reason TEXT --as STAFF_EMAIL
   admin payload-key       a new Temporal payload key, and SIKA_PAYLOAD_KEYS with it first (rotation)
   stack -- CMD ...    run CMD with a private Postgres and Temporal (make test)
 
