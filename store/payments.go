@@ -454,6 +454,11 @@ func (s *Store) RetryPayment(ctx context.Context, merchantID uuid.UUID, env sika
 		if err := insertStatusLog(ctx, tx, t, &from, sika.StatusPending, "retried by the merchant", sika.TriggerClient); err != nil {
 			return err
 		}
+		// transaction.pending again: a backend that follows the payment by its webhooks learns
+		// that it is no longer FAILED (a team member may have retried it from the dashboard).
+		if err := transactionEvents(ctx, tx, t); err != nil {
+			return err
+		}
 		if k.Key != "" {
 			if _, err := tx.Exec(ctx, `INSERT INTO transaction_retries (transaction_id, idempotency_key, idempotency_fingerprint, run)
 				VALUES ($1, $2, $3, $4)`, t.ID, k.Key, k.Fingerprint, t.Run); err != nil {

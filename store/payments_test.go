@@ -180,6 +180,17 @@ func TestRetryPayment(t *testing.T) {
 	assert.Equal(t, sika.StatusPending, retried.Status)
 	assert.Empty(t, retried.FailureCode)
 	assert.Equal(t, "+2250707000999", retried.CustomerPhone)
+	var pendings []string
+	rows, err := st.Pool().Query(ctx, `SELECT payload->'data'->>'status' FROM events WHERE transaction_id = $1 AND type = 'transaction.pending'
+		ORDER BY created_at`, tx.ID)
+	require.NoError(t, err)
+	for rows.Next() {
+		var status string
+		require.NoError(t, rows.Scan(&status))
+		pendings = append(pendings, status)
+	}
+	require.NoError(t, rows.Err())
+	assert.Equal(t, []string{"PENDING", "PENDING"}, pendings, "transaction.pending at the start and again at the retry")
 	_, c, err := st.CompletePayment(ctx, success(tx))
 	require.NoError(t, err)
 	assert.False(t, c, "run 1 can no longer complete")

@@ -10297,8 +10297,8 @@ type ClientInterface interface {
 	//
 	// Replays a `FAILED` inbound payment **on the same transaction**: the id, reference, amount
 	// and fees stay; the status goes back to `PENDING` (a status log `FAILED` → `PENDING`
-	// triggered by `CLIENT`), `failure_code`, `failure_message`, `gateway_reference` and
-	// `completed_at` are cleared, and a new push is sent, recorded as a new entry of
+	// triggered by `CLIENT`, and a `transaction.pending` event), `failure_code`, `failure_message`,
+	// `gateway_reference` and `completed_at` are cleared, and a new push is sent, recorded as a new entry of
 	// `attempts`. The answer is as softpay's: the transaction and `next_action`.
 	//
 	// The body is optional: `network` moves the payment to another network of the same
@@ -10322,8 +10322,8 @@ type ClientInterface interface {
 	//
 	// Replays a `FAILED` inbound payment **on the same transaction**: the id, reference, amount
 	// and fees stay; the status goes back to `PENDING` (a status log `FAILED` → `PENDING`
-	// triggered by `CLIENT`), `failure_code`, `failure_message`, `gateway_reference` and
-	// `completed_at` are cleared, and a new push is sent, recorded as a new entry of
+	// triggered by `CLIENT`, and a `transaction.pending` event), `failure_code`, `failure_message`,
+	// `gateway_reference` and `completed_at` are cleared, and a new push is sent, recorded as a new entry of
 	// `attempts`. The answer is as softpay's: the transaction and `next_action`.
 	//
 	// The body is optional: `network` moves the payment to another network of the same
@@ -13886,8 +13886,8 @@ func (c *RawClient) ConfirmPaymentOTP(ctx context.Context, id openapi_types.UUID
 //
 // Replays a `FAILED` inbound payment **on the same transaction**: the id, reference, amount
 // and fees stay; the status goes back to `PENDING` (a status log `FAILED` → `PENDING`
-// triggered by `CLIENT`), `failure_code`, `failure_message`, `gateway_reference` and
-// `completed_at` are cleared, and a new push is sent, recorded as a new entry of
+// triggered by `CLIENT`, and a `transaction.pending` event), `failure_code`, `failure_message`,
+// `gateway_reference` and `completed_at` are cleared, and a new push is sent, recorded as a new entry of
 // `attempts`. The answer is as softpay's: the transaction and `next_action`.
 //
 // The body is optional: `network` moves the payment to another network of the same
@@ -13921,8 +13921,8 @@ func (c *RawClient) RetryPaymentWithBody(ctx context.Context, id openapi_types.U
 //
 // Replays a `FAILED` inbound payment **on the same transaction**: the id, reference, amount
 // and fees stay; the status goes back to `PENDING` (a status log `FAILED` → `PENDING`
-// triggered by `CLIENT`), `failure_code`, `failure_message`, `gateway_reference` and
-// `completed_at` are cleared, and a new push is sent, recorded as a new entry of
+// triggered by `CLIENT`, and a `transaction.pending` event), `failure_code`, `failure_message`,
+// `gateway_reference` and `completed_at` are cleared, and a new push is sent, recorded as a new entry of
 // `attempts`. The answer is as softpay's: the transaction and `next_action`.
 //
 // The body is optional: `network` moves the payment to another network of the same
@@ -25329,8 +25329,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Replays a `FAILED` inbound payment **on the same transaction**: the id, reference, amount
 	// and fees stay; the status goes back to `PENDING` (a status log `FAILED` → `PENDING`
-	// triggered by `CLIENT`), `failure_code`, `failure_message`, `gateway_reference` and
-	// `completed_at` are cleared, and a new push is sent, recorded as a new entry of
+	// triggered by `CLIENT`, and a `transaction.pending` event), `failure_code`, `failure_message`,
+	// `gateway_reference` and `completed_at` are cleared, and a new push is sent, recorded as a new entry of
 	// `attempts`. The answer is as softpay's: the transaction and `next_action`.
 	//
 	// The body is optional: `network` moves the payment to another network of the same
@@ -25354,8 +25354,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Replays a `FAILED` inbound payment **on the same transaction**: the id, reference, amount
 	// and fees stay; the status goes back to `PENDING` (a status log `FAILED` → `PENDING`
-	// triggered by `CLIENT`), `failure_code`, `failure_message`, `gateway_reference` and
-	// `completed_at` are cleared, and a new push is sent, recorded as a new entry of
+	// triggered by `CLIENT`, and a `transaction.pending` event), `failure_code`, `failure_message`,
+	// `gateway_reference` and `completed_at` are cleared, and a new push is sent, recorded as a new entry of
 	// `attempts`. The answer is as softpay's: the transaction and `next_action`.
 	//
 	// The body is optional: `network` moves the payment to another network of the same
@@ -35907,8 +35907,8 @@ func (c *ClientWithResponses) ConfirmPaymentOTPWithResponse(ctx context.Context,
 //
 // Replays a `FAILED` inbound payment **on the same transaction**: the id, reference, amount
 // and fees stay; the status goes back to `PENDING` (a status log `FAILED` → `PENDING`
-// triggered by `CLIENT`), `failure_code`, `failure_message`, `gateway_reference` and
-// `completed_at` are cleared, and a new push is sent, recorded as a new entry of
+// triggered by `CLIENT`, and a `transaction.pending` event), `failure_code`, `failure_message`,
+// `gateway_reference` and `completed_at` are cleared, and a new push is sent, recorded as a new entry of
 // `attempts`. The answer is as softpay's: the transaction and `next_action`.
 //
 // The body is optional: `network` moves the payment to another network of the same
@@ -35938,8 +35938,8 @@ func (c *ClientWithResponses) RetryPaymentWithBodyWithResponse(ctx context.Conte
 //
 // Replays a `FAILED` inbound payment **on the same transaction**: the id, reference, amount
 // and fees stay; the status goes back to `PENDING` (a status log `FAILED` → `PENDING`
-// triggered by `CLIENT`), `failure_code`, `failure_message`, `gateway_reference` and
-// `completed_at` are cleared, and a new push is sent, recorded as a new entry of
+// triggered by `CLIENT`, and a `transaction.pending` event), `failure_code`, `failure_message`,
+// `gateway_reference` and `completed_at` are cleared, and a new push is sent, recorded as a new entry of
 // `attempts`. The answer is as softpay's: the transaction and `next_action`.
 //
 // The body is optional: `network` moves the payment to another network of the same

@@ -545,8 +545,8 @@ export interface paths {
          * Retry a failed payment
          * @description Replays a `FAILED` inbound payment **on the same transaction**: the id, reference, amount
          *     and fees stay; the status goes back to `PENDING` (a status log `FAILED` → `PENDING`
-         *     triggered by `CLIENT`), `failure_code`, `failure_message`, `gateway_reference` and
-         *     `completed_at` are cleared, and a new push is sent, recorded as a new entry of
+         *     triggered by `CLIENT`, and a `transaction.pending` event), `failure_code`, `failure_message`,
+         *     `gateway_reference` and `completed_at` are cleared, and a new push is sent, recorded as a new entry of
          *     `attempts`. The answer is as softpay's: the transaction and `next_action`.
          *
          *     The body is optional: `network` moves the payment to another network of the same
