@@ -39,11 +39,19 @@ type receiver struct {
 	sigCounts []int
 	answer    int    // when set, every delivery is answered this status
 	body      []byte // the body of a successful answer (none when empty)
+	keep      bool   // keep every request's headers and body in requests
+	requests  []keptRequest
 	// refuse: each event's first refuse deliveries are answered 503 with Retry-After: retryAfter.
 	refuse     int
 	retryAfter string
 	arrivals   map[string][]time.Time // webhook-id → when each delivery arrived
 	srv        *httptest.Server
+}
+
+// keptRequest is a delivery as the receiver got it.
+type keptRequest struct {
+	header http.Header
+	body   []byte
 }
 
 func newReceiver(t *testing.T, failShare float64) *receiver {
@@ -65,6 +73,9 @@ func (rc *receiver) serve(w http.ResponseWriter, r *http.Request) {
 		rc.badSigs++
 	}
 	answer, fail := rc.answer, rand.Float64() < rc.failShare
+	if rc.keep {
+		rc.requests = append(rc.requests, keptRequest{r.Header.Clone(), body})
+	}
 	rc.mu.Unlock()
 	switch {
 	case refused:
@@ -250,6 +261,30 @@ func TestWebhookEndpointsLifecycle(t *testing.T) {
 		assert.Equal(t, 1, rc.sigCounts[0], "the old secret is gone after the window")
 		rc.mu.Unlock()
 		assert.Error(t, webhook.Verify(old, signedBy(t, rotated.SigningSecret), []byte("x"), time.Minute))
+	})
+	t.Run("a second rotation within the overlap: the secret before it still signs", func(t *testing.T) {
+		rc2 := newReceiver(t, 0)
+		e2 := ps.register(t, acct, rc2, nil)
+		var secrets []string
+		for range 2 { // the first rotation's answer lost, the merchant rotates again
+			r := ps.call(t, "POST", "/api/v1/merchant-webhooks/"+e2.ID.String()+"/rotate-secret/", nil, dash...)
+			require.Equal(t, 200, r.Status, "%s", r.Body)
+			var rotated sika.WebhookEndpoint
+			r.data(t, &rotated)
+			secrets = append(secrets, rotated.SigningSecret)
+		}
+		rc2.mu.Lock()
+		rc2.secret, rc2.keep = secrets[1], true
+		rc2.mu.Unlock()
+		p := ps.pay(t, acct, benin("97000123"))
+		ps.final(t, acct, p.ID, settleWithin)
+		require.Eventually(t, func() bool { return rc2.deliveredCount() >= 2 }, settleWithin, 50*time.Millisecond)
+		rc2.mu.Lock()
+		defer rc2.mu.Unlock()
+		assert.Equal(t, 3, rc2.sigCounts[0], "the new secret, the one before and the original sign")
+		for i, secret := range []string{e2.SigningSecret, secrets[0], secrets[1]} {
+			assert.NoError(t, webhook.Verify(secret, rc2.requests[0].header, rc2.requests[0].body, 5*time.Minute), "secret %d verifies", i)
+		}
 	})
 	t.Run("410 disables the endpoint", func(t *testing.T) {
 		gone := newReceiver(t, 0)

@@ -72,9 +72,14 @@ func (s *Store) DeleteWebhookEndpoint(ctx context.Context, merchantID uuid.UUID,
 }
 
 // RotateWebhookSecret gives an endpoint a new secret; the old one keeps signing until overlap
-// has passed.
+// has passed. A previous secret still within its own overlap keeps signing too, until that ends
+// (the merchant may have lost the answer of the rotation before and still run with it): at most
+// three secrets sign a delivery.
 func (s *Store) RotateWebhookSecret(ctx context.Context, merchantID uuid.UUID, env sika.Environment, id uuid.UUID, secret string, overlap time.Duration) (sika.WebhookEndpoint, error) {
-	e, err := one(s.pool.QueryRow(ctx, `UPDATE webhook_endpoints SET previous_secret = signing_secret,
+	e, err := one(s.pool.QueryRow(ctx, `UPDATE webhook_endpoints SET
+			older_secret = CASE WHEN previous_secret_expires_at > now() THEN previous_secret END,
+			older_secret_expires_at = CASE WHEN previous_secret_expires_at > now() THEN previous_secret_expires_at END,
+			previous_secret = signing_secret,
 			previous_secret_expires_at = now() + $5 * interval '1 millisecond', signing_secret = $4, updated_at = now()
 		WHERE id = $1 AND merchant_id = $2 AND environment = $3 AND deleted_at IS NULL RETURNING `+endpointColumns,
 		id, merchantID, env, secret, overlap.Milliseconds()), scanEndpoint, "Webhook endpoint", "rotate webhook secret")
@@ -102,20 +107,28 @@ type DeliveryJob struct {
 func (s *Store) DeliveryJob(ctx context.Context, target DeliveryTarget) (DeliveryJob, error) {
 	var j DeliveryJob
 	var secret string
-	var previous *string
-	var previousUntil *time.Time
+	var previous, older *string
+	var previousUntil, olderUntil *time.Time
 	var deletedAt *time.Time
-	err := s.pool.QueryRow(ctx, `SELECT `+endpointColumns+`, signing_secret, previous_secret, previous_secret_expires_at, deleted_at
+	err := s.pool.QueryRow(ctx, `SELECT `+endpointColumns+`, signing_secret, previous_secret, previous_secret_expires_at,
+			older_secret, older_secret_expires_at, deleted_at
 		FROM webhook_endpoints WHERE id = $1`, target.EndpointID).Scan(&j.Endpoint.ID, &j.Endpoint.Merchant, &j.Endpoint.PaymentLink,
 		&j.Endpoint.URL, &j.Endpoint.Description, &j.Endpoint.Environment, &j.Endpoint.IsActive, &j.Endpoint.DisabledReason,
-		&j.Endpoint.CreatedByMember, &j.Endpoint.CreatedAt, &j.Endpoint.UpdatedAt, &secret, &previous, &previousUntil, &deletedAt)
+		&j.Endpoint.CreatedByMember, &j.Endpoint.CreatedAt, &j.Endpoint.UpdatedAt, &secret, &previous, &previousUntil,
+		&older, &olderUntil, &deletedAt)
 	if err != nil {
 		return j, fmt.Errorf("load webhook endpoint: %w", err)
 	}
 	j.Deleted = deletedAt != nil
 	j.Secrets = []string{secret}
-	if previous != nil && previousUntil != nil && time.Now().Before(*previousUntil) {
-		j.Secrets = append(j.Secrets, *previous)
+	now := time.Now()
+	for _, old := range []struct {
+		secret *string
+		until  *time.Time
+	}{{previous, previousUntil}, {older, olderUntil}} {
+		if old.secret != nil && old.until != nil && now.Before(*old.until) {
+			j.Secrets = append(j.Secrets, *old.secret)
+		}
 	}
 	if err := s.pool.QueryRow(ctx, `SELECT payload, merchant_id, environment, created_at FROM events WHERE event_id = $1`, target.EventID).
 		Scan(&j.Payload, &j.Merchant, &j.Environment, &j.EventCreatedAt); err != nil {

@@ -9893,7 +9893,7 @@ type ClientInterface interface {
 
 	// RotateWebhookSecret Rotate an endpoint's signing secret
 	//
-	// Answers a new `signing_secret` once. For 24 hours deliveries carry two signatures (new and old secret), so the receiver can switch without losing a delivery. The body is empty (any member in it is refused as an unknown field, `400`). Dashboard session only.
+	// Answers a new `signing_secret` once. For 24 hours deliveries carry two signatures (new and old secret), so the receiver can switch without losing a delivery; a secret replaced less than 24 hours ago keeps signing to the end of its own 24 hours (at most three signatures), so a second rotation does not cut off a secret still deployed. The body is empty (any member in it is refused as an unknown field, `400`). Dashboard session only.
 	//
 	// Corresponds with POST /merchant-webhooks/{id}/rotate-secret/ (the `RotateWebhookSecret` operationId).
 	RotateWebhookSecret(ctx context.Context, id openapi_types.UUID, params *RotateWebhookSecretParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -13252,7 +13252,7 @@ func (c *RawClient) PatchWebhook(ctx context.Context, id openapi_types.UUID, par
 
 // RotateWebhookSecret Rotate an endpoint's signing secret
 //
-// Answers a new `signing_secret` once. For 24 hours deliveries carry two signatures (new and old secret), so the receiver can switch without losing a delivery. The body is empty (any member in it is refused as an unknown field, `400`). Dashboard session only.
+// Answers a new `signing_secret` once. For 24 hours deliveries carry two signatures (new and old secret), so the receiver can switch without losing a delivery; a secret replaced less than 24 hours ago keeps signing to the end of its own 24 hours (at most three signatures), so a second rotation does not cut off a secret still deployed. The body is empty (any member in it is refused as an unknown field, `400`). Dashboard session only.
 //
 // Corresponds with POST /merchant-webhooks/{id}/rotate-secret/ (the `RotateWebhookSecret` operationId).
 func (c *RawClient) RotateWebhookSecret(ctx context.Context, id openapi_types.UUID, params *RotateWebhookSecretParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -24903,7 +24903,7 @@ type ClientWithResponsesInterface interface {
 
 	// RotateWebhookSecretWithResponse Rotate an endpoint's signing secret
 	//
-	// Answers a new `signing_secret` once. For 24 hours deliveries carry two signatures (new and old secret), so the receiver can switch without losing a delivery. The body is empty (any member in it is refused as an unknown field, `400`). Dashboard session only.
+	// Answers a new `signing_secret` once. For 24 hours deliveries carry two signatures (new and old secret), so the receiver can switch without losing a delivery; a secret replaced less than 24 hours ago keeps signing to the end of its own 24 hours (at most three signatures), so a second rotation does not cut off a secret still deployed. The body is empty (any member in it is refused as an unknown field, `400`). Dashboard session only.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -35343,7 +35343,7 @@ func (c *ClientWithResponses) PatchWebhookWithResponse(ctx context.Context, id o
 
 // RotateWebhookSecretWithResponse Rotate an endpoint's signing secret
 //
-// Answers a new `signing_secret` once. For 24 hours deliveries carry two signatures (new and old secret), so the receiver can switch without losing a delivery. The body is empty (any member in it is refused as an unknown field, `400`). Dashboard session only.
+// Answers a new `signing_secret` once. For 24 hours deliveries carry two signatures (new and old secret), so the receiver can switch without losing a delivery; a secret replaced less than 24 hours ago keeps signing to the end of its own 24 hours (at most three signatures), so a second rotation does not cut off a secret still deployed. The body is empty (any member in it is refused as an unknown field, `400`). Dashboard session only.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -1576,7 +1576,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate an endpoint's signing secret
-         * @description Answers a new `signing_secret` once. For 24 hours deliveries carry two signatures (new and old secret), so the receiver can switch without losing a delivery. The body is empty (any member in it is refused as an unknown field, `400`). Dashboard session only.
+         * @description Answers a new `signing_secret` once. For 24 hours deliveries carry two signatures (new and old secret), so the receiver can switch without losing a delivery; a secret replaced less than 24 hours ago keeps signing to the end of its own 24 hours (at most three signatures), so a second rotation does not cut off a secret still deployed. The body is empty (any member in it is refused as an unknown field, `400`). Dashboard session only.
          */
         post: operations["rotateWebhookSecret"];
         delete?: never;
