@@ -6,8 +6,8 @@
 //
 //   - client.go: New, which sends the key (Authorization: Bearer) and the dashboard headers;
 //   - transport.go: an Idempotency-Key on every money-moving call that has none, kept on the
-//     client's own retries after a network error, a 429 (honouring Retry-After) or a 503, with
-//     a bounded exponential back-off;
+//     client's own retries after a network error, a 429 (honouring Retry-After), a 503 or a
+//     409 idempotency_key_in_use, with a bounded exponential back-off;
 //   - errors.go: every answer that is not 2xx as an *Error carrying the envelope's code, one
 //     ErrorCode constant per code of the contract (generated), usable with errors.Is and
 //     errors.As, with the field messages of a validation error;
@@ -52,8 +52,8 @@ type Options struct {
 	// HTTPClient makes the requests (default: a client with a 60 s timeout). Its Transport
 	// sees each try, retries included.
 	HTTPClient *http.Client
-	// MaxRetries bounds the retries of one call after a network error, a 429 or a 503
-	// (default 2). DisableRetries turns them off.
+	// MaxRetries bounds the retries of one call after a network error, a 429, a 503 or a 409
+	// idempotency_key_in_use (default 2). DisableRetries turns them off.
 	MaxRetries     int
 	DisableRetries bool
 	// InitialRetryDelay is the first back-off without Retry-After (default 500 ms), doubled per

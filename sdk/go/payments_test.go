@@ -106,6 +106,46 @@ func TestIdempotentReplay(t *testing.T) {
 	assert.Equal(t, []UUID{first.JSON201.Data.Id}, found, "one transaction")
 }
 
+// TestTriesOfOneKeyAtOnceMakeOnePayment sends the same softpay with the same Idempotency-Key ten
+// times at once, as a merchant's retries after a timeout may while the first try still runs:
+// the service answers all but one 409 idempotency_key_in_use meanwhile (TestErrorCodesFromTheService
+// sees it without retries), which the client retries until it gets the stored answer. Every
+// call answers the one payment. A few rounds make the overlap certain enough.
+func TestTriesOfOneKeyAtOnceMakeOnePayment(t *testing.T) {
+	dev := service(t)
+	ctx := context.Background()
+	// Enough retries for the first try to finish on a loaded machine (0.1 s doubling to 3.2 s).
+	c := client(t, dev, Options{MaxRetries: 6})
+	for round := range 5 {
+		key, body := uuid.NewString(), softpayBody("123")
+		var wg sync.WaitGroup
+		ids := make([]UUID, 10)
+		errs := make([]error, 10)
+		for i := range ids {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				resp, err := c.SoftpayWithResponse(ctx, &SoftpayParams{IdempotencyKey: &key}, body)
+				if errs[i] = err; err == nil {
+					ids[i] = resp.JSON201.Data.Id
+				}
+			}()
+		}
+		wg.Wait()
+		for i, err := range errs {
+			require.NoError(t, err, "round %d, call %d", round, i)
+			assert.Equal(t, ids[0], ids[i], "round %d: the one payment", round)
+		}
+		var found int
+		for tx, err := range All[Transaction](ctx, c, "/transactions/", url.Values{"search": {body.CustomerPhone}}) {
+			require.NoError(t, err)
+			assert.Equal(t, ids[0], tx.Id)
+			found++
+		}
+		assert.Equal(t, 1, found, "round %d: one payment", round)
+	}
+}
+
 // TestRetriesKeepTheIdempotencyKey puts a loopback proxy between the client and the service.
 // The first time, it passes the softpay to the service and then cuts the connection instead of
 // answering (the payment is made, its answer lost); or it answers 503 with Retry-After itself.

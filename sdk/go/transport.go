@@ -3,6 +3,7 @@ package sika
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -27,6 +28,10 @@ import (
 //     the retry carries the operation out or finds it done). A POST without one (creating a
 //     checkout session, say) is not repeated: it could be carried out twice.
 //   - 429 always: it was not carried out.
+//   - 409 idempotency_key_in_use on a request with an Idempotency-Key: the API is still
+//     carrying out an earlier try with the same key (one whose answer was lost to a network
+//     error or a timeout, say); the retry gets its stored answer once it is done, so the
+//     caller sees the one operation instead of a conflict. Other 409s are not retried.
 //
 // The wait is the answer's Retry-After when it has one, else an exponential back-off with
 // jitter from initialDelay; a wait beyond maxDelay is not made and the answer is returned.
@@ -99,7 +104,8 @@ func (t *transport) Do(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	safe := req.Header.Get("Idempotency-Key") != ""
+	keyed := req.Header.Get("Idempotency-Key") != ""
+	safe := keyed
 	switch req.Method {
 	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodPut, http.MethodDelete:
 		safe = true
@@ -122,7 +128,8 @@ func (t *transport) Do(req *http.Request) (*http.Response, error) {
 		if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 			return resp, nil
 		}
-		retry := resp.StatusCode == http.StatusTooManyRequests || (resp.StatusCode == http.StatusServiceUnavailable && safe)
+		retry := resp.StatusCode == http.StatusTooManyRequests || (resp.StatusCode == http.StatusServiceUnavailable && safe) ||
+			(resp.StatusCode == http.StatusConflict && keyed && !last && keyInUse(resp))
 		if retry && !last {
 			wait, ok := retryAfter(resp.Header, time.Now())
 			if !ok {
@@ -139,6 +146,25 @@ func (t *transport) Do(req *http.Request) (*http.Response, error) {
 		}
 		return nil, errorFromResponse(resp)
 	}
+}
+
+// keyInUse says whether resp, a 409, is idempotency_key_in_use. It reads the body (an error
+// envelope is small) and puts it back for errorFromResponse.
+func keyInUse(resp *http.Response) bool {
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(b), resp.Body), resp.Body}
+	if err != nil {
+		return false
+	}
+	var envelope struct {
+		Error struct {
+			Code ErrorCode `json:"code"`
+		} `json:"error"`
+	}
+	return json.Unmarshal(b, &envelope) == nil && envelope.Error.Code == ErrorCodeIdempotencyKeyInUse
 }
 
 // moneyMoving says whether path (the request's, under the base URL) is one of

@@ -84,7 +84,7 @@ export interface SikaOptions {
 	merchantId?: string;
 	/** Headers added to every call. */
 	headers?: Record<string, string>;
-	/** Retries of one call after a network error, a 429 or a 503 (default 2; 0 disables them). */
+	/** Retries of one call after a network error, a 429, a 503 or a 409 `idempotency_key_in_use` (default 2; 0 disables them). */
 	maxRetries?: number;
 	/** The longest wait before a retry, in ms (default 30 000): a Retry-After beyond it is not waited for, the error is thrown. */
 	maxRetryDelayMs?: number;
@@ -104,7 +104,7 @@ export interface SikaOptions {
  * SikaError subclass carrying its `code`. `client` is the underlying openapi-fetch client,
  * answering `{data, error, response}` as openapi-fetch does (for headers such as
  * `Idempotent-Replayed`). Both send the key, give money-moving calls an Idempotency-Key, and
- * retry network errors, 429 and 503 with the same key.
+ * retry network errors, 429, 503 and 409 `idempotency_key_in_use` with the same key.
  */
 export class Sika {
 	readonly client: Client<paths>;
@@ -198,10 +198,13 @@ const safeMethods = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE"]);
 /**
  * The fetch behind the client: it retries, at most maxRetries times, a call that got no answer
  * or a 503 when repeating it is safe (an idempotent method, or a request with an
- * Idempotency-Key, which the retry keeps), and any call answered 429 (not carried out). It waits
- * Retry-After when the answer has one, else an exponential backoff with jitter; a wait beyond
- * maxRetryDelayMs is not made and the answer is returned as it is. A network error that is not
- * retried becomes a ConnectionError.
+ * Idempotency-Key, which the retry keeps), any call answered 429 (not carried out), and a call
+ * with an Idempotency-Key answered 409 `idempotency_key_in_use` (an earlier try with the key,
+ * one whose answer was lost to a network error or a timeout, is still being carried out: the
+ * retry gets its stored answer once it is done). It waits Retry-After when the answer has one,
+ * else an exponential backoff with jitter; a wait beyond maxRetryDelayMs is not made and the
+ * answer is returned as it is. A network error that is not retried becomes a ConnectionError;
+ * the caller's abort is thrown as it is (an AbortError, or the signal's reason).
  */
 function retryingFetch(options: SikaOptions): (request: Request) => Promise<Response> {
 	const base = options.fetch ?? ((request: Request) => globalThis.fetch(request));
@@ -210,7 +213,8 @@ function retryingFetch(options: SikaOptions): (request: Request) => Promise<Resp
 	const initialDelay = options.initialRetryDelayMs ?? 500;
 	const backoff = (attempt: number) => Math.min(maxDelay, initialDelay * 2 ** attempt) * (0.5 + Math.random() / 2);
 	return async (request: Request) => {
-		const safe = safeMethods.has(request.method) || request.headers.has("Idempotency-Key");
+		const keyed = request.headers.has("Idempotency-Key");
+		const safe = safeMethods.has(request.method) || keyed;
 		for (let attempt = 0; ; attempt++) {
 			const last = attempt >= maxRetries;
 			let response: Response;
@@ -224,7 +228,7 @@ function retryingFetch(options: SikaOptions): (request: Request) => Promise<Resp
 				await sleep(backoff(attempt), request.signal);
 				continue;
 			}
-			if (last || !(response.status === 429 || (response.status === 503 && safe))) return response;
+			if (last || !(response.status === 429 || (response.status === 503 && safe) || (response.status === 409 && keyed && (await keyInUse(response))))) return response;
 			const after = retryAfterSeconds(response.headers);
 			const wait = after === undefined ? backoff(attempt) : after * 1000;
 			if (wait > maxDelay) return response;
@@ -232,6 +236,16 @@ function retryingFetch(options: SikaOptions): (request: Request) => Promise<Resp
 			await sleep(wait, request.signal);
 		}
 	};
+}
+
+/** Whether a 409 is `idempotency_key_in_use` (read from a clone: the response stays unread). */
+async function keyInUse(response: Response): Promise<boolean> {
+	try {
+		const body = (await response.clone().json()) as { error?: { code?: unknown } } | null;
+		return body?.error?.code === "idempotency_key_in_use";
+	} catch {
+		return false;
+	}
 }
 
 function sleep(ms: number, signal?: AbortSignal | null): Promise<void> {

@@ -6,8 +6,10 @@ export type ErrorCode = components["schemas"]["Error"]["code"];
 /**
  * The code of a SikaError: a business code of the API, or one the client gives to what has no
  * code of its own: `validation_error` (HTTP 400 whose envelope maps fields to messages, in
- * `details`), `connection_error` (no answer: network error, refused connection, abort) and
- * `unexpected_response` (an answer that is not in the error envelope, e.g. from a proxy).
+ * `details`), `connection_error` (no answer: network error, refused connection) and
+ * `unexpected_response` (an answer that is not in the error envelope, e.g. from a proxy). The
+ * caller's abort (its `signal`) is no SikaError: it is thrown as fetch throws it (an
+ * `AbortError`, or the signal's reason), retries stopped.
  */
 export type SikaErrorCode = ErrorCode | "validation_error" | "connection_error" | "unexpected_response";
 

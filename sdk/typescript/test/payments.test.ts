@@ -1,4 +1,5 @@
-// Collections, a payout, idempotent replay and cursor iteration against the service (sandbox).
+// Collections, a payout, idempotent replay, concurrent tries of one key and cursor iteration
+// against the service (sandbox).
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { describe } from "node:test";
@@ -63,6 +64,27 @@ describe("payments against the service", () => {
 			if (t.id === third.id) found.push(t);
 		}
 		assert.equal(found.length, 1, "one transaction");
+	});
+
+	test("tries of one Idempotency-Key at once answer the one payment (409 idempotency_key_in_use retried)", async () => {
+		// Ten calls with the same key at once, as a merchant's retries after a timeout may while
+		// the first try still runs: the service answers all but one 409 idempotency_key_in_use
+		// meanwhile (errors.test.ts sees it without retries), which the client retries until it
+		// gets the stored answer. A few rounds make the overlap certain enough; enough retries for
+		// the first try to finish on a loaded machine (0.1 s doubling to 3.2 s).
+		const client = sika({ maxRetries: 6 });
+		for (let round = 0; round < 5; round++) {
+			const header = { "Idempotency-Key": randomUUID() };
+			const body = softpayBody("123");
+			const results = await Promise.allSettled(Array.from({ length: 10 }, () => client.POST("/payments/softpay/", { params: { header }, body })));
+			const failed = results.flatMap((r) => (r.status === "rejected" ? [String(r.reason)] : []));
+			assert.deepEqual(failed, [], `round ${round}: every call answered`);
+			const ids = new Set(results.flatMap((r) => (r.status === "fulfilled" ? [r.value.id] : [])));
+			assert.equal(ids.size, 1, `round ${round}: the one payment`);
+			const found = [];
+			for await (const t of client.list("/transactions/", { params: { query: { search: body.customer_phone } } })) found.push(t.id);
+			assert.deepEqual(found, [...ids], `round ${round}: one transaction`);
+		}
 	});
 
 	test("cursor iteration walks 250 transactions, each once", async () => {

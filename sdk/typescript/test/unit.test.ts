@@ -131,6 +131,41 @@ describe("retries", () => {
 		}
 	});
 
+	test("409 idempotency_key_in_use is retried with the same key and body, Retry-After honoured, within maxRetries", async () => {
+		const inUse = (headers: Record<string, string> = {}) => fail(409, "idempotency_key_in_use", "still being processed", headers);
+		const { client, seen } = fake((_, attempt) => (attempt === 1 ? inUse() : attempt === 2 ? inUse({ "Retry-After": "1" }) : ok(payment, 201)));
+		const started = Date.now();
+		const p = await client.POST("/payments/softpay/", { body: softpay });
+		assert.equal(p.id, payment.id);
+		assert.equal(seen.length, 3);
+		assert.equal(new Set(seen.map((r) => r.headers.get("Idempotency-Key"))).size, 1, "one key for every try");
+		assert.ok(seen.every((r) => r.body === JSON.stringify(softpay)));
+		assert.ok(Date.now() - started >= 1000, "Retry-After honoured");
+
+		const spent = fake(() => inUse(), { maxRetries: 2 });
+		await assert.rejects(spent.client.POST("/payments/softpay/", { body: softpay }), (err: unknown) => {
+			assert.ok(err instanceof ConflictError);
+			assert.equal(err.code, "idempotency_key_in_use");
+			assert.equal(err.message, "still being processed", "the body read to tell the code is the error's");
+			return true;
+		});
+		assert.equal(spent.seen.length, 3, "the first try and maxRetries");
+	});
+
+	test("no other 409, nor a 409 idempotency_key_in_use without an Idempotency-Key or with maxRetries 0, is retried", async () => {
+		const cases: [() => Response, (c: Sika) => Promise<unknown>, Record<string, unknown>][] = [
+			[() => fail(409, "idempotency_key_reused", "other body"), (c) => c.POST("/payments/softpay/", { body: softpay }), {}],
+			[() => fail(409, "checkout_payment_in_progress"), (c) => c.POST("/payments/softpay/", { body: softpay }), {}],
+			[() => fail(409, "idempotency_key_in_use"), (c) => c.POST("/checkout-sessions/", { body: { amount: "1000", currency: "XOF", customer_email: "a@b.c", customer_name: "K" } }), {}],
+			[() => fail(409, "idempotency_key_in_use"), (c) => c.POST("/payments/softpay/", { body: softpay }), { maxRetries: 0 }],
+		];
+		for (const [answer, call, options] of cases) {
+			const { client, seen } = fake(answer, options);
+			await assert.rejects(call(client), (err: unknown) => err instanceof ConflictError && err.status === 409);
+			assert.equal(seen.length, 1);
+		}
+	});
+
 	test("the caller's abort stops the retries and stays an abort", async () => {
 		const controller = new AbortController();
 		const { client, seen } = fake(() => fail(503, "service_unavailable", "down", { "Retry-After": "5" }), { maxRetries: 5 });
