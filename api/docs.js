@@ -521,13 +521,32 @@
     return Object.keys(s.properties || {}).filter(function (p) { return (s.required || []).indexOf(p) >= 0; });
   }
 
+  // paramExample is the example of a parameter; one the document gives none is given the
+  // example of a parameter of the same name and place elsewhere in the document (a phone
+  // number), when there is one.
+  function paramExample(p) {
+    var own = p.example !== undefined ? p.example : exampleValue(p.schema || {}, 1, p.name);
+    if (own !== humanize(p.name)) return own;
+    var found;
+    operations().some(function (o) {
+      return (o.item.parameters || []).concat(o.op.parameters || []).some(function (q) {
+        var v = deref(q).value;
+        var s = v.schema ? normalize(v.schema, 1).schema : {};
+        var example = v.example !== undefined ? v.example : s.example !== undefined ? s.example : (s.examples || [])[0];
+        if (v.name === p.name && v.in === p.in && example !== undefined) found = example;
+        return found !== undefined;
+      });
+    });
+    return found !== undefined ? found : own;
+  }
+
   // sampleRequest is what every sample of an operation sends.
   function sampleRequest(o) {
     var params = (o.item.parameters || []).concat(o.op.parameters || []).map(function (p) { return deref(p).value; });
     var req = { path: [], query: [], idempotent: false, body: undefined, bodyType: null, bodySchema: null };
     params.forEach(function (p) {
       if (p.in === 'path') req.path.push({ name: p.name, schema: p.schema || {}, value: exampleValue(p.schema || {}, 1, p.name) });
-      else if (p.in === 'query' && p.required) req.query.push({ name: p.name, value: exampleValue(p.schema || {}, 1, p.name) });
+      else if (p.in === 'query' && p.required) req.query.push({ name: p.name, schema: p.schema || {}, value: paramExample(p) });
       else if (p.in === 'header' && p.name === 'Idempotency-Key') req.idempotent = true;
     });
     if (o.op.requestBody) {
@@ -574,21 +593,67 @@
     return String(name).split(/[^A-Za-z0-9]+/).filter(Boolean).map(function (w) { return w.charAt(0).toUpperCase() + w.slice(1); }).join('');
   }
 
-  function goLiteral(schema, value) {
-    var s = normalize(schema || {}, 1).schema;
+  // goLiteral is value written in Go as the type oapi-codegen makes of schema: a component
+  // schema is the type of its name (sika.PayoutBatchItemRequest), an array a slice of its items'
+  // type, an object its required fields (the optional ones are pointers, left out), a uuid
+  // uuid.MustParse. indent is the tabs of the line the literal starts on; elide leaves out the
+  // type of a struct inside a slice, as gofmt -s does.
+  function goLiteral(schema, value, indent, elide) {
+    var n = normalize(schema || {}, 1);
+    var s = n.schema;
+    indent = indent || '';
+    var inner = indent + '\t';
+    if (value === null || value === undefined) return 'nil';
     if (s.format === 'uuid' && typeof value === 'string') return 'uuid.MustParse(' + JSON.stringify(value) + ')';
+    if (Array.isArray(value)) {
+      var item = s.items || {};
+      return '[]' + goType(item) + '{' + value.map(function (v) {
+        return '\n' + inner + goLiteral(item, v, inner, true) + ',';
+      }).join('') + (value.length ? '\n' + indent : '') + '}';
+    }
+    if (typeof value === 'object') {
+      if (isMap(s) || !n.name) {
+        return 'map[string]interface{}{' + Object.keys(value).map(function (k) {
+          return '\n' + inner + JSON.stringify(k) + ': ' + goLiteral({}, value[k], inner) + ',';
+        }).join('') + (Object.keys(value).length ? '\n' + indent : '') + '}';
+      }
+      var fields = requiredFields(s).filter(function (f) { return value[f] !== undefined; });
+      return (elide ? '' : goType(schema)) + '{' + fields.map(function (f) {
+        return '\n' + inner + goName(f) + ': ' + goLiteral(s.properties[f], value[f], inner) + ',';
+      }).join('') + (fields.length ? '\n' + indent : '') + '}';
+    }
     return JSON.stringify(value);
+  }
+
+  // goType is the Go type oapi-codegen gives schema where a literal needs it written.
+  function goType(schema) {
+    var n = normalize(schema || {}, 1);
+    var s = n.schema;
+    if (n.name) return 'sika.' + goName(n.name);
+    var type = Array.isArray(s.type) ? s.type[0] : s.type;
+    if (type === 'array' || s.items) return '[]' + goType(s.items || {});
+    if (s.format === 'uuid') return 'uuid.UUID';
+    if (type === 'integer') return 'int';
+    if (type === 'number') return 'float32';
+    if (type === 'boolean') return 'bool';
+    if (type === 'string') return 'string';
+    return 'interface{}';
   }
 
   function goSample(o, req) {
     var method = goName(o.op.operationId);
     var args = ['ctx'].concat(req.path.map(function (p) { return goLiteral(p.schema, p.value); }));
+    // The params struct holds the query and header parameters: nil without a required one.
     var params = (o.item.parameters || []).concat(o.op.parameters || []).some(function (p) { return deref(p).value.in !== 'path'; });
-    if (params) args.push('nil');
+    if (req.query.length) {
+      args.push('&sika.' + method + 'Params{' + req.query.map(function (q) { return goName(q.name) + ': ' + goLiteral(q.schema, q.value); }).join(', ') + '}');
+    } else if (params) {
+      args.push('nil');
+    }
     var call;
     if (req.bodyType === 'application/json') {
       var fields = requiredFields(req.bodySchema || {}).map(function (f) {
-        return '\t' + goName(f) + ': ' + goLiteral(req.bodySchema.properties[f], req.body[f]) + ',';
+        return '\t' + goName(f) + ': ' + goLiteral(req.bodySchema.properties[f], req.body[f], '\t') + ',';
       });
       args.push('sika.' + method + 'JSONRequestBody{' + (fields.length ? '\n' + fields.join('\n') + '\n' : '') + '}');
       call = 'c.' + method + 'WithResponse(' + args.join(', ') + ')';

@@ -2,9 +2,6 @@ package api
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -93,16 +90,4 @@ func TestDocsPageInBrowser(t *testing.T) {
 	assert.Equal(t, "TEST", created.Data.Environment)
 	assert.Equal(t, "PENDING", created.Data.Status)
 	screenshot(t, ctx, dir, "softpay-tried")
-
-	// SIKA_DOCS_SAMPLES_OUT=dir keeps every Go and TypeScript sample of the page in dir/go.txt and
-	// dir/ts.txt, to type-check them against sdk/go and sdk/typescript (how is in the decision
-	// record of the API reference, docs/decisions).
-	if out := os.Getenv("SIKA_DOCS_SAMPLES_OUT"); out != "" {
-		for lang, file := range map[string]string{"Go": "go.txt", "TypeScript": "ts.txt"} {
-			all, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](
-				`Array.from(document.querySelectorAll('pre.sample[data-lang=`+lang+`]')).map(p => p.closest('section').id + '\n' + p.textContent)`))
-			require.NoError(t, err)
-			require.NoError(t, os.WriteFile(filepath.Join(out, file), []byte(strings.Join(all, "\n\n")), 0o644))
-		}
-	}
 }
