@@ -39,6 +39,11 @@ func CheckNoRefundInFlight(f MoneyFlag) error {
 		return sika.FieldError("non_field_errors", fmt.Sprintf("Refund %s of this flag is %s: wait for its outcome (a refund that fails leaves the flag open).",
 			*f.Refund, *f.RefundStatus))
 	}
+	if f.Refund != nil && f.RefundReheld {
+		return sika.FieldError("non_field_errors", fmt.Sprintf("Refund %s of this flag failed, but its operator reported it paid afterwards: its "+
+			"PAYOUT_PAID_AFTER_RELEASE flag decides it first (settled, it refunds the customer and closes this flag; released, a new refund can follow).",
+			*f.Refund))
+	}
 	return nil
 }
 

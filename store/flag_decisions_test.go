@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
@@ -117,4 +118,66 @@ func TestSettleReheldPayout(t *testing.T) {
 		require.Error(t, err, "a refund decision needs its amount (money_decisions_flag_link)")
 		assert.Error(t, store.CheckFlagOpen(f, store.FlagRefundDue))
 	})
+}
+
+// A refund recorded FAILED (its hold released) that its operator then reports paid is held again
+// and flagged PAYOUT_PAID_AFTER_RELEASE: until a person decides it, it counts against its
+// collection, so that no second refund gives the customer their money back twice, and the
+// REFUND_DUE flag it was issued for takes no other refund. Settled, it is the flag's refund: the
+// collection shows it refunded and the REFUND_DUE flag closes (found by a support test: the
+// flag took a second refund, and then could never close).
+func TestARefundPaidAfterItsReleaseStillCounts(t *testing.T) {
+	ctx := t.Context()
+	agent, approver := newStaff(t, sika.StaffSupportAgent), newStaff(t, sika.StaffMoneyApprover)
+	m := fundedMerchant(t, "5000")
+	p := paidCollection(t, m, "1000")
+	r, err := newRefund(t, p, "1000", "10", "")
+	require.NoError(t, err)
+	// The REFUND_DUE flag this refund was issued for (as the flag's decision links it).
+	flagID := uuid.New()
+	_, err = st.Pool().Exec(ctx, `INSERT INTO money_flags (id, kind, transaction_id, merchant_id, environment, amount, currency, reason, refund_id)
+		VALUES ($1, 'REFUND_DUE', $2, $3, 'TEST', 1000, 'XOF', 'paid twice', $4)`, flagID, p.ID, m.ID, r.ID)
+	require.NoError(t, err)
+
+	a := newAttempt(t, r, 1, 1)
+	_, changed, err := st.CompletePayment(ctx, store.Completion{TransactionID: r.ID, Run: 1, Gateway: "sandbox-a", Status: sika.StatusFailed,
+		Reason: "every gateway unavailable", TriggeredBy: sika.TriggerSystem, RecheckFor: time.Hour,
+		Attempt: store.AttemptUpdate{ID: a.ID, Status: sika.AttemptFailed, FailureCode: "unavailable"}})
+	require.NoError(t, err)
+	require.True(t, changed)
+	taken, err := st.RefundInFlight(ctx, p.ID)
+	require.NoError(t, err)
+	assert.Equal(t, "0.00", sika.FormatAmount(taken), "failed and released: nothing taken")
+
+	_, out, err := st.ReconcileSuccess(ctx, store.LateSuccess{AttemptID: a.ID, Source: "operator callback"})
+	require.NoError(t, err)
+	require.Equal(t, store.ReconcilePayoutFlagged, out)
+	reheldFlags := flagsOf(t, r)
+	require.Len(t, reheldFlags, 1)
+	require.Equal(t, store.FlagPayoutPaidAfterRelease, reheldFlags[0].Kind)
+
+	taken, err = st.RefundInFlight(ctx, p.ID)
+	require.NoError(t, err)
+	assert.Equal(t, "1000.00", sika.FormatAmount(taken), "reported paid: taken again")
+	_, err = newRefund(t, p, "1", "0", "")
+	assert.Equal(t, sika.CodeRefundExceedsPayment, sika.ErrorCode(err), "no second refund: %v", err)
+	f, err := st.MoneyFlag(ctx, flagID)
+	require.NoError(t, err)
+	assert.True(t, f.RefundReheld)
+	err = store.CheckNoRefundInFlight(f)
+	assert.Equal(t, sika.CodeValidation, sika.ErrorCode(err), "the REFUND_DUE flag takes no new refund: %v", err)
+
+	d, err := st.ProposeMoneyDecision(ctx, store.Proposal{Kind: store.DecisionSettleReheldPayout, Transaction: r.ID,
+		RequestedStatus: sika.StatusSuccess, Reason: "The operator's statement shows the refund.", Staff: agent.ID, Flag: &reheldFlags[0].ID})
+	require.NoError(t, err)
+	_, _, err = st.SettleReheldPayout(ctx, d.ID, approver.ID, approver.Email)
+	require.NoError(t, err)
+	got, err := st.Transaction(ctx, p.ID)
+	require.NoError(t, err)
+	assert.Equal(t, "1000.00", sika.FormatAmount(got.AmountRefunded.Decimal), "the collection shows it refunded")
+	f, err = st.MoneyFlag(ctx, flagID)
+	require.NoError(t, err)
+	assert.NotNil(t, f.ResolvedAt, "the REFUND_DUE flag closes with its refund's success")
+	assert.False(t, f.RefundReheld)
+	ledgerBalances(t)
 }

@@ -358,6 +358,14 @@ func reconcilePayout(ctx context.Context, tx pgx.Tx, t sika.Transaction, attempt
 		return t, ReconcilePayoutFlagged, flagMoney(ctx, tx, FlagPayoutPaidTwice, t, attempt.ID, sent, reason)
 	}
 	held := t.DebitedAmount.Decimal
+	if t.RefundedTransaction != nil {
+		// A refund paid after its release counts against its collection from this flag on
+		// (refundTaken): the collection is locked first, as reserveRefund locks it before the
+		// wallet, so that a refund of it reserved at this moment waits and then sees the flag.
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM transactions WHERE id = $1 FOR NO KEY UPDATE`, *t.RefundedTransaction); err != nil {
+			return t, "", fmt.Errorf("lock the refunded collection: %w", err)
+		}
+	}
 	var available decimal.Decimal
 	if err := tx.QueryRow(ctx, `SELECT coalesce((SELECT available_amount FROM wallets WHERE merchant_id = $1 AND environment = $2 AND country = $3 FOR UPDATE), 0)`,
 		t.Merchant, t.Environment, t.Country).Scan(&available); err != nil {
@@ -465,10 +473,15 @@ type MoneyFlag struct {
 	// status: the flag closes when it succeeds; FAILED leaves the flag open for another.
 	Refund       *uuid.UUID              `json:"refund"`
 	RefundStatus *sika.TransactionStatus `json:"refund_status"`
+	// RefundReheld: that refund FAILED but its operator reported it paid afterwards, and its
+	// PAYOUT_PAID_AFTER_RELEASE flag, which holds the money again, is still open.
+	RefundReheld bool `json:"refund_reheld"`
 }
 
 const flagColumns = `f.id, f.kind, f.transaction_id, f.attempt_id, f.merchant_id, f.environment, f.amount, f.currency, f.reason,
-	f.created_at, f.resolved_at, f.resolved_by, f.resolution_note, f.refund_id, r.status`
+	f.created_at, f.resolved_at, f.resolved_by, f.resolution_note, f.refund_id, r.status,
+	coalesce(r.status = 'FAILED' AND EXISTS (SELECT 1 FROM money_flags h WHERE h.transaction_id = r.id
+		AND h.kind = 'PAYOUT_PAID_AFTER_RELEASE' AND h.resolved_at IS NULL), false)`
 
 const flagFrom = ` FROM money_flags f LEFT JOIN transactions r ON r.id = f.refund_id`
 
@@ -476,7 +489,7 @@ func scanFlag(row pgx.Row) (MoneyFlag, error) {
 	var f MoneyFlag
 	var amount decimal.Decimal
 	err := row.Scan(&f.ID, &f.Kind, &f.Transaction, &f.Attempt, &f.Merchant, &f.Environment, &amount, &f.Currency, &f.Reason,
-		&f.CreatedAt, &f.ResolvedAt, &f.ResolvedBy, &f.ResolutionNote, &f.Refund, &f.RefundStatus)
+		&f.CreatedAt, &f.ResolvedAt, &f.ResolvedBy, &f.ResolutionNote, &f.Refund, &f.RefundStatus, &f.RefundReheld)
 	f.Amount = sika.NewAmount(amount)
 	return f, err
 }

@@ -66,7 +66,7 @@ func reserveRefund(ctx context.Context, tx pgx.Tx, r sika.Transaction) error {
 	}
 	var taken decimal.Decimal
 	if err := tx.QueryRow(ctx, `SELECT coalesce(sum(requested_amount), 0) FROM transactions
-		WHERE refunded_transaction_id = $1 AND status IN ('PENDING', 'SUCCESS') AND id <> $2`, p.ID, r.ID).Scan(&taken); err != nil {
+		WHERE refunded_transaction_id = $1 AND `+refundTaken+` AND id <> $2`, p.ID, r.ID).Scan(&taken); err != nil {
 		return fmt.Errorf("sum refunds: %w", err)
 	}
 	if left := p.DebitedAmount.Sub(taken); r.RequestedAmount.GreaterThan(left) {
@@ -93,11 +93,20 @@ func RefundExceeds(p sika.Transaction, left decimal.Decimal) error {
 		sika.FormatAmount(p.DebitedAmount.Decimal), p.Currency, p.Reference, sika.FormatAmount(decimal.Max(left, decimal.Zero)), p.Currency)
 }
 
-// RefundInFlight sums the refunds of a collection that are succeeded or in flight.
+// refundTaken selects (from transactions) a refund that took, or may have taken, its
+// collection's money: succeeded, in flight, or FAILED but reported paid afterwards by its
+// operator, its PAYOUT_PAID_AFTER_RELEASE flag still open (the money held again while two people
+// decide; reconcilePayout locks the collection before it flags, as reserveRefund does). Without
+// the last, a second refund could be issued while the operator says the first was paid.
+const refundTaken = `(status IN ('PENDING', 'SUCCESS') OR (status = 'FAILED' AND EXISTS (SELECT 1 FROM money_flags h
+	WHERE h.transaction_id = transactions.id AND h.kind = 'PAYOUT_PAID_AFTER_RELEASE' AND h.resolved_at IS NULL)))`
+
+// RefundInFlight sums the refunds of a collection that are succeeded, in flight, or reported
+// paid after their release (refundTaken).
 func (s *Store) RefundInFlight(ctx context.Context, paymentID uuid.UUID) (decimal.Decimal, error) {
 	var taken decimal.Decimal
 	if err := s.pool.QueryRow(ctx, `SELECT coalesce(sum(requested_amount), 0) FROM transactions
-		WHERE refunded_transaction_id = $1 AND status IN ('PENDING', 'SUCCESS')`, paymentID).Scan(&taken); err != nil {
+		WHERE refunded_transaction_id = $1 AND `+refundTaken, paymentID).Scan(&taken); err != nil {
 		return taken, fmt.Errorf("sum refunds: %w", err)
 	}
 	return taken, nil

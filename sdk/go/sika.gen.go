@@ -4439,7 +4439,10 @@ type MoneyFlag struct {
 	// Refund The latest refund issued for a `REFUND_DUE` flag (`POST /admin/money-flags/{id}/refund/`, approved): the flag closes when it succeeds.
 	Refund *openapi_types.UUID `json:"refund"`
 
-	// RefundStatus That refund's status; `FAILED` leaves the flag open for another refund.
+	// RefundReheld That refund is `FAILED` but its operator reported it paid afterwards, and its `PAYOUT_PAID_AFTER_RELEASE` flag (which holds the money again) is open: no other refund of this flag until that flag is decided; settled, it refunds the customer and closes this one. Such a refund also counts against its collection, for every refund of it.
+	RefundReheld bool `json:"refund_reheld"`
+
+	// RefundStatus That refund's status; `FAILED` leaves the flag open for another refund, unless `refund_reheld`.
 	RefundStatus   *TransactionStatus  `json:"refund_status"`
 	ResolutionNote string              `json:"resolution_note"`
 	ResolvedAt     *time.Time          `json:"resolved_at"`

@@ -3280,8 +3280,10 @@ export interface components {
              * @description The latest refund issued for a `REFUND_DUE` flag (`POST /admin/money-flags/{id}/refund/`, approved): the flag closes when it succeeds.
              */
             refund: string | null;
-            /** @description That refund's status; `FAILED` leaves the flag open for another refund. */
+            /** @description That refund's status; `FAILED` leaves the flag open for another refund, unless `refund_reheld`. */
             refund_status: components["schemas"]["TransactionStatus"] | null;
+            /** @description That refund is `FAILED` but its operator reported it paid afterwards, and its `PAYOUT_PAID_AFTER_RELEASE` flag (which holds the money again) is open: no other refund of this flag until that flag is decided; settled, it refunds the customer and closes this one. Such a refund also counts against its collection, for every refund of it. */
+            refund_reheld: boolean;
         };
         /** @description A page of IP whitelist entries. */
         IPWhitelistEntryPage: components["schemas"]["Page"] & {
