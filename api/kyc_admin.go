@@ -51,11 +51,24 @@ func (s *Server) unsuspendMerchant(w http.ResponseWriter, r *http.Request) error
 	return s.setMerchantSuspended(w, r, false)
 }
 
+// merchantSuspensionRequest is the optional body of a suspension or its lifting: why, for the
+// support log.
+type merchantSuspensionRequest struct {
+	Reason string `json:"reason"`
+}
+
 func (s *Server) setMerchantSuspended(w http.ResponseWriter, r *http.Request, suspended bool) error {
-	id, err := actionID(r, "Merchant")
+	var req merchantSuspensionRequest
+	id, err := idAndBody(r, "Merchant", &req)
 	if err != nil {
 		return err
 	}
-	m, err := s.store.SetMerchantSuspended(r.Context(), id, principalFrom(r.Context()).Member.ID, suspended)
+	reason := strings.TrimSpace(req.Reason)
+	var v sika.Validation
+	maxLength(&v, "reason", reason, 2000)
+	if err := v.Err(); err != nil {
+		return err
+	}
+	m, err := s.store.SetMerchantSuspended(r.Context(), id, principalFrom(r.Context()).Member.ID, suspended, reason)
 	return reply(w, http.StatusOK, m, err)
 }

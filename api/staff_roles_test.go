@@ -218,8 +218,16 @@ func TestConsoleRoles(t *testing.T) {
 	agent, _ := login(sika.StaffSupportAgent)
 	page = agent.Get(t, merchantPage)
 	assert.Contains(t, page.Body, `id="suspend"`)
-	r = agent.Do(t, http.MethodPost, merchantPage+"suspend/", url.Values{"csrf_token": {agent.consoleCSRF(t)}})
+	assert.Contains(t, page.Body, `id="suspend-reason"`, "a suspension says why")
+	r = agent.Do(t, http.MethodPost, merchantPage+"suspend/", url.Values{"csrf_token": {agent.consoleCSRF(t)}, "reason": {"Chargebacks reported by the operator"}})
 	require.Equal(t, http.StatusSeeOther, r.Status, r.Body)
+	logged, err := testStore.StaffActions(t.Context(), uuid.Nil, 500)
+	require.NoError(t, err)
+	found := false
+	for _, a := range logged {
+		found = found || (a.Action == store.StaffActionMerchantSuspended && a.Reason == "Chargebacks reported by the operator")
+	}
+	assert.True(t, found, "the support log keeps the reason")
 	page = agent.Get(t, merchantPage)
 	assert.NotContains(t, page.Body, `id="unsuspend"`, "reinstating is for a money approver")
 	r = agent.Do(t, http.MethodPost, merchantPage+"unsuspend/", url.Values{"csrf_token": {agent.consoleCSRF(t)}})

@@ -74,8 +74,8 @@ var requestBodies = map[string]any{
 	"POST /merchant-kyc/{id}/documents/":          kycDocumentRequest{},
 	"POST /admin/merchant-kyc/{id}/approve/":      kycReviewRequest{},
 	"POST /admin/merchant-kyc/{id}/reject/":       kycReviewRequest{},
-	"POST /admin/merchants/{id}/suspend/":         struct{}{},
-	"POST /admin/merchants/{id}/unsuspend/":       struct{}{},
+	"POST /admin/merchants/{id}/suspend/":         merchantSuspensionRequest{},
+	"POST /admin/merchants/{id}/unsuspend/":       merchantSuspensionRequest{},
 }
 
 // notJSONRoutes are the write routes whose body is not JSON.
@@ -380,8 +380,8 @@ func strictValidBodies(f *strictFixture) map[string]map[string]any {
 		"POST /merchant-kyc/{id}/documents/":          {"document_type": "OTHER", "label": "Statutes", "file_url": "https://example.com/x.pdf"},
 		"POST /admin/merchant-kyc/{id}/approve/":      {"review_note": "ok"},
 		"POST /admin/merchant-kyc/{id}/reject/":       {"review_note": "no"},
-		"POST /admin/merchants/{id}/suspend/":         {},
-		"POST /admin/merchants/{id}/unsuspend/":       {},
+		"POST /admin/merchants/{id}/suspend/":         {"reason": "chargebacks"},
+		"POST /admin/merchants/{id}/unsuspend/":       {"reason": "cleared"},
 	}
 }
 

@@ -24,21 +24,28 @@ const (
 	StaffActionReverified         = "reverified"
 )
 
-// TransactionsByReference finds, across merchants and environments, the transactions whose
-// Sika reference, gateway reference, or one of whose attempts' gateway references, is ref
-// exactly: support's search. Each arm uses an index (the unique reference, and the partial
-// gateway_reference indexes of migration 0015).
+// TransactionsByReference finds, across merchants and environments, the transactions whose id,
+// Sika reference (in any case), gateway reference, or one of whose attempts' gateway references,
+// is ref: support's search. Each arm uses an index (the primary key, the unique reference, and
+// the partial gateway_reference indexes of migration 0015).
 func (s *Store) TransactionsByReference(ctx context.Context, ref string, limit int) ([]sika.Transaction, error) {
 	ref = strings.TrimSpace(ref)
 	if ref == "" {
 		return nil, nil
 	}
+	// The transaction's own id (what merchants see in API answers and webhooks) is found too, and
+	// a Sika reference whatever its case (they are upper case); an operator's is matched as given.
+	var id *uuid.UUID
+	if u, err := uuid.Parse(ref); err == nil {
+		id = &u
+	}
 	return collect(ctx, s.pool, "transactions by reference", scanTransaction, `SELECT `+transactionColumns+` FROM transactions t
 		WHERE t.id IN (
-			SELECT id FROM transactions WHERE reference = $1
+			SELECT id FROM transactions WHERE reference = upper($1)
+			UNION SELECT id FROM transactions WHERE id = $3
 			UNION SELECT id FROM transactions WHERE gateway_reference = $1 AND gateway_reference <> ''
 			UNION SELECT transaction_id FROM transaction_attempts WHERE gateway_reference = $1 AND gateway_reference <> '')
-		ORDER BY t.created_at DESC, t.id DESC LIMIT $2`, ref, limit)
+		ORDER BY t.created_at DESC, t.id DESC LIMIT $2`, ref, limit, id)
 }
 
 // KYCDossierForStaff is any merchant's dossier, with its documents.

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"strings"
 	"sync"
 	"testing"
 
@@ -73,4 +74,21 @@ func TestStaffRoleAndTeamMembershipRace(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Support's search finds a transaction by its id (what merchants see in answers and webhooks)
+// and by its Sika reference typed in any case, as well as by the operators' references.
+func TestSupportSearchFindsByIDAndReferenceInAnyCase(t *testing.T) {
+	ctx := t.Context()
+	p := newPayment(t, newMerchant(t), "75")
+	for _, q := range []string{p.Reference, strings.ToLower(p.Reference), " " + p.ID.String() + " ", strings.ToUpper(p.ID.String())} {
+		found, err := st.TransactionsByReference(ctx, q, 10)
+		require.NoError(t, err)
+		if assert.Len(t, found, 1, "%q", q) {
+			assert.Equal(t, p.ID, found[0].ID)
+		}
+	}
+	found, err := st.TransactionsByReference(ctx, "PAY-NOTHING-LIKE-IT", 10)
+	require.NoError(t, err)
+	assert.Empty(t, found)
 }

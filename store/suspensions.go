@@ -13,7 +13,7 @@ import (
 // returns it. Suspending a suspended merchant keeps who suspended it first, and when;
 // reinstating clears both. The staff action (merchant_suspended or merchant_reinstated) is
 // audited with it.
-func (s *Store) SetMerchantSuspended(ctx context.Context, id, admin uuid.UUID, suspended bool) (sika.Merchant, error) {
+func (s *Store) SetMerchantSuspended(ctx context.Context, id, admin uuid.UUID, suspended bool, reason string) (sika.Merchant, error) {
 	defer s.FlushReadCache() // the merchant or its settings are cached (readcache.go)
 	var m sika.Merchant
 	err := s.InTx(ctx, func(tx pgx.Tx) error {
@@ -30,7 +30,8 @@ func (s *Store) SetMerchantSuspended(ctx context.Context, id, admin uuid.UUID, s
 		if suspended {
 			action = StaffActionMerchantSuspended
 		}
-		return recordStaffAction(ctx, tx, StaffAction{Staff: admin, Action: action, Detail: map[string]any{"merchant": m.ID}})
+		return recordStaffAction(ctx, tx, StaffAction{Staff: admin, Action: action, Reason: reason,
+			Detail: map[string]any{"merchant": m.ID, "merchant_name": m.Name}})
 	})
 	return m, err
 }

@@ -120,7 +120,8 @@ func TestErrorCodesFromTheService(t *testing.T) {
 		expect(t, err, ErrorCodeMerchantInactive, 403)
 
 		admin := dashboard(t, ctx, dev, dev.Admin.Email, dev.Admin.Password, Options{})
-		_, err = admin.SuspendMerchantWithResponse(ctx, registered.JSON201.Data.Merchants[0].Id)
+		reason := "an SDK test of merchant_suspended"
+		_, err = admin.SuspendMerchantWithResponse(ctx, registered.JSON201.Data.Merchants[0].Id, SuspendMerchantJSONRequestBody{Reason: &reason})
 		require.NoError(t, err)
 		_, err = test.ListTransactionsWithResponse(ctx, nil)
 		expect(t, err, ErrorCodeMerchantSuspended, 403)

@@ -6156,8 +6156,20 @@ type ReviewPayoutMethodJSONBody struct {
 // ReviewPayoutMethod200JSONResponseBodySuccess defines parameters for ReviewPayoutMethod.
 type ReviewPayoutMethod200JSONResponseBodySuccess bool
 
+// SuspendMerchantJSONBody defines parameters for SuspendMerchant.
+type SuspendMerchantJSONBody struct {
+	// Reason Why, for the support log.
+	Reason *string `json:"reason,omitempty"`
+}
+
 // SuspendMerchant200JSONResponseBodySuccess defines parameters for SuspendMerchant.
 type SuspendMerchant200JSONResponseBodySuccess bool
+
+// UnsuspendMerchantJSONBody defines parameters for UnsuspendMerchant.
+type UnsuspendMerchantJSONBody struct {
+	// Reason Why, for the support log.
+	Reason *string `json:"reason,omitempty"`
+}
 
 // UnsuspendMerchant200JSONResponseBodySuccess defines parameters for UnsuspendMerchant.
 type UnsuspendMerchant200JSONResponseBodySuccess bool
@@ -8528,6 +8540,12 @@ type RejectKYCDossierJSONRequestBody RejectKYCDossierJSONBody
 // ReviewPayoutMethodJSONRequestBody defines body for ReviewPayoutMethod for application/json ContentType.
 type ReviewPayoutMethodJSONRequestBody ReviewPayoutMethodJSONBody
 
+// SuspendMerchantJSONRequestBody defines body for SuspendMerchant for application/json ContentType.
+type SuspendMerchantJSONRequestBody SuspendMerchantJSONBody
+
+// UnsuspendMerchantJSONRequestBody defines body for UnsuspendMerchant for application/json ContentType.
+type UnsuspendMerchantJSONRequestBody UnsuspendMerchantJSONBody
+
 // RejectMoneyDecisionJSONRequestBody defines body for RejectMoneyDecision for application/json ContentType.
 type RejectMoneyDecisionJSONRequestBody = MoneyDecisionRejection
 
@@ -8799,25 +8817,53 @@ type ClientInterface interface {
 	// Corresponds with PATCH /admin/merchant-payout-methods/{id}/ (the `ReviewPayoutMethod` operationId).
 	ReviewPayoutMethod(ctx context.Context, id openapi_types.UUID, body ReviewPayoutMethodJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// SuspendMerchantWithBody Suspend a merchant
+	//
+	// Sika staff suspend a merchant: its API keys answer `403 merchant_suspended`, and so do
+	// its money-moving dashboard calls; its members may still log in and look. Suspending a
+	// suspended merchant changes nothing. The optional `reason` is kept in the support log with
+	// the staff member's name. Staff session only (`403 admin_only` otherwise).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /admin/merchants/{id}/suspend/ (the `SuspendMerchant` operationId).
+	SuspendMerchantWithBody(ctx context.Context, id Id, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// SuspendMerchant Suspend a merchant
 	//
 	// Sika staff suspend a merchant: its API keys answer `403 merchant_suspended`, and so do
 	// its money-moving dashboard calls; its members may still log in and look. Suspending a
-	// suspended merchant changes nothing. The body is empty (any member in it is refused as an
-	// unknown field, `400`). Staff session only (`403 admin_only` otherwise).
+	// suspended merchant changes nothing. The optional `reason` is kept in the support log with
+	// the staff member's name. Staff session only (`403 admin_only` otherwise).
+	//
+	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /admin/merchants/{id}/suspend/ (the `SuspendMerchant` operationId).
-	SuspendMerchant(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
+	SuspendMerchant(ctx context.Context, id Id, body SuspendMerchantJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UnsuspendMerchantWithBody Lift a merchant's suspension
+	//
+	// Sika staff lift a suspension: the merchant's API keys work again (a `LIVE` key still
+	// needs the merchant to be active). Lifting it from a merchant that is not suspended
+	// changes nothing. The optional `reason` is kept in the support log. Staff session only
+	// (`403 admin_only` otherwise).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /admin/merchants/{id}/unsuspend/ (the `UnsuspendMerchant` operationId).
+	UnsuspendMerchantWithBody(ctx context.Context, id Id, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// UnsuspendMerchant Lift a merchant's suspension
 	//
 	// Sika staff lift a suspension: the merchant's API keys work again (a `LIVE` key still
 	// needs the merchant to be active). Lifting it from a merchant that is not suspended
-	// changes nothing. The body is empty (any member in it is refused as an unknown field,
-	// `400`). Staff session only (`403 admin_only` otherwise).
+	// changes nothing. The optional `reason` is kept in the support log. Staff session only
+	// (`403 admin_only` otherwise).
+	//
+	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /admin/merchants/{id}/unsuspend/ (the `UnsuspendMerchant` operationId).
-	UnsuspendMerchant(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error)
+	UnsuspendMerchant(ctx context.Context, id Id, body UnsuspendMerchantJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListMoneyDecisions Money decisions (two-person rule)
 	//
@@ -11238,16 +11284,62 @@ func (c *RawClient) ReviewPayoutMethod(ctx context.Context, id openapi_types.UUI
 	return c.Client.Do(req)
 }
 
+// SuspendMerchantWithBody Suspend a merchant
+//
+// Sika staff suspend a merchant: its API keys answer `403 merchant_suspended`, and so do
+// its money-moving dashboard calls; its members may still log in and look. Suspending a
+// suspended merchant changes nothing. The optional `reason` is kept in the support log with
+// the staff member's name. Staff session only (`403 admin_only` otherwise).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /admin/merchants/{id}/suspend/ (the `SuspendMerchant` operationId).
+func (c *RawClient) SuspendMerchantWithBody(ctx context.Context, id Id, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSuspendMerchantRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // SuspendMerchant Suspend a merchant
 //
 // Sika staff suspend a merchant: its API keys answer `403 merchant_suspended`, and so do
 // its money-moving dashboard calls; its members may still log in and look. Suspending a
-// suspended merchant changes nothing. The body is empty (any member in it is refused as an
-// unknown field, `400`). Staff session only (`403 admin_only` otherwise).
+// suspended merchant changes nothing. The optional `reason` is kept in the support log with
+// the staff member's name. Staff session only (`403 admin_only` otherwise).
+//
+// Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /admin/merchants/{id}/suspend/ (the `SuspendMerchant` operationId).
-func (c *RawClient) SuspendMerchant(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSuspendMerchantRequest(c.Server, id)
+func (c *RawClient) SuspendMerchant(ctx context.Context, id Id, body SuspendMerchantJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSuspendMerchantRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UnsuspendMerchantWithBody Lift a merchant's suspension
+//
+// Sika staff lift a suspension: the merchant's API keys work again (a `LIVE` key still
+// needs the merchant to be active). Lifting it from a merchant that is not suspended
+// changes nothing. The optional `reason` is kept in the support log. Staff session only
+// (`403 admin_only` otherwise).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /admin/merchants/{id}/unsuspend/ (the `UnsuspendMerchant` operationId).
+func (c *RawClient) UnsuspendMerchantWithBody(ctx context.Context, id Id, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUnsuspendMerchantRequestWithBody(c.Server, id, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -11262,12 +11354,14 @@ func (c *RawClient) SuspendMerchant(ctx context.Context, id Id, reqEditors ...Re
 //
 // Sika staff lift a suspension: the merchant's API keys work again (a `LIVE` key still
 // needs the merchant to be active). Lifting it from a merchant that is not suspended
-// changes nothing. The body is empty (any member in it is refused as an unknown field,
-// `400`). Staff session only (`403 admin_only` otherwise).
+// changes nothing. The optional `reason` is kept in the support log. Staff session only
+// (`403 admin_only` otherwise).
+//
+// Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /admin/merchants/{id}/unsuspend/ (the `UnsuspendMerchant` operationId).
-func (c *RawClient) UnsuspendMerchant(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewUnsuspendMerchantRequest(c.Server, id)
+func (c *RawClient) UnsuspendMerchant(ctx context.Context, id Id, body UnsuspendMerchantJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUnsuspendMerchantRequest(c.Server, id, body)
 	if err != nil {
 		return nil, err
 	}
@@ -15348,8 +15442,19 @@ func NewReviewPayoutMethodRequestWithBody(server string, id openapi_types.UUID, 
 	return req, nil
 }
 
-// NewSuspendMerchantRequest constructs an http.Request for the SuspendMerchant method
-func NewSuspendMerchantRequest(server string, id Id) (*http.Request, error) {
+// NewSuspendMerchantRequest calls the generic SuspendMerchant builder with application/json body
+func NewSuspendMerchantRequest(server string, id Id, body SuspendMerchantJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSuspendMerchantRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewSuspendMerchantRequestWithBody constructs an http.Request for the SuspendMerchant method, with any body, and a specified content type
+func NewSuspendMerchantRequestWithBody(server string, id Id, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -15374,16 +15479,29 @@ func NewSuspendMerchantRequest(server string, id Id) (*http.Request, error) {
 		return nil, err
 	}
 
-	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
 
+	req.Header.Add("Content-Type", contentType)
+
 	return req, nil
 }
 
-// NewUnsuspendMerchantRequest constructs an http.Request for the UnsuspendMerchant method
-func NewUnsuspendMerchantRequest(server string, id Id) (*http.Request, error) {
+// NewUnsuspendMerchantRequest calls the generic UnsuspendMerchant builder with application/json body
+func NewUnsuspendMerchantRequest(server string, id Id, body UnsuspendMerchantJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUnsuspendMerchantRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewUnsuspendMerchantRequestWithBody constructs an http.Request for the UnsuspendMerchant method, with any body, and a specified content type
+func NewUnsuspendMerchantRequestWithBody(server string, id Id, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -15408,10 +15526,12 @@ func NewUnsuspendMerchantRequest(server string, id Id) (*http.Request, error) {
 		return nil, err
 	}
 
-	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -23715,29 +23835,53 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /admin/merchant-payout-methods/{id}/ (the `ReviewPayoutMethod` operationId).
 	ReviewPayoutMethodWithResponse(ctx context.Context, id openapi_types.UUID, body ReviewPayoutMethodJSONRequestBody, reqEditors ...RequestEditorFn) (*ReviewPayoutMethodResponse, error)
 
+	// SuspendMerchantWithBodyWithResponse Suspend a merchant
+	//
+	// Sika staff suspend a merchant: its API keys answer `403 merchant_suspended`, and so do
+	// its money-moving dashboard calls; its members may still log in and look. Suspending a
+	// suspended merchant changes nothing. The optional `reason` is kept in the support log with
+	// the staff member's name. Staff session only (`403 admin_only` otherwise).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /admin/merchants/{id}/suspend/ (the `SuspendMerchant` operationId).
+	SuspendMerchantWithBodyWithResponse(ctx context.Context, id Id, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SuspendMerchantResponse, error)
+
 	// SuspendMerchantWithResponse Suspend a merchant
 	//
 	// Sika staff suspend a merchant: its API keys answer `403 merchant_suspended`, and so do
 	// its money-moving dashboard calls; its members may still log in and look. Suspending a
-	// suspended merchant changes nothing. The body is empty (any member in it is refused as an
-	// unknown field, `400`). Staff session only (`403 admin_only` otherwise).
+	// suspended merchant changes nothing. The optional `reason` is kept in the support log with
+	// the staff member's name. Staff session only (`403 admin_only` otherwise).
 	//
-	// Returns a wrapper object for the known response body format(s).
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /admin/merchants/{id}/suspend/ (the `SuspendMerchant` operationId).
-	SuspendMerchantWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*SuspendMerchantResponse, error)
+	SuspendMerchantWithResponse(ctx context.Context, id Id, body SuspendMerchantJSONRequestBody, reqEditors ...RequestEditorFn) (*SuspendMerchantResponse, error)
+
+	// UnsuspendMerchantWithBodyWithResponse Lift a merchant's suspension
+	//
+	// Sika staff lift a suspension: the merchant's API keys work again (a `LIVE` key still
+	// needs the merchant to be active). Lifting it from a merchant that is not suspended
+	// changes nothing. The optional `reason` is kept in the support log. Staff session only
+	// (`403 admin_only` otherwise).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /admin/merchants/{id}/unsuspend/ (the `UnsuspendMerchant` operationId).
+	UnsuspendMerchantWithBodyWithResponse(ctx context.Context, id Id, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UnsuspendMerchantResponse, error)
 
 	// UnsuspendMerchantWithResponse Lift a merchant's suspension
 	//
 	// Sika staff lift a suspension: the merchant's API keys work again (a `LIVE` key still
 	// needs the merchant to be active). Lifting it from a merchant that is not suspended
-	// changes nothing. The body is empty (any member in it is refused as an unknown field,
-	// `400`). Staff session only (`403 admin_only` otherwise).
+	// changes nothing. The optional `reason` is kept in the support log. Staff session only
+	// (`403 admin_only` otherwise).
 	//
-	// Returns a wrapper object for the known response body format(s).
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /admin/merchants/{id}/unsuspend/ (the `UnsuspendMerchant` operationId).
-	UnsuspendMerchantWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*UnsuspendMerchantResponse, error)
+	UnsuspendMerchantWithResponse(ctx context.Context, id Id, body UnsuspendMerchantJSONRequestBody, reqEditors ...RequestEditorFn) (*UnsuspendMerchantResponse, error)
 
 	// ListMoneyDecisionsWithResponse Money decisions (two-person rule)
 	//
@@ -33603,36 +33747,72 @@ func (c *ClientWithResponses) ReviewPayoutMethodWithResponse(ctx context.Context
 	return ParseReviewPayoutMethodResponse(rsp)
 }
 
-// SuspendMerchantWithResponse Suspend a merchant
+// SuspendMerchantWithBodyWithResponse Suspend a merchant
 //
 // Sika staff suspend a merchant: its API keys answer `403 merchant_suspended`, and so do
 // its money-moving dashboard calls; its members may still log in and look. Suspending a
-// suspended merchant changes nothing. The body is empty (any member in it is refused as an
-// unknown field, `400`). Staff session only (`403 admin_only` otherwise).
+// suspended merchant changes nothing. The optional `reason` is kept in the support log with
+// the staff member's name. Staff session only (`403 admin_only` otherwise).
 //
-// Returns a wrapper object for the known response body format(s).
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /admin/merchants/{id}/suspend/ (the `SuspendMerchant` operationId).
-func (c *ClientWithResponses) SuspendMerchantWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*SuspendMerchantResponse, error) {
-	rsp, err := c.SuspendMerchant(ctx, id, reqEditors...)
+func (c *ClientWithResponses) SuspendMerchantWithBodyWithResponse(ctx context.Context, id Id, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SuspendMerchantResponse, error) {
+	rsp, err := c.SuspendMerchantWithBody(ctx, id, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
 	return ParseSuspendMerchantResponse(rsp)
 }
 
+// SuspendMerchantWithResponse Suspend a merchant
+//
+// Sika staff suspend a merchant: its API keys answer `403 merchant_suspended`, and so do
+// its money-moving dashboard calls; its members may still log in and look. Suspending a
+// suspended merchant changes nothing. The optional `reason` is kept in the support log with
+// the staff member's name. Staff session only (`403 admin_only` otherwise).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /admin/merchants/{id}/suspend/ (the `SuspendMerchant` operationId).
+func (c *ClientWithResponses) SuspendMerchantWithResponse(ctx context.Context, id Id, body SuspendMerchantJSONRequestBody, reqEditors ...RequestEditorFn) (*SuspendMerchantResponse, error) {
+	rsp, err := c.SuspendMerchant(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSuspendMerchantResponse(rsp)
+}
+
+// UnsuspendMerchantWithBodyWithResponse Lift a merchant's suspension
+//
+// Sika staff lift a suspension: the merchant's API keys work again (a `LIVE` key still
+// needs the merchant to be active). Lifting it from a merchant that is not suspended
+// changes nothing. The optional `reason` is kept in the support log. Staff session only
+// (`403 admin_only` otherwise).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /admin/merchants/{id}/unsuspend/ (the `UnsuspendMerchant` operationId).
+func (c *ClientWithResponses) UnsuspendMerchantWithBodyWithResponse(ctx context.Context, id Id, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UnsuspendMerchantResponse, error) {
+	rsp, err := c.UnsuspendMerchantWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUnsuspendMerchantResponse(rsp)
+}
+
 // UnsuspendMerchantWithResponse Lift a merchant's suspension
 //
 // Sika staff lift a suspension: the merchant's API keys work again (a `LIVE` key still
 // needs the merchant to be active). Lifting it from a merchant that is not suspended
-// changes nothing. The body is empty (any member in it is refused as an unknown field,
-// `400`). Staff session only (`403 admin_only` otherwise).
+// changes nothing. The optional `reason` is kept in the support log. Staff session only
+// (`403 admin_only` otherwise).
 //
-// Returns a wrapper object for the known response body format(s).
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /admin/merchants/{id}/unsuspend/ (the `UnsuspendMerchant` operationId).
-func (c *ClientWithResponses) UnsuspendMerchantWithResponse(ctx context.Context, id Id, reqEditors ...RequestEditorFn) (*UnsuspendMerchantResponse, error) {
-	rsp, err := c.UnsuspendMerchant(ctx, id, reqEditors...)
+func (c *ClientWithResponses) UnsuspendMerchantWithResponse(ctx context.Context, id Id, body UnsuspendMerchantJSONRequestBody, reqEditors ...RequestEditorFn) (*UnsuspendMerchantResponse, error) {
+	rsp, err := c.UnsuspendMerchant(ctx, id, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}

@@ -465,7 +465,11 @@ func (a *App) setSuspended(w http.ResponseWriter, r *http.Request, v *visit, sus
 	if err != nil {
 		return err
 	}
-	if _, err := a.cfg.Store.SetMerchantSuspended(r.Context(), id, v.Member.ID, suspended); err != nil {
+	reason := strings.TrimSpace(r.PostFormValue("reason"))
+	if len([]rune(reason)) > 2000 {
+		return sika.FieldError("reason", "Too long.")
+	}
+	if _, err := a.cfg.Store.SetMerchantSuspended(r.Context(), id, v.Member.ID, suspended, reason); err != nil {
 		return err
 	}
 	webapp.Redirect(w, r, Prefix+"merchants/"+id.String()+"/")

@@ -2612,8 +2612,8 @@ export interface paths {
          * Suspend a merchant
          * @description Sika staff suspend a merchant: its API keys answer `403 merchant_suspended`, and so do
          *     its money-moving dashboard calls; its members may still log in and look. Suspending a
-         *     suspended merchant changes nothing. The body is empty (any member in it is refused as an
-         *     unknown field, `400`). Staff session only (`403 admin_only` otherwise).
+         *     suspended merchant changes nothing. The optional `reason` is kept in the support log with
+         *     the staff member's name. Staff session only (`403 admin_only` otherwise).
          */
         post: operations["suspendMerchant"];
         delete?: never;
@@ -2635,8 +2635,8 @@ export interface paths {
          * Lift a merchant's suspension
          * @description Sika staff lift a suspension: the merchant's API keys work again (a `LIVE` key still
          *     needs the merchant to be active). Lifting it from a merchant that is not suspended
-         *     changes nothing. The body is empty (any member in it is refused as an unknown field,
-         *     `400`). Staff session only (`403 admin_only` otherwise).
+         *     changes nothing. The optional `reason` is kept in the support log. Staff session only
+         *     (`403 admin_only` otherwise).
          */
         post: operations["unsuspendMerchant"];
         delete?: never;
@@ -11695,7 +11695,14 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description Why, for the support log. */
+                    reason?: string;
+                };
+            };
+        };
         responses: {
             /** @description The merchant. */
             200: {
@@ -11732,7 +11739,14 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description Why, for the support log. */
+                    reason?: string;
+                };
+            };
+        };
         responses: {
             /** @description The merchant. */
             200: {
