@@ -71,18 +71,36 @@ type MoneyDecision struct {
 	DecisionNote    string         `json:"decision_note"`
 	// Outcome is what applying an approved decision gave (the payout's status, who decided it).
 	Outcome json.RawMessage `json:"outcome"`
+	// Subject is the transaction as it stands now, for the approver's page (not in the API's
+	// answer, which names the transaction by id).
+	Subject DecisionSubject `json:"-"`
+}
+
+// DecisionSubject is what an approver reads of a decision's transaction before approving it.
+type DecisionSubject struct {
+	Reference    string
+	Type         sika.TransactionType
+	Status       sika.TransactionStatus
+	Amount       sika.Amount // debited
+	Currency     string
+	MerchantName string
 }
 
 const decisionColumns = `d.id, d.kind, d.transaction_id, d.requested_status, d.reason, d.proposed_by, p.email, d.proposed_at,
-	d.status, d.decided_by, a.email, d.decided_at, d.decision_note, coalesce(d.outcome, 'null'::jsonb), d.flag_id, d.amount`
+	d.status, d.decided_by, a.email, d.decided_at, d.decision_note, coalesce(d.outcome, 'null'::jsonb), d.flag_id, d.amount,
+	st.reference, st.transaction_type, st.status, st.debited_amount, st.currency, sm.name`
 
-const decisionFrom = ` FROM money_decisions d JOIN members p ON p.id = d.proposed_by LEFT JOIN members a ON a.id = d.decided_by`
+const decisionFrom = ` FROM money_decisions d JOIN members p ON p.id = d.proposed_by LEFT JOIN members a ON a.id = d.decided_by
+	JOIN transactions st ON st.id = d.transaction_id JOIN merchants sm ON sm.id = st.merchant_id`
 
 func scanDecision(row pgx.Row) (MoneyDecision, error) {
 	var d MoneyDecision
 	var amount *decimal.Decimal
+	var debited decimal.Decimal
 	err := row.Scan(&d.ID, &d.Kind, &d.Transaction, &d.RequestedStatus, &d.Reason, &d.ProposedBy, &d.ProposedByEmail, &d.ProposedAt,
-		&d.Status, &d.DecidedBy, &d.DecidedByEmail, &d.DecidedAt, &d.DecisionNote, &d.Outcome, &d.Flag, &amount)
+		&d.Status, &d.DecidedBy, &d.DecidedByEmail, &d.DecidedAt, &d.DecisionNote, &d.Outcome, &d.Flag, &amount,
+		&d.Subject.Reference, &d.Subject.Type, &d.Subject.Status, &debited, &d.Subject.Currency, &d.Subject.MerchantName)
+	d.Subject.Amount = sika.NewAmount(debited)
 	if amount != nil {
 		a := sika.NewAmount(*amount)
 		d.Amount = &a
