@@ -159,50 +159,75 @@ func checkStrictJSON(body []byte) error {
 	return nil
 }
 
-// duplicateMember returns the first member name given twice in one object of body, walking
-// every object at every depth; false when there is none or body is not JSON.
+// duplicateMember returns the first member name given twice in one object of body, at any
+// depth; false when there is none or body is not JSON. It scans the bytes once without decoding
+// them (every request body passes here): names are compared as written, unescaped only when
+// they hold an escape, by a linear search in small objects and a set past smallObject names.
 func duplicateMember(body []byte) (string, bool) {
-	if bytes.IndexByte(body, '{') < 0 {
-		return "", false
+	if !json.Valid(body) {
+		return "", false // decoding reports it
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
+	const smallObject = 32
 	type frame struct {
-		seen    map[string]struct{} // nil in an array
+		object  bool
 		wantKey bool
+		keys    [][]byte
+		set     map[string]struct{}
 	}
 	var stack []frame
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return "", false // the end, or not JSON: decoding reports it
-		}
-		switch v := tok.(type) {
-		case json.Delim:
-			switch v {
-			case '{':
-				stack = append(stack, frame{seen: map[string]struct{}{}, wantKey: true})
-				continue
-			case '[':
-				stack = append(stack, frame{})
-				continue
-			default: // '}' or ']': the container is a value that ended
-				stack = stack[:len(stack)-1]
-			}
-		case string:
-			if n := len(stack); n > 0 && stack[n-1].seen != nil && stack[n-1].wantKey {
-				if _, twice := stack[n-1].seen[v]; twice {
-					return v, true
+	for i := 0; i < len(body); i++ {
+		switch body[i] {
+		case '"':
+			end := i + 1
+			for body[end] != '"' { // valid JSON: every string ends
+				if body[end] == '\\' {
+					end++
 				}
-				stack[n-1].seen[v] = struct{}{}
-				stack[n-1].wantKey = false
-				continue
+				end++
 			}
-		}
-		if n := len(stack); n > 0 && stack[n-1].seen != nil {
-			stack[n-1].wantKey = true // a member's value ended: a name comes next
+			if n := len(stack); n > 0 && stack[n-1].object && stack[n-1].wantKey {
+				f := &stack[n-1]
+				key := body[i+1 : end]
+				if bytes.IndexByte(key, '\\') >= 0 {
+					var unescaped string
+					_ = json.Unmarshal(body[i:end+1], &unescaped) // valid JSON: a valid string
+					key = []byte(unescaped)
+				}
+				if f.set != nil {
+					if _, twice := f.set[string(key)]; twice {
+						return string(key), true
+					}
+					f.set[string(key)] = struct{}{}
+				} else {
+					for _, k := range f.keys {
+						if bytes.Equal(k, key) {
+							return string(key), true
+						}
+					}
+					if f.keys = append(f.keys, key); len(f.keys) > smallObject {
+						f.set = make(map[string]struct{}, 2*smallObject)
+						for _, k := range f.keys {
+							f.set[string(k)] = struct{}{}
+						}
+						f.keys = nil
+					}
+				}
+				f.wantKey = false
+			}
+			i = end
+		case '{':
+			stack = append(stack, frame{object: true, wantKey: true})
+		case '[':
+			stack = append(stack, frame{})
+		case '}', ']':
+			stack = stack[:len(stack)-1]
+		case ',':
+			if n := len(stack); n > 0 && stack[n-1].object {
+				stack[n-1].wantKey = true // a member's value ended: a name comes next
+			}
 		}
 	}
+	return "", false
 }
 
 // msgNUL refuses text with a NUL character, which Postgres stores in neither text nor jsonb.

@@ -789,4 +789,16 @@ func TestDecodeRefusesDuplicateMembersAndBadUTF8(t *testing.T) {
 		got, _ := duplicateMember([]byte(raw))
 		assert.Equal(t, want, got, "%s", raw)
 	}
+	var wide, wideTwice strings.Builder
+	wide.WriteString("{")
+	for i := range 100 {
+		fmt.Fprintf(&wide, `"k%d":%d,`, i, i)
+	}
+	wideTwice.WriteString(wide.String() + `"k7":0}`)
+	wide.WriteString(`"end":0}`)
+	for raw, want := range map[string]string{`{"a":1,"\u0061":2}`: "a", `{"a\"b":1,"a\u0022b":2}`: `a"b`, wide.String(): "", wideTwice.String(): "k7",
+		`{"a":[{"a":1},{"a":2}],"b":{"a":{"a":3}}}`: ""} {
+		got, _ := duplicateMember([]byte(raw))
+		assert.Equal(t, want, got, "escaped names are compared unescaped, wide objects through a set: %.60s", raw)
+	}
 }

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"sync"
 	"testing"
 	"time"
 
@@ -179,5 +180,47 @@ func TestARefundPaidAfterItsReleaseStillCounts(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotNil(t, f.ResolvedAt, "the REFUND_DUE flag closes with its refund's success")
 	assert.False(t, f.RefundReheld)
+	ledgerBalances(t)
+}
+
+// A refund of a collection asked while the operator's late "paid" for its earlier, failed refund
+// is being recorded: the late answer locks the collection before the wallet, as a new refund
+// does, so the two never deadlock and end as one order or the other. Refund first: it is
+// accepted (nothing was taken yet) and the late answer is held again and flagged anyway. Late
+// answer first: the new refund is refused, what the customer may have got counted.
+func TestARefundRacingALatePaidAnswerOfAnEarlierOne(t *testing.T) {
+	ctx := t.Context()
+	for i := range 8 {
+		m := fundedMerchant(t, "5000")
+		p := paidCollection(t, m, "1000")
+		first, err := newRefund(t, p, "1000", "10", "")
+		require.NoError(t, err)
+		a := newAttempt(t, first, 1, 1)
+		_, _, err = st.CompletePayment(ctx, store.Completion{TransactionID: first.ID, Run: 1, Gateway: "sandbox-a", Status: sika.StatusFailed,
+			Reason: "every gateway unavailable", TriggeredBy: sika.TriggerSystem, RecheckFor: time.Hour,
+			Attempt: store.AttemptUpdate{ID: a.ID, Status: sika.AttemptFailed, FailureCode: "unavailable"}})
+		require.NoError(t, err)
+
+		var wg sync.WaitGroup
+		var lateErr, refundErr error
+		var out store.ReconcileOutcome
+		wg.Go(func() {
+			_, out, lateErr = st.ReconcileSuccess(ctx, store.LateSuccess{AttemptID: a.ID, Source: "operator callback"})
+		})
+		wg.Go(func() { _, refundErr = newRefund(t, p, "1000", "10", "") })
+		wg.Wait()
+		require.NoError(t, lateErr, "round %d", i)
+		assert.Equal(t, store.ReconcilePayoutFlagged, out, "round %d: the late answer is held again and flagged either way", i)
+		if refundErr != nil {
+			assert.Equal(t, sika.CodeRefundExceedsPayment, sika.ErrorCode(refundErr), "round %d: %v", i, refundErr)
+		}
+		taken, err := st.RefundInFlight(ctx, p.ID)
+		require.NoError(t, err)
+		want := "1000.00"
+		if refundErr == nil {
+			want = "2000.00" // the new refund came first: both are counted, the re-held one flagged for support
+		}
+		assert.Equal(t, want, sika.FormatAmount(taken), "round %d", i)
+	}
 	ledgerBalances(t)
 }

@@ -92,9 +92,9 @@ func (s *Store) MemberByID(ctx context.Context, id uuid.UUID) (sika.Member, erro
 // A member of a merchant's team gets no staff role (see keepStaffApart).
 func (s *Store) SetMemberPassword(ctx context.Context, id uuid.UUID, passwordHash string, role sika.StaffRole) error {
 	return s.InTx(ctx, func(tx pgx.Tx) error {
-		var staff bool
-		if err := tx.QueryRow(ctx, `SELECT staff_role IS NOT NULL FROM members WHERE id = $1 FOR UPDATE`, id).Scan(&staff); err != nil {
-			return rowErr(err, "Member", "lock member")
+		staff, err := lockMember(ctx, tx, id)
+		if err != nil {
+			return err
 		}
 		if role != "" && !staff {
 			if err := refuseStaffRoleInTeam(ctx, tx, id); err != nil {

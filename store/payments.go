@@ -368,7 +368,7 @@ func retriedWithKey(ctx context.Context, q rowQueryer, id uuid.UUID, k RetryKey)
 	err := q.QueryRow(ctx, `SELECT idempotency_fingerprint FROM transaction_retries WHERE transaction_id = $1 AND idempotency_key = $2`,
 		id, k.Key).Scan(&fingerprint)
 	switch {
-	case errors.Is(err, pgx.ErrNoRows):
+	case isNoRows(err):
 		return false, nil
 	case err != nil:
 		return false, fmt.Errorf("read retry of idempotency key: %w", err)

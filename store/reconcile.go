@@ -360,7 +360,7 @@ func reconcilePayout(ctx context.Context, tx pgx.Tx, t sika.Transaction, attempt
 	held := t.DebitedAmount.Decimal
 	if t.RefundedTransaction != nil {
 		// A refund paid after its release counts against its collection from this flag on
-		// (refundTaken): the collection is locked first, as reserveRefund locks it before the
+		// (refundsTaken): the collection is locked first, as reserveRefund locks it before the
 		// wallet, so that a refund of it reserved at this moment waits and then sees the flag.
 		if _, err := tx.Exec(ctx, `SELECT 1 FROM transactions WHERE id = $1 FOR NO KEY UPDATE`, *t.RefundedTransaction); err != nil {
 			return t, "", fmt.Errorf("lock the refunded collection: %w", err)
@@ -479,9 +479,7 @@ type MoneyFlag struct {
 }
 
 const flagColumns = `f.id, f.kind, f.transaction_id, f.attempt_id, f.merchant_id, f.environment, f.amount, f.currency, f.reason,
-	f.created_at, f.resolved_at, f.resolved_by, f.resolution_note, f.refund_id, r.status,
-	coalesce(r.status = 'FAILED' AND EXISTS (SELECT 1 FROM money_flags h WHERE h.transaction_id = r.id
-		AND h.kind = 'PAYOUT_PAID_AFTER_RELEASE' AND h.resolved_at IS NULL), false)`
+	f.created_at, f.resolved_at, f.resolved_by, f.resolution_note, f.refund_id, r.status, coalesce(` + reheldRefund + `, false)`
 
 const flagFrom = ` FROM money_flags f LEFT JOIN transactions r ON r.id = f.refund_id`
 

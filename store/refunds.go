@@ -64,10 +64,9 @@ func reserveRefund(ctx context.Context, tx pgx.Tx, r sika.Transaction) error {
 	if err := CheckRefundable(p); err != nil {
 		return err
 	}
-	var taken decimal.Decimal
-	if err := tx.QueryRow(ctx, `SELECT coalesce(sum(requested_amount), 0) FROM transactions
-		WHERE refunded_transaction_id = $1 AND `+refundTaken+` AND id <> $2`, p.ID, r.ID).Scan(&taken); err != nil {
-		return fmt.Errorf("sum refunds: %w", err)
+	taken, err := refundsTaken(ctx, tx, p.ID, r.ID)
+	if err != nil {
+		return err
 	}
 	if left := p.DebitedAmount.Sub(taken); r.RequestedAmount.GreaterThan(left) {
 		return RefundExceeds(p, left)
@@ -93,23 +92,30 @@ func RefundExceeds(p sika.Transaction, left decimal.Decimal) error {
 		sika.FormatAmount(p.DebitedAmount.Decimal), p.Currency, p.Reference, sika.FormatAmount(decimal.Max(left, decimal.Zero)), p.Currency)
 }
 
-// refundTaken selects (from transactions) a refund that took, or may have taken, its
-// collection's money: succeeded, in flight, or FAILED but reported paid afterwards by its
-// operator, its PAYOUT_PAID_AFTER_RELEASE flag still open (the money held again while two people
-// decide; reconcilePayout locks the collection before it flags, as reserveRefund does). Without
-// the last, a second refund could be issued while the operator says the first was paid.
-const refundTaken = `(status IN ('PENDING', 'SUCCESS') OR (status = 'FAILED' AND EXISTS (SELECT 1 FROM money_flags h
-	WHERE h.transaction_id = transactions.id AND h.kind = 'PAYOUT_PAID_AFTER_RELEASE' AND h.resolved_at IS NULL)))`
+// reheldRefund is the condition, on a refund's transactions row r, that it FAILED but its
+// operator reported it paid afterwards, its PAYOUT_PAID_AFTER_RELEASE flag (which holds the money
+// again while two people decide) still open.
+const reheldRefund = `(r.status = 'FAILED' AND EXISTS (SELECT 1 FROM money_flags h
+	WHERE h.transaction_id = r.id AND h.kind = 'PAYOUT_PAID_AFTER_RELEASE' AND h.resolved_at IS NULL))`
 
-// RefundInFlight sums the refunds of a collection that are succeeded, in flight, or reported
-// paid after their release (refundTaken).
-func (s *Store) RefundInFlight(ctx context.Context, paymentID uuid.UUID) (decimal.Decimal, error) {
+// refundsTaken sums the refunds of a collection, but except, that took or may have taken its
+// money: succeeded, in flight, or re-held (reheldRefund; reconcilePayout locks the collection
+// before it flags, as reserveRefund does). Without the last, a second refund could be issued
+// while the operator says the first was paid.
+func refundsTaken(ctx context.Context, q rowQueryer, paymentID, except uuid.UUID) (decimal.Decimal, error) {
 	var taken decimal.Decimal
-	if err := s.pool.QueryRow(ctx, `SELECT coalesce(sum(requested_amount), 0) FROM transactions
-		WHERE refunded_transaction_id = $1 AND `+refundTaken, paymentID).Scan(&taken); err != nil {
+	if err := q.QueryRow(ctx, `SELECT coalesce(sum(r.requested_amount), 0) FROM transactions r
+		WHERE r.refunded_transaction_id = $1 AND r.id <> $2 AND (r.status IN ('PENDING', 'SUCCESS') OR `+reheldRefund+`)`,
+		paymentID, except).Scan(&taken); err != nil {
 		return taken, fmt.Errorf("sum refunds: %w", err)
 	}
 	return taken, nil
+}
+
+// RefundInFlight sums the refunds of a collection that are succeeded, in flight, or reported
+// paid after their release (refundsTaken).
+func (s *Store) RefundInFlight(ctx context.Context, paymentID uuid.UUID) (decimal.Decimal, error) {
+	return refundsTaken(ctx, s.pool, paymentID, uuid.Nil)
 }
 
 // settleRefund adds a refund that succeeded to its collection's amount_refunded (and closes the

@@ -84,14 +84,21 @@ func (s *Store) SetStaffRole(ctx context.Context, email string, role sika.StaffR
 // belong to. SetStaffRole checks the other way round under the same row lock: a staff role goes
 // only to a member of no merchant.
 func keepStaffApart(ctx context.Context, tx pgx.Tx, memberID uuid.UUID) error {
-	var staff bool
-	if err := tx.QueryRow(ctx, `SELECT staff_role IS NOT NULL FROM members WHERE id = $1 FOR UPDATE`, memberID).Scan(&staff); err != nil {
-		return rowErr(err, "Member", "lock member")
+	staff, err := lockMember(ctx, tx, memberID)
+	if err != nil {
+		return err
 	}
 	if staff {
 		return sika.Errorf(sika.CodeRoleForbidden, "Sika staff accounts belong to no merchant: use a separate account for a merchant's team.")
 	}
 	return nil
+}
+
+// lockMember locks a member's row (the lock the staff and team rules are judged under) and
+// tells whether the member has a staff role.
+func lockMember(ctx context.Context, tx pgx.Tx, memberID uuid.UUID) (staff bool, err error) {
+	err = tx.QueryRow(ctx, `SELECT staff_role IS NOT NULL FROM members WHERE id = $1 FOR UPDATE`, memberID).Scan(&staff)
+	return staff, rowErr(err, "Member", "lock member")
 }
 
 // refuseStaffRoleInTeam refuses a staff role to a member of a merchant's team (the member's row

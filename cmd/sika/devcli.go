@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -54,17 +53,7 @@ func devFlags(fs *flag.FlagSet, getenv func(string) string) func() (*devClient, 
 // devBaseURL is the API address `sika dev` wrote to its dev.json (it moves off 8080 when that
 // port is taken), or "" when there is none.
 func devBaseURL(getenv func(string) string) string {
-	raw, err := os.ReadFile(filepath.Join(cmp.Or(getenv("SIKA_STATE_DIR"), ".sika"), "dev.json"))
-	if err != nil {
-		return ""
-	}
-	var info struct {
-		BaseURL string `json:"base_url"`
-	}
-	if json.Unmarshal(raw, &info) != nil {
-		return ""
-	}
-	return info.BaseURL
+	return readDevInfo(filepath.Join(cmp.Or(getenv("SIKA_STATE_DIR"), ".sika"), "dev.json")).BaseURL
 }
 
 // parseDevFlags parses a developer command's flags; -h prints its usage and returns flag.ErrHelp.

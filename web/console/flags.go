@@ -51,9 +51,10 @@ func (d flagData) RefundStatus() sika.TransactionStatus {
 	return *d.Flag.RefundStatus
 }
 
-// RefundInFlight reports whether the flag's latest refund is still PENDING.
+// RefundInFlight reports whether the open flag's latest refund keeps another from being proposed
+// (store.CheckNoRefundInFlight: still PENDING, or re-held after its operator reported it paid).
 func (d flagData) RefundInFlight() bool {
-	return d.Flag.RefundStatus != nil && *d.Flag.RefundStatus == sika.StatusPending
+	return d.Flag.ResolvedAt == nil && store.CheckNoRefundInFlight(d.Flag) != nil
 }
 
 // flag shows a money flag with the action it takes: for REFUND_DUE, the refund's quote for
