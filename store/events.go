@@ -49,25 +49,27 @@ func recordEvent(ctx context.Context, tx pgx.Tx, typ sika.EventType, merchant uu
 	if err != nil {
 		return ev, err
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO events (id, event_id, merchant_id, environment, type, payload, payment_link_id, transaction_id, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, key, ev.ID, merchant, env, typ, payload, link, transaction, ev.CreatedAt); err != nil {
-		return ev, fmt.Errorf("insert event: %w", err)
-	}
-	return ev, queueDeliveries(ctx, tx, ev)
-}
-
-// queueDeliveries writes the outbox rows of an event's deliveries to its matching endpoints.
-func queueDeliveries(ctx context.Context, tx pgx.Tx, ev sika.Event) error {
-	rows, err := tx.Query(ctx, `SELECT id FROM webhook_endpoints
-		WHERE merchant_id = $1 AND environment = $2 AND is_active AND deleted_at IS NULL
-		  AND (payment_link_id IS NULL OR payment_link_id = $3)`, ev.Merchant, ev.Environment, ev.PaymentLink)
+	// The event and the endpoints it goes to, in one round trip: the insert runs to its end
+	// whatever the select reads, and both see the transaction's own writes.
+	rows, err := tx.Query(ctx, `WITH event AS (
+			INSERT INTO events (id, event_id, merchant_id, environment, type, payload, payment_link_id, transaction_id, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9))
+		SELECT id FROM webhook_endpoints
+		WHERE merchant_id = $3 AND environment = $4 AND is_active AND deleted_at IS NULL
+		  AND (payment_link_id IS NULL OR payment_link_id = $7)`,
+		key, ev.ID, merchant, env, typ, payload, link, transaction, ev.CreatedAt)
 	if err != nil {
-		return fmt.Errorf("match webhook endpoints: %w", err)
+		return ev, fmt.Errorf("insert event: %w", err)
 	}
 	endpoints, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
 	if err != nil {
-		return fmt.Errorf("scan webhook endpoints: %w", err)
+		return ev, fmt.Errorf("insert event and match webhook endpoints: %w", err)
 	}
+	return ev, queueDeliveries(ctx, tx, ev, endpoints)
+}
+
+// queueDeliveries writes the outbox rows of an event's deliveries to its matching endpoints.
+func queueDeliveries(ctx context.Context, tx pgx.Tx, ev sika.Event, endpoints []uuid.UUID) error {
 	for _, ep := range endpoints {
 		if _, err := insertOutbox(ctx, tx, WorkflowStart{ID: WebhookDeliveryWorkflowID(ev.ID, ep), Type: WebhookDeliveryWorkflowType,
 			Input: DeliveryTarget{EventID: ev.ID, EndpointID: ep}}); err != nil {

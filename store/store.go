@@ -84,11 +84,12 @@ func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
 // InTx runs fn in one Postgres transaction, committed when fn returns nil and rolled back
 // otherwise (also when fn panics).
 func (s *Store) InTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	begun, err := s.pool.Begin(ctx)
+	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", err)
 	}
-	tx := &hookedTx{Tx: begun}
+	defer conn.Release() // after the rollback below; a connection left in a transaction is closed
+	tx := &lazyTx{conn: conn.Conn()}
 	defer func() { _ = tx.Rollback(ctx) }()
 	if err := fn(tx); err != nil {
 		return err
@@ -102,17 +103,10 @@ func (s *Store) InTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	return nil
 }
 
-// hookedTx is the transaction InTx hands out: it keeps what must happen only once the
-// transaction has committed (afterCommit).
-type hookedTx struct {
-	pgx.Tx
-	committed []func()
-}
-
 // afterCommit runs f once tx has committed, and never when it rolls back: metrics count what
 // Postgres kept, not what a rolled-back attempt wrote. Outside InTx, f runs at once.
 func afterCommit(tx pgx.Tx, f func()) {
-	if h, ok := tx.(*hookedTx); ok {
+	if h, ok := tx.(*lazyTx); ok {
 		h.committed = append(h.committed, f)
 		return
 	}

@@ -51,6 +51,7 @@ type pacedRun struct {
 	rate float64
 	load *loadResult
 	comp *completions
+	cpu  cpuUse // in the window: what a payment costs below saturation
 }
 
 // pacedShare and pacedClients: the paced run's rate as a share of the ceiling, and its clients.
@@ -289,7 +290,9 @@ func runPaced(ctx context.Context, t *target, o options, n int, rate float64, wa
 	p := &pacedRun{rate: rate}
 	progress("scaling %d API + %d worker: paced at %.1f payments/s (%.0f %% of the ceiling), %s warm-up + %s measured", n, n, rate, 100*pacedShare, warmup, o.scalingDuration)
 	c := newSoftpayClient(t, pacedClients)
-	if p.load, err = runLoad(ctx, c, loadPlan{clients: pacedClients, warmup: warmup, duration: o.scalingDuration, rate: rate}, loadHooks{}); err != nil {
+	var track *cpuTracker
+	hooks := loadHooks{windowStart: func() { track = startCPUTracker() }, windowEnd: func() { p.cpu = track.finish() }}
+	if p.load, err = runLoad(ctx, c, loadPlan{clients: pacedClients, warmup: warmup, duration: o.scalingDuration, rate: rate}, hooks); err != nil {
 		return nil, fmt.Errorf("scaling %d+%d paced: %w", n, n, err)
 	}
 	if p.comp, err = collectCompletions(ctx, t.db, p.load.acceptedIDs(), offset, p.load, 2*o.tick+30*time.Second); err != nil {
@@ -410,12 +413,14 @@ func (c *combined) printScaling(w io.Writer) {
 			perUnit(cpuOf(r.cpu, "sika"), r.comp.windowSuccess), ms(sikaCPU), byCPU, txs, written, stmts)
 		if p := r.paced; p != nil {
 			pr := p.comp.rate(p.load.window())
-			fmt.Fprintf(w, "  %-18s %12.1f %9s ms %10s %14s %14s %17s %10s %10s %12s %10s\n", fmt.Sprintf("  paced %.0f %%", 100*pacedShare), pr,
-				ms(percentile(p.load.acceptStats().lat, 99)), f.ratio(pr), "-", "-", "-", "-", "-", "-", "-")
+			n := p.comp.windowSuccess
+			fmt.Fprintf(w, "  %-18s %12.1f %9s ms %10s %14s ms %11s ms %14s ms %10s %10s %12s %10s\n", fmt.Sprintf("  paced %.0f %%", 100*pacedShare), pr,
+				ms(percentile(p.load.acceptStats().lat, 99)), f.ratio(pr), perUnit(cpuOf(p.cpu, "temporal-server"), n),
+				perUnit(cpuOf(p.cpu, "sika"), n), perUnit(clusterCPU(p.cpu), n), "-", "-", "-", "-")
 		}
 	}
 	fmt.Fprintf(w, "  (paced: the configuration above offered %.0f %% of the bare ceiling's rate at an even pace, below saturation:\n"+
-		"   its accept p99 is the service's own, not a queue's;\n", 100*pacedShare)
+		"   its accept p99 is the service's own, not a queue's, and its CPU per payment is measured below saturation;\n", 100*pacedShare)
 	fmt.Fprintf(w, "   ÷ by CPU: the bare workflow's CPU per workflow over Sika's per payment, the Temporal server, Postgres and the\n"+
 		"   sika processes counted: what the ratio is on a machine bound by CPU, whatever else runs on it; sika CPU: the\n"+
 		"   sika api and worker processes (for the bare workflow, its worker in the bench process); PG tx and rows written\n"+
