@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"net/http"
 	"net/netip"
 	"sync"
@@ -169,9 +170,9 @@ func TestPaymentLinkUsageLimitUnderConcurrency(t *testing.T) {
 	statuses := map[int]int{}
 	codes := map[string]int{}
 	var wg sync.WaitGroup
-	for range 30 {
+	for i := range 30 {
 		wg.Go(func() {
-			r := ps.linkPay(t, l, beninPayer("97000123"))
+			r := ps.linkPay(t, l, beninPayer(fmt.Sprintf("970%02d123", i)))
 			mu.Lock()
 			defer mu.Unlock()
 			statuses[r.Status]++
@@ -204,8 +205,15 @@ func TestPaymentLinkStartsLimitedPerClientAndPhone(t *testing.T) {
 	pay := func(phone, from string) *response {
 		return ts.call(t, "POST", "/api/v1/links/"+l.Slug+"/pay/", beninPayer(phone), "X-Forwarded-For", from)
 	}
-	require.Equal(t, http.StatusCreated, pay("97100001", "41.138.1.1").Status)
-	require.Equal(t, http.StatusCreated, pay("97100001", "41.138.1.2").Status)
+	// One number's payments one after the other (a number has one payment in flight per link):
+	// each is declined (…001) before the next.
+	for _, from := range []string{"41.138.1.1", "41.138.1.2"} {
+		r := pay("97100001", from)
+		require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+		var p hostedPayment
+		r.data(t, &p)
+		ps.final(t, acct, p.ID, 10*time.Second)
+	}
 	r := pay("97100001", "41.138.1.3")
 	assert.Equal(t, http.StatusTooManyRequests, r.Status, "a third payment for the same number, from anywhere")
 	assert.Equal(t, "rate_limited", r.code())
@@ -220,6 +228,52 @@ func TestPaymentLinkStartsLimitedPerClientAndPhone(t *testing.T) {
 	var count int
 	require.NoError(t, testStore.Pool().QueryRow(t.Context(), `SELECT count(*) FROM transactions WHERE payment_link_id = $1`, l.ID).Scan(&count))
 	assert.Equal(t, 6, count, "a refused start writes nothing")
+}
+
+// TestPaymentLinkOnePaymentInFlightPerNumber: a customer number has one payment in flight per
+// link. A double submit, a replayed form or a second device while the first payment request is
+// on the phone answers 409 checkout_payment_in_progress and writes nothing, so the customer is
+// not asked (and charged) twice; the link's other customers pay meanwhile, and the number pays
+// again once its payment has ended.
+func TestPaymentLinkOnePaymentInFlightPerNumber(t *testing.T) {
+	ps := payments(t)
+	acct := ps.newAccount(t, true)
+	l := ps.newLink(t, acct, map[string]any{"name": "Ticket", "amount": "1000", "currency": "XOF"})
+
+	// …009 answers after about 20 s: the first payment stays PENDING while the others arrive.
+	var mu sync.Mutex
+	statuses, codes := map[int]int{}, map[string]int{}
+	var wg sync.WaitGroup
+	for range 5 {
+		wg.Go(func() {
+			r := ps.linkPay(t, l, beninPayer("97000009"))
+			mu.Lock()
+			defer mu.Unlock()
+			statuses[r.Status]++
+			if r.Status != http.StatusCreated {
+				codes[r.code()]++
+				assert.JSONEq(t, `{"code":"checkout_payment_in_progress","message":"A payment of this payment link from this number is already in progress; wait for its outcome."}`,
+					string(r.Env.Error))
+			}
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, map[int]int{http.StatusCreated: 1, http.StatusConflict: 4}, statuses)
+	assert.Equal(t, map[string]int{"checkout_payment_in_progress": 4}, codes)
+	var n int
+	require.NoError(t, testStore.Pool().QueryRow(t.Context(), `SELECT count(*) FROM transactions WHERE payment_link_id = $1`, l.ID).Scan(&n))
+	assert.Equal(t, 1, n, "a refused payment writes nothing")
+
+	r := ps.linkPay(t, l, beninPayer("97000123"))
+	require.Equal(t, http.StatusCreated, r.Status, "another customer of the link pays meanwhile: %s", r.Body)
+
+	r = ps.linkPay(t, l, beninPayer("97100001"))
+	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+	var declined hostedPayment
+	r.data(t, &declined)
+	assert.Equal(t, sika.StatusFailed, ps.final(t, acct, declined.ID, 10*time.Second).Status)
+	r = ps.linkPay(t, l, beninPayer("97100001"))
+	assert.Equal(t, http.StatusCreated, r.Status, "the number pays again once its payment ended: %s", r.Body)
 }
 
 // A link's currency is one Sika takes payments in, and its amounts stay valid in it when only the

@@ -119,7 +119,10 @@ func (s *Store) ListLinkTransactions(ctx context.Context, linkID uuid.UUID, page
 // the previous ones committed, so a link never generates more than usage_limit transactions
 // (409 usage_limit_reached). A disabled or deleted link answers 409 link_inactive. A customer
 // whose earlier payment of the link may still be paid at its operator waits (409
-// outcome_unresolved, waitForUnresolved).
+// outcome_unresolved, waitForUnresolved); one whose earlier payment is still PENDING waits too
+// (409 checkout_payment_in_progress: the same lock orders them, so a double submit, a replayed
+// form or a second device never puts two payment requests on one number), while the link's
+// other customers pay.
 func (s *Store) CreateLinkPayment(ctx context.Context, nt NewTransaction, start WorkflowStart) (sika.Transaction, int64, error) {
 	if nt.PaymentLink == nil {
 		return sika.Transaction{}, 0, fmt.Errorf("create link payment: no link")
@@ -146,15 +149,22 @@ func (s *Store) CreateLinkPayment(ctx context.Context, nt NewTransaction, start 
 		if err := setTransactionSlug(ctx, tx, t.ID, "payment_link_slug", slug); err != nil {
 			return err
 		}
-		if limit == nil {
-			return nil
+		if limit != nil {
+			var used int
+			if err := tx.QueryRow(ctx, `SELECT count(*) FROM transactions WHERE payment_link_id = $1`, *t.PaymentLink).Scan(&used); err != nil {
+				return fmt.Errorf("count link transactions: %w", err)
+			}
+			if used > *limit {
+				return sika.Errorf(sika.CodeUsageLimitReached, "This payment link has reached its limit of %d payments.", *limit)
+			}
 		}
-		var used int
-		if err := tx.QueryRow(ctx, `SELECT count(*) FROM transactions WHERE payment_link_id = $1`, *t.PaymentLink).Scan(&used); err != nil {
-			return fmt.Errorf("count link transactions: %w", err)
+		var inFlight bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM transactions WHERE payment_link_id = $1 AND customer_phone = $2
+			AND status = 'PENDING' AND id <> $3)`, *t.PaymentLink, t.CustomerPhone, t.ID).Scan(&inFlight); err != nil {
+			return fmt.Errorf("read link payments in flight: %w", err)
 		}
-		if used > *limit {
-			return sika.Errorf(sika.CodeUsageLimitReached, "This payment link has reached its limit of %d payments.", *limit)
+		if inFlight {
+			return sika.Errorf(sika.CodePaymentInProgress, "A payment of this payment link from this number is already in progress; wait for its outcome.")
 		}
 		return nil
 	})

@@ -3692,7 +3692,7 @@ type ErrorObject struct {
 	// | 409 | `usage_limit_reached` | the payment link has produced `usage_limit` transactions |
 	// | 409 | `link_inactive` | the payment link is disabled |
 	// | 409 | `session_not_payable` | hosted payment of a session not `PENDING` or expired |
-	// | 409 | `checkout_payment_in_progress` | hosted payment of a session while another of its payments is `PENDING` |
+	// | 409 | `checkout_payment_in_progress` | hosted payment of a session (of a link: from the same number) while another of its payments is `PENDING` |
 	// | 409 | `not_refundable` | refund of a transaction that is not a successful collection (`PAIEMENT`) |
 	// | 409 | `not_awaiting_approval` | approve or reject of a money decision already decided |
 	// | 413 | `request_too_large` | JSON body over 1 MiB |
@@ -3744,7 +3744,7 @@ type ErrorObject struct {
 // | 409 | `usage_limit_reached` | the payment link has produced `usage_limit` transactions |
 // | 409 | `link_inactive` | the payment link is disabled |
 // | 409 | `session_not_payable` | hosted payment of a session not `PENDING` or expired |
-// | 409 | `checkout_payment_in_progress` | hosted payment of a session while another of its payments is `PENDING` |
+// | 409 | `checkout_payment_in_progress` | hosted payment of a session (of a link: from the same number) while another of its payments is `PENDING` |
 // | 409 | `not_refundable` | refund of a transaction that is not a successful collection (`PAIEMENT`) |
 // | 409 | `not_awaiting_approval` | approve or reject of a money decision already decided |
 // | 413 | `request_too_large` | JSON body over 1 MiB |
@@ -9628,7 +9628,10 @@ type ClientInterface interface {
 	// Called by the link's hosted page, not by merchants: creates one transaction for the
 	// customer's name, number, network and (when the link lets them choose) amount. `409
 	// link_inactive` for a disabled link, `409 usage_limit_reached` once the link generated
-	// `usage_limit` transactions, `422 amount_out_of_range` below `min_amount`. Public: the
+	// `usage_limit` transactions, `409 checkout_payment_in_progress` while a payment of the link
+	// from the same number is `PENDING` (a double submit or a second device: nothing is
+	// created; the link's other customers pay meanwhile), `422 amount_out_of_range` below
+	// `min_amount`. Public: the
 	// slug authorises it; limited per client address, and `429 rate_limited` once one client
 	// address (20) or one phone number (5) started that many payments on the link in 10
 	// minutes, so that a stranger cannot use up `usage_limit` with numbers that fail.
@@ -9643,7 +9646,10 @@ type ClientInterface interface {
 	// Called by the link's hosted page, not by merchants: creates one transaction for the
 	// customer's name, number, network and (when the link lets them choose) amount. `409
 	// link_inactive` for a disabled link, `409 usage_limit_reached` once the link generated
-	// `usage_limit` transactions, `422 amount_out_of_range` below `min_amount`. Public: the
+	// `usage_limit` transactions, `409 checkout_payment_in_progress` while a payment of the link
+	// from the same number is `PENDING` (a double submit or a second device: nothing is
+	// created; the link's other customers pay meanwhile), `422 amount_out_of_range` below
+	// `min_amount`. Public: the
 	// slug authorises it; limited per client address, and `429 rate_limited` once one client
 	// address (20) or one phone number (5) started that many payments on the link in 10
 	// minutes, so that a stranger cannot use up `usage_limit` with numbers that fail.
@@ -12735,7 +12741,10 @@ func (c *RawClient) PredictLinkNetwork(ctx context.Context, slug string, params 
 // Called by the link's hosted page, not by merchants: creates one transaction for the
 // customer's name, number, network and (when the link lets them choose) amount. `409
 // link_inactive` for a disabled link, `409 usage_limit_reached` once the link generated
-// `usage_limit` transactions, `422 amount_out_of_range` below `min_amount`. Public: the
+// `usage_limit` transactions, `409 checkout_payment_in_progress` while a payment of the link
+// from the same number is `PENDING` (a double submit or a second device: nothing is
+// created; the link's other customers pay meanwhile), `422 amount_out_of_range` below
+// `min_amount`. Public: the
 // slug authorises it; limited per client address, and `429 rate_limited` once one client
 // address (20) or one phone number (5) started that many payments on the link in 10
 // minutes, so that a stranger cannot use up `usage_limit` with numbers that fail.
@@ -12760,7 +12769,10 @@ func (c *RawClient) PayPaymentLinkWithBody(ctx context.Context, slug string, con
 // Called by the link's hosted page, not by merchants: creates one transaction for the
 // customer's name, number, network and (when the link lets them choose) amount. `409
 // link_inactive` for a disabled link, `409 usage_limit_reached` once the link generated
-// `usage_limit` transactions, `422 amount_out_of_range` below `min_amount`. Public: the
+// `usage_limit` transactions, `409 checkout_payment_in_progress` while a payment of the link
+// from the same number is `PENDING` (a double submit or a second device: nothing is
+// created; the link's other customers pay meanwhile), `422 amount_out_of_range` below
+// `min_amount`. Public: the
 // slug authorises it; limited per client address, and `429 rate_limited` once one client
 // address (20) or one phone number (5) started that many payments on the link in 10
 // minutes, so that a stranger cannot use up `usage_limit` with numbers that fail.
@@ -24706,7 +24718,10 @@ type ClientWithResponsesInterface interface {
 	// Called by the link's hosted page, not by merchants: creates one transaction for the
 	// customer's name, number, network and (when the link lets them choose) amount. `409
 	// link_inactive` for a disabled link, `409 usage_limit_reached` once the link generated
-	// `usage_limit` transactions, `422 amount_out_of_range` below `min_amount`. Public: the
+	// `usage_limit` transactions, `409 checkout_payment_in_progress` while a payment of the link
+	// from the same number is `PENDING` (a double submit or a second device: nothing is
+	// created; the link's other customers pay meanwhile), `422 amount_out_of_range` below
+	// `min_amount`. Public: the
 	// slug authorises it; limited per client address, and `429 rate_limited` once one client
 	// address (20) or one phone number (5) started that many payments on the link in 10
 	// minutes, so that a stranger cannot use up `usage_limit` with numbers that fail.
@@ -24721,7 +24736,10 @@ type ClientWithResponsesInterface interface {
 	// Called by the link's hosted page, not by merchants: creates one transaction for the
 	// customer's name, number, network and (when the link lets them choose) amount. `409
 	// link_inactive` for a disabled link, `409 usage_limit_reached` once the link generated
-	// `usage_limit` transactions, `422 amount_out_of_range` below `min_amount`. Public: the
+	// `usage_limit` transactions, `409 checkout_payment_in_progress` while a payment of the link
+	// from the same number is `PENDING` (a double submit or a second device: nothing is
+	// created; the link's other customers pay meanwhile), `422 amount_out_of_range` below
+	// `min_amount`. Public: the
 	// slug authorises it; limited per client address, and `429 rate_limited` once one client
 	// address (20) or one phone number (5) started that many payments on the link in 10
 	// minutes, so that a stranger cannot use up `usage_limit` with numbers that fail.
@@ -35002,7 +35020,10 @@ func (c *ClientWithResponses) PredictLinkNetworkWithResponse(ctx context.Context
 // Called by the link's hosted page, not by merchants: creates one transaction for the
 // customer's name, number, network and (when the link lets them choose) amount. `409
 // link_inactive` for a disabled link, `409 usage_limit_reached` once the link generated
-// `usage_limit` transactions, `422 amount_out_of_range` below `min_amount`. Public: the
+// `usage_limit` transactions, `409 checkout_payment_in_progress` while a payment of the link
+// from the same number is `PENDING` (a double submit or a second device: nothing is
+// created; the link's other customers pay meanwhile), `422 amount_out_of_range` below
+// `min_amount`. Public: the
 // slug authorises it; limited per client address, and `429 rate_limited` once one client
 // address (20) or one phone number (5) started that many payments on the link in 10
 // minutes, so that a stranger cannot use up `usage_limit` with numbers that fail.
@@ -35023,7 +35044,10 @@ func (c *ClientWithResponses) PayPaymentLinkWithBodyWithResponse(ctx context.Con
 // Called by the link's hosted page, not by merchants: creates one transaction for the
 // customer's name, number, network and (when the link lets them choose) amount. `409
 // link_inactive` for a disabled link, `409 usage_limit_reached` once the link generated
-// `usage_limit` transactions, `422 amount_out_of_range` below `min_amount`. Public: the
+// `usage_limit` transactions, `409 checkout_payment_in_progress` while a payment of the link
+// from the same number is `PENDING` (a double submit or a second device: nothing is
+// created; the link's other customers pay meanwhile), `422 amount_out_of_range` below
+// `min_amount`. Public: the
 // slug authorises it; limited per client address, and `429 rate_limited` once one client
 // address (20) or one phone number (5) started that many payments on the link in 10
 // minutes, so that a stranger cannot use up `usage_limit` with numbers that fail.

@@ -891,7 +891,10 @@ export interface paths {
          * @description Called by the link's hosted page, not by merchants: creates one transaction for the
          *     customer's name, number, network and (when the link lets them choose) amount. `409
          *     link_inactive` for a disabled link, `409 usage_limit_reached` once the link generated
-         *     `usage_limit` transactions, `422 amount_out_of_range` below `min_amount`. Public: the
+         *     `usage_limit` transactions, `409 checkout_payment_in_progress` while a payment of the link
+         *     from the same number is `PENDING` (a double submit or a second device: nothing is
+         *     created; the link's other customers pay meanwhile), `422 amount_out_of_range` below
+         *     `min_amount`. Public: the
          *     slug authorises it; limited per client address, and `429 rate_limited` once one client
          *     address (20) or one phone number (5) started that many payments on the link in 10
          *     minutes, so that a stranger cannot use up `usage_limit` with numbers that fail.
@@ -2844,7 +2847,7 @@ export interface components {
              *     | 409 | `usage_limit_reached` | the payment link has produced `usage_limit` transactions |
              *     | 409 | `link_inactive` | the payment link is disabled |
              *     | 409 | `session_not_payable` | hosted payment of a session not `PENDING` or expired |
-             *     | 409 | `checkout_payment_in_progress` | hosted payment of a session while another of its payments is `PENDING` |
+             *     | 409 | `checkout_payment_in_progress` | hosted payment of a session (of a link: from the same number) while another of its payments is `PENDING` |
              *     | 409 | `not_refundable` | refund of a transaction that is not a successful collection (`PAIEMENT`) |
              *     | 409 | `not_awaiting_approval` | approve or reject of a money decision already decided |
              *     | 413 | `request_too_large` | JSON body over 1 MiB |
@@ -7171,8 +7174,8 @@ export interface operations {
             404: components["responses"]["NotFound"];
             /**
              * @description `session_not_payable`: the session is not `PENDING` or has expired;
-             *     `checkout_payment_in_progress`: (session) another payment of the session is still
-             *     `PENDING`; `usage_limit_reached`: the payment link produced its `usage_limit` transactions;
+             *     `checkout_payment_in_progress`: another payment of the session (of the link: from the
+             *     same number) is still `PENDING`; `usage_limit_reached`: the payment link produced its `usage_limit` transactions;
              *     `link_inactive`: the payment link is disabled; `outcome_unresolved`: an earlier payment
              *     of the session (of the link: by the same number) may still be paid at its operator
              *     (pay again after the time the message gives); `not_pending`: (OTP) the payment is
@@ -7235,8 +7238,8 @@ export interface operations {
             404: components["responses"]["NotFound"];
             /**
              * @description `session_not_payable`: the session is not `PENDING` or has expired;
-             *     `checkout_payment_in_progress`: (session) another payment of the session is still
-             *     `PENDING`; `usage_limit_reached`: the payment link produced its `usage_limit` transactions;
+             *     `checkout_payment_in_progress`: another payment of the session (of the link: from the
+             *     same number) is still `PENDING`; `usage_limit_reached`: the payment link produced its `usage_limit` transactions;
              *     `link_inactive`: the payment link is disabled; `outcome_unresolved`: an earlier payment
              *     of the session (of the link: by the same number) may still be paid at its operator
              *     (pay again after the time the message gives); `not_pending`: (OTP) the payment is
@@ -7669,8 +7672,8 @@ export interface operations {
             404: components["responses"]["NotFound"];
             /**
              * @description `session_not_payable`: the session is not `PENDING` or has expired;
-             *     `checkout_payment_in_progress`: (session) another payment of the session is still
-             *     `PENDING`; `usage_limit_reached`: the payment link produced its `usage_limit` transactions;
+             *     `checkout_payment_in_progress`: another payment of the session (of the link: from the
+             *     same number) is still `PENDING`; `usage_limit_reached`: the payment link produced its `usage_limit` transactions;
              *     `link_inactive`: the payment link is disabled; `outcome_unresolved`: an earlier payment
              *     of the session (of the link: by the same number) may still be paid at its operator
              *     (pay again after the time the message gives); `not_pending`: (OTP) the payment is
@@ -7808,8 +7811,8 @@ export interface operations {
             404: components["responses"]["NotFound"];
             /**
              * @description `session_not_payable`: the session is not `PENDING` or has expired;
-             *     `checkout_payment_in_progress`: (session) another payment of the session is still
-             *     `PENDING`; `usage_limit_reached`: the payment link produced its `usage_limit` transactions;
+             *     `checkout_payment_in_progress`: another payment of the session (of the link: from the
+             *     same number) is still `PENDING`; `usage_limit_reached`: the payment link produced its `usage_limit` transactions;
              *     `link_inactive`: the payment link is disabled; `outcome_unresolved`: an earlier payment
              *     of the session (of the link: by the same number) may still be paid at its operator
              *     (pay again after the time the message gives); `not_pending`: (OTP) the payment is
