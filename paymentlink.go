@@ -45,6 +45,12 @@ type PaymentLink struct {
 	Environment Environment `json:"-"`
 }
 
+// UsedUp reports whether the link has generated its usage_limit transactions: its page takes no
+// more payments (409 usage_limit_reached).
+func (l PaymentLink) UsedUp() bool {
+	return l.UsageLimit != nil && l.UsageCount >= *l.UsageLimit
+}
+
 // CustomerChoosesAmount reports whether the payer types the amount on the link's page.
 func (l PaymentLink) CustomerChoosesAmount() bool {
 	return l.AmountType == AmountFree || l.Amount == nil

@@ -66,6 +66,8 @@ func (s *Server) paymentLinkPage(w http.ResponseWriter, r *http.Request, slug st
 	}
 	if !l.IsActive {
 		p.Closed = "INACTIVE"
+	} else if l.UsedUp() {
+		p.Closed = "USED_UP"
 	}
 	return s.renderHostedPage(w, r, p, l.Merchant, l.Environment)
 }

@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"net/netip"
 	"sync"
@@ -274,6 +275,35 @@ func TestPaymentLinkOnePaymentInFlightPerNumber(t *testing.T) {
 	assert.Equal(t, sika.StatusFailed, ps.final(t, acct, declined.ID, 10*time.Second).Status)
 	r = ps.linkPay(t, l, beninPayer("97100001"))
 	assert.Equal(t, http.StatusCreated, r.Status, "the number pays again once its payment ended: %s", r.Body)
+}
+
+// TestPaymentLinkPageClosedOnceUsedUp: a link that generated its usage_limit transactions says
+// so on its page, in the page's language, instead of showing a form the customer fills in to be
+// refused; the API answers 409 usage_limit_reached.
+func TestPaymentLinkPageClosedOnceUsedUp(t *testing.T) {
+	ps := payments(t)
+	acct := ps.newAccount(t, true)
+	l := ps.newLink(t, acct, map[string]any{"name": "Dernier billet", "amount": "1000", "currency": "XOF", "usage_limit": 1})
+	page := func(query string) string {
+		resp, err := http.Get(l.URL + query)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return string(b)
+	}
+	assert.Contains(t, page(""), `id="pay-form"`, "open until used")
+
+	r := ps.linkPay(t, l, beninPayer("97000123"))
+	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+	fr, en := page(""), page("?lang=en")
+	assert.NotContains(t, fr, `id="pay-form"`)
+	assert.Contains(t, fr, `<p class="notice">Ce lien de paiement a atteint son nombre maximal de paiements.</p>`)
+	assert.Contains(t, en, `<p class="notice">This payment link has reached its maximum number of payments.</p>`)
+	r = ps.linkPay(t, l, beninPayer("97100123"))
+	assert.Equal(t, http.StatusConflict, r.Status)
+	assert.Equal(t, "usage_limit_reached", r.code())
 }
 
 // A link's currency is one Sika takes payments in, and its amounts stay valid in it when only the

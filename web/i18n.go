@@ -35,6 +35,7 @@ var translations = map[string]map[string]string{
 		"closed_EXPIRED":             "Ce lien de paiement a expiré.",
 		"closed_CANCELLED":           "Ce paiement a été annulé par le marchand.",
 		"closed_INACTIVE":            "Ce lien de paiement est désactivé.",
+		"closed_USED_UP":             "Ce lien de paiement a atteint son nombre maximal de paiements.",
 		"test_mode":                  "Mode test : aucun argent réel n'est débité.",
 		"switch_lang":                "English",
 		"reference":                  "Référence",
@@ -88,6 +89,7 @@ var translations = map[string]map[string]string{
 		"closed_EXPIRED":             "This payment page has expired.",
 		"closed_CANCELLED":           "This payment was cancelled by the merchant.",
 		"closed_INACTIVE":            "This payment link is disabled.",
+		"closed_USED_UP":             "This payment link has reached its maximum number of payments.",
 		"test_mode":                  "Test mode: no real money is taken.",
 		"switch_lang":                "Français",
 		"reference":                  "Reference",
@@ -113,7 +115,7 @@ var translations = map[string]map[string]string{
 // scriptKeys are the strings the page script shows.
 var scriptKeys = []string{"pay", "paying", "error_generic", "error_network", "error_min_amount", "error_in_progress", "no_network",
 	"network_detected", "network_detected_check",
-	"closed_PAID", "closed_EXPIRED", "closed_CANCELLED", "closed_INACTIVE", "field_required", "otp_help",
+	"closed_PAID", "closed_EXPIRED", "closed_CANCELLED", "closed_INACTIVE", "closed_USED_UP", "field_required", "otp_help",
 	"failure_payer_declined", "failure_insufficient_funds", "failure_invalid_number", "failure_expired", "failure_invalid_otp"}
 
 func translate(lang, key string) string {

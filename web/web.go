@@ -103,7 +103,8 @@ type Page struct {
 	// PredictURL predicts the network of the number typed (?phone=&country=), which the page
 	// preselects until the customer picks one.
 	PredictURL string
-	// Closed is why the page takes no payment: PAID, EXPIRED, CANCELLED or INACTIVE.
+	// Closed is why the page takes no payment: PAID, EXPIRED, CANCELLED, INACTIVE or USED_UP (a link
+	// that generated its usage_limit transactions).
 	Closed string
 	// Test marks a sandbox page.
 	Test bool

@@ -47,7 +47,8 @@
   }
 
   // codeMessages are the business errors the page words for the customer, in the page's language.
-  var codeMessages = { checkout_payment_in_progress: msg.error_in_progress };
+  var codeMessages = { checkout_payment_in_progress: msg.error_in_progress, usage_limit_reached: msg.closed_USED_UP,
+    link_inactive: msg.closed_INACTIVE };
 
   // say writes a message in el; words that are not the page's language (the API's own, in
   // English) are marked with theirs, as the dashboard marks them.
