@@ -189,6 +189,25 @@ func TestHostedCheckoutPageInBrowser(t *testing.T) {
 		screenshot(t, ctx, dir, "link-success")
 	})
 
+	t.Run("a FIXED link whose price changed while the page was open names the new price", func(t *testing.T) {
+		ctx := browserTab(t)
+		l := ps.newLink(t, acct, map[string]any{"name": "Robe", "amount": "1000", "currency": "XOF", "country": "BJ"})
+		fill := []chromedp.Action[chromedp.Void]{
+			chromedp.WaitVisible(chromedp.CSS("#pay-form")),
+			chromedp.SetValue(chromedp.CSS("#customer_name"), "Koffi Mensah"),
+			press(`input[name=network][value=MTN_BJ]`),
+			chromedp.SetValue(chromedp.CSS("#customer_phone"), "97000123"),
+		}
+		require.NoError(t, chromedp.Do(ctx, append([]chromedp.Action[chromedp.Void]{chromedp.Navigate(l.URL)}, fill...)...))
+		r := ps.call(t, "PATCH", "/api/v1/payment-links/"+l.ID.String()+"/", map[string]any{"amount": "5000"}, acct.key(sika.EnvironmentTest, sika.ScopePayin)...)
+		require.Equal(t, 200, r.Status, "%s", r.Body)
+		require.NoError(t, chromedp.Do(ctx, press("#pay-button"), chromedp.WaitVisible(chromedp.CSS("#form-error:not(:empty)"))))
+		assert.Contains(t, textOf(t, ctx, "#form-error"), "5000.00 XOF")
+		require.NoError(t, chromedp.Do(ctx, append([]chromedp.Action[chromedp.Void]{chromedp.Navigate(l.URL)}, fill...)...))
+		assert.Equal(t, "Payer 5\u00a0000\u00a0FCFA", textOf(t, ctx, "#pay-button"), "reloaded, the page shows the new price")
+		require.NoError(t, chromedp.Do(ctx, press("#pay-button"), chromedp.WaitVisible(chromedp.CSS("#success-screen"))))
+	})
+
 	t.Run("a payment in flight on another device is named, in the page's language", func(t *testing.T) {
 		ctx := browserTab(t)
 		c := ps.newSession(t, acct, map[string]any{"country": "BJ"})

@@ -62,8 +62,9 @@ func (s *Server) checkoutStatus(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// hostedPayRequest is what a hosted page posts: the customer's choices. Amount is read only for
-// payment links that let the customer choose it.
+// hostedPayRequest is what a hosted page posts: the customer's choices. Amount and Currency are
+// read only for payment links: the amount the customer chooses (FREE links, FIXED links without
+// an amount) or, on a FIXED link, the amount the page showed, and the currency it showed.
 type hostedPayRequest struct {
 	Country       string `json:"country"`
 	Network       string `json:"network"`
@@ -72,6 +73,7 @@ type hostedPayRequest struct {
 	CustomerEmail string `json:"customer_email"`
 	OTP           string `json:"otp"`
 	Amount        string `json:"amount"`
+	Currency      string `json:"currency"`
 }
 
 // hostedContext is the tenancy a hosted page acts in: the merchant and environment of the

@@ -253,6 +253,9 @@ func (s *Server) payPaymentLink(w http.ResponseWriter, r *http.Request, req host
 	if !l.IsActive {
 		return sika.Errorf(sika.CodeLinkInactive, "This payment link is disabled.")
 	}
+	if err := checkShownPrice(l, req); err != nil {
+		return err
+	}
 	amount := req.Amount
 	if !l.CustomerChoosesAmount() {
 		amount = l.Amount.StringFixed(2)
@@ -286,6 +289,30 @@ func (s *Server) payPaymentLink(w http.ResponseWriter, r *http.Request, req host
 		return err
 	}
 	return s.answerHostedPayment(ctx, w, t, col.network, outboxID)
+}
+
+// checkShownPrice refuses a payment whose page showed another price than the link's: the
+// merchant changed the link's currency, or a FIXED link's amount, while the customer's page was
+// open (or the amount was tampered with). The customer is never charged what the page did not
+// show; the message gives the link's price, to reload the page with. A page that sends neither
+// (an older page, a client of its own) is charged the link's price, as before.
+func checkShownPrice(l sika.PaymentLink, req hostedPayRequest) error {
+	var v sika.Validation
+	price := func() string {
+		if l.CustomerChoosesAmount() {
+			return "is now in " + l.Currency
+		}
+		return "is now " + sika.FormatAmount(l.Amount.Decimal) + " " + l.Currency
+	}
+	if c := strings.ToUpper(strings.TrimSpace(req.Currency)); c != "" && c != l.Currency {
+		v.Add("currency", "The price of this payment link "+price()+": reload the page to see it.")
+	}
+	if !l.CustomerChoosesAmount() && strings.TrimSpace(req.Amount) != "" {
+		if d, err := parseAmount(req.Amount, l.Currency); err != nil || !d.Equal(l.Amount.Decimal) {
+			v.Add("amount", "The price of this payment link "+price()+": reload the page to see it.")
+		}
+	}
+	return v.Err()
 }
 
 func firstNonEmpty(values ...string) string {

@@ -110,6 +110,9 @@ func TestPaymentLinkPayments(t *testing.T) {
 
 	fixed := ps.newLink(t, acct, map[string]any{"name": "Ticket", "amount": "2500", "currency": "XOF", "metadata": map[string]any{"event": "gala"}})
 	r := ps.linkPay(t, fixed, map[string]any{"country": "BJ", "network": "MTN_BJ", "customer_phone": "97000123", "customer_name": "Koffi", "amount": "1"})
+	require.Equal(t, http.StatusBadRequest, r.Status, "a FIXED link refuses another amount: %s", r.Body)
+	assert.Equal(t, []string{"The price of this payment link is now 2500.00 XOF: reload the page to see it."}, r.fields()["amount"])
+	r = ps.linkPay(t, fixed, map[string]any{"country": "BJ", "network": "MTN_BJ", "customer_phone": "97000123", "customer_name": "Koffi"})
 	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
 	var p hostedPayment
 	r.data(t, &p)
@@ -275,6 +278,58 @@ func TestPaymentLinkOnePaymentInFlightPerNumber(t *testing.T) {
 	assert.Equal(t, sika.StatusFailed, ps.final(t, acct, declined.ID, 10*time.Second).Status)
 	r = ps.linkPay(t, l, beninPayer("97100001"))
 	assert.Equal(t, http.StatusCreated, r.Status, "the number pays again once its payment ended: %s", r.Body)
+}
+
+// TestPaymentLinkRefusesAPriceThePageDidNotShow: the page sends back the price it showed (the
+// currency, and a FIXED link's amount); when the merchant changed the link's price while the page
+// was open, the payment is refused on the field that changed, naming the new price, and nothing
+// is written: the customer is never charged what the page did not show.
+func TestPaymentLinkRefusesAPriceThePageDidNotShow(t *testing.T) {
+	ps := payments(t)
+	acct := ps.newAccount(t, true)
+	key := acct.key(sika.EnvironmentTest, sika.ScopePayin)
+	l := ps.newLink(t, acct, map[string]any{"name": "Robe", "amount": "1000", "currency": "XOF"})
+	resp, err := http.Get(l.URL)
+	require.NoError(t, err)
+	html, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	assert.Contains(t, string(html), `data-currency="XOF" data-amount="1000"`, "the page carries the price it shows")
+	shown := func(amount, currency string) map[string]any {
+		body := beninPayer("97000123")
+		body["amount"], body["currency"] = amount, currency
+		return body
+	}
+	patch := func(body map[string]any) {
+		r := ps.call(t, "PATCH", "/api/v1/payment-links/"+l.ID.String()+"/", body, key...)
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	}
+
+	patch(map[string]any{"amount": "5000"})
+	r := ps.linkPay(t, l, shown("1000", "XOF"))
+	assert.Equal(t, http.StatusBadRequest, r.Status, "%s", r.Body)
+	assert.Equal(t, map[string][]string{"amount": {"The price of this payment link is now 5000.00 XOF: reload the page to see it."}}, r.fields())
+
+	patch(map[string]any{"amount": "10", "currency": "EUR"})
+	r = ps.linkPay(t, l, shown("1000", "XOF"))
+	assert.Equal(t, http.StatusBadRequest, r.Status, "%s", r.Body)
+	assert.Equal(t, map[string][]string{
+		"amount":   {"The price of this payment link is now 10.00 EUR: reload the page to see it."},
+		"currency": {"The price of this payment link is now 10.00 EUR: reload the page to see it."},
+	}, r.fields())
+
+	free := ps.newLink(t, acct, map[string]any{"name": "Dons", "amount_type": "FREE", "currency": "XOF"})
+	ps.call(t, "PATCH", "/api/v1/payment-links/"+free.ID.String()+"/", map[string]any{"currency": "EUR"}, key...)
+	r = ps.linkPay(t, free, shown("1000", "XOF"))
+	assert.Equal(t, http.StatusBadRequest, r.Status, "%s", r.Body)
+	assert.Equal(t, map[string][]string{"currency": {"The price of this payment link is now in EUR: reload the page to see it."}}, r.fields())
+
+	var n int
+	require.NoError(t, testStore.Pool().QueryRow(t.Context(), `SELECT count(*) FROM transactions WHERE payment_link_id IN ($1, $2)`, l.ID, free.ID).Scan(&n))
+	assert.Zero(t, n, "a refused price writes nothing")
+
+	r = ps.linkPay(t, l, shown("10.00", "eur"))
+	assert.Equal(t, http.StatusCreated, r.Status, "the price the page shows now pays: %s", r.Body)
 }
 
 // TestPaymentLinkPageClosedOnceUsedUp: a link that generated its usage_limit transactions says

@@ -3939,11 +3939,14 @@ type HostedPayment struct {
 
 // HostedPaymentRequest What a hosted page sends for the customer.
 type HostedPaymentRequest struct {
-	// Amount Payment links only: the amount the customer chooses (FREE links, and FIXED links without an amount).
+	// Amount Payment links only: the amount the customer chooses (FREE links, and FIXED links without an amount); on a FIXED link, optionally the amount the page showed: another than the link's answers 400 on `amount` with the link's price (the merchant changed it while the page was open).
 	Amount *string `json:"amount,omitempty"`
 
 	// Country The customer's country; default the session's.
 	Country *string `json:"country,omitempty"`
+
+	// Currency Payment links only, optional: the currency the page showed; another than the link's answers 400 on `currency` with the link's price.
+	Currency *string `json:"currency,omitempty"`
 
 	// CustomerEmail Payment links only; optional.
 	CustomerEmail *string `json:"customer_email,omitempty"`
@@ -9631,7 +9634,9 @@ type ClientInterface interface {
 	// `usage_limit` transactions, `409 checkout_payment_in_progress` while a payment of the link
 	// from the same number is `PENDING` (a double submit or a second device: nothing is
 	// created; the link's other customers pay meanwhile), `422 amount_out_of_range` below
-	// `min_amount`. Public: the
+	// `min_amount`, `400` on `amount` or `currency` when the price the page showed (sent back
+	// by the page) is no longer the link's, so that a customer is never charged a price the
+	// page did not show. Public: the
 	// slug authorises it; limited per client address, and `429 rate_limited` once one client
 	// address (20) or one phone number (5) started that many payments on the link in 10
 	// minutes, so that a stranger cannot use up `usage_limit` with numbers that fail.
@@ -9649,7 +9654,9 @@ type ClientInterface interface {
 	// `usage_limit` transactions, `409 checkout_payment_in_progress` while a payment of the link
 	// from the same number is `PENDING` (a double submit or a second device: nothing is
 	// created; the link's other customers pay meanwhile), `422 amount_out_of_range` below
-	// `min_amount`. Public: the
+	// `min_amount`, `400` on `amount` or `currency` when the price the page showed (sent back
+	// by the page) is no longer the link's, so that a customer is never charged a price the
+	// page did not show. Public: the
 	// slug authorises it; limited per client address, and `429 rate_limited` once one client
 	// address (20) or one phone number (5) started that many payments on the link in 10
 	// minutes, so that a stranger cannot use up `usage_limit` with numbers that fail.
@@ -12744,7 +12751,9 @@ func (c *RawClient) PredictLinkNetwork(ctx context.Context, slug string, params 
 // `usage_limit` transactions, `409 checkout_payment_in_progress` while a payment of the link
 // from the same number is `PENDING` (a double submit or a second device: nothing is
 // created; the link's other customers pay meanwhile), `422 amount_out_of_range` below
-// `min_amount`. Public: the
+// `min_amount`, `400` on `amount` or `currency` when the price the page showed (sent back
+// by the page) is no longer the link's, so that a customer is never charged a price the
+// page did not show. Public: the
 // slug authorises it; limited per client address, and `429 rate_limited` once one client
 // address (20) or one phone number (5) started that many payments on the link in 10
 // minutes, so that a stranger cannot use up `usage_limit` with numbers that fail.
@@ -12772,7 +12781,9 @@ func (c *RawClient) PayPaymentLinkWithBody(ctx context.Context, slug string, con
 // `usage_limit` transactions, `409 checkout_payment_in_progress` while a payment of the link
 // from the same number is `PENDING` (a double submit or a second device: nothing is
 // created; the link's other customers pay meanwhile), `422 amount_out_of_range` below
-// `min_amount`. Public: the
+// `min_amount`, `400` on `amount` or `currency` when the price the page showed (sent back
+// by the page) is no longer the link's, so that a customer is never charged a price the
+// page did not show. Public: the
 // slug authorises it; limited per client address, and `429 rate_limited` once one client
 // address (20) or one phone number (5) started that many payments on the link in 10
 // minutes, so that a stranger cannot use up `usage_limit` with numbers that fail.
@@ -24721,7 +24732,9 @@ type ClientWithResponsesInterface interface {
 	// `usage_limit` transactions, `409 checkout_payment_in_progress` while a payment of the link
 	// from the same number is `PENDING` (a double submit or a second device: nothing is
 	// created; the link's other customers pay meanwhile), `422 amount_out_of_range` below
-	// `min_amount`. Public: the
+	// `min_amount`, `400` on `amount` or `currency` when the price the page showed (sent back
+	// by the page) is no longer the link's, so that a customer is never charged a price the
+	// page did not show. Public: the
 	// slug authorises it; limited per client address, and `429 rate_limited` once one client
 	// address (20) or one phone number (5) started that many payments on the link in 10
 	// minutes, so that a stranger cannot use up `usage_limit` with numbers that fail.
@@ -24739,7 +24752,9 @@ type ClientWithResponsesInterface interface {
 	// `usage_limit` transactions, `409 checkout_payment_in_progress` while a payment of the link
 	// from the same number is `PENDING` (a double submit or a second device: nothing is
 	// created; the link's other customers pay meanwhile), `422 amount_out_of_range` below
-	// `min_amount`. Public: the
+	// `min_amount`, `400` on `amount` or `currency` when the price the page showed (sent back
+	// by the page) is no longer the link's, so that a customer is never charged a price the
+	// page did not show. Public: the
 	// slug authorises it; limited per client address, and `429 rate_limited` once one client
 	// address (20) or one phone number (5) started that many payments on the link in 10
 	// minutes, so that a stranger cannot use up `usage_limit` with numbers that fail.
@@ -35023,7 +35038,9 @@ func (c *ClientWithResponses) PredictLinkNetworkWithResponse(ctx context.Context
 // `usage_limit` transactions, `409 checkout_payment_in_progress` while a payment of the link
 // from the same number is `PENDING` (a double submit or a second device: nothing is
 // created; the link's other customers pay meanwhile), `422 amount_out_of_range` below
-// `min_amount`. Public: the
+// `min_amount`, `400` on `amount` or `currency` when the price the page showed (sent back
+// by the page) is no longer the link's, so that a customer is never charged a price the
+// page did not show. Public: the
 // slug authorises it; limited per client address, and `429 rate_limited` once one client
 // address (20) or one phone number (5) started that many payments on the link in 10
 // minutes, so that a stranger cannot use up `usage_limit` with numbers that fail.
@@ -35047,7 +35064,9 @@ func (c *ClientWithResponses) PayPaymentLinkWithBodyWithResponse(ctx context.Con
 // `usage_limit` transactions, `409 checkout_payment_in_progress` while a payment of the link
 // from the same number is `PENDING` (a double submit or a second device: nothing is
 // created; the link's other customers pay meanwhile), `422 amount_out_of_range` below
-// `min_amount`. Public: the
+// `min_amount`, `400` on `amount` or `currency` when the price the page showed (sent back
+// by the page) is no longer the link's, so that a customer is never charged a price the
+// page did not show. Public: the
 // slug authorises it; limited per client address, and `429 rate_limited` once one client
 // address (20) or one phone number (5) started that many payments on the link in 10
 // minutes, so that a stranger cannot use up `usage_limit` with numbers that fail.

@@ -107,6 +107,11 @@
         return;
       }
     }
+    if (page.dataset.kind === "link") {
+      // the price the page shows: a link whose price changed since refuses it, naming the new one
+      data.currency = page.dataset.currency;
+      if (!$("amount") && page.dataset.amount) data.amount = page.dataset.amount;
+    }
     if ($("customer_name")) {
       data.customer_name = $("customer_name").value.trim();
       data.customer_email = $("customer_email").value.trim();

@@ -894,7 +894,9 @@ export interface paths {
          *     `usage_limit` transactions, `409 checkout_payment_in_progress` while a payment of the link
          *     from the same number is `PENDING` (a double submit or a second device: nothing is
          *     created; the link's other customers pay meanwhile), `422 amount_out_of_range` below
-         *     `min_amount`. Public: the
+         *     `min_amount`, `400` on `amount` or `currency` when the price the page showed (sent back
+         *     by the page) is no longer the link's, so that a customer is never charged a price the
+         *     page did not show. Public: the
          *     slug authorises it; limited per client address, and `429 rate_limited` once one client
          *     address (20) or one phone number (5) started that many payments on the link in 10
          *     minutes, so that a stranger cannot use up `usage_limit` with numbers that fail.
@@ -4531,8 +4533,10 @@ export interface components {
             customer_name?: string;
             /** @description Payment links only; optional. */
             customer_email?: string;
-            /** @description Payment links only: the amount the customer chooses (FREE links, and FIXED links without an amount). */
+            /** @description Payment links only: the amount the customer chooses (FREE links, and FIXED links without an amount); on a FIXED link, optionally the amount the page showed: another than the link's answers 400 on `amount` with the link's price (the merchant changed it while the page was open). */
             amount?: string;
+            /** @description Payment links only, optional: the currency the page showed; another than the link's answers 400 on `currency` with the link's price. */
+            currency?: string;
         };
         HostedOTPRequest: {
             /** Format: uuid */
