@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
@@ -37,6 +38,10 @@ type unclearOperator struct {
 	reads       map[string]int
 	settled     map[string]gateway.OperationStatus
 	unreachable map[string]bool
+	// paused holds the status reads of a reference made outside a workflow's activity (support's
+	// read at a resolution) until the test closes the channel; entered hears of each one.
+	paused  map[string]chan struct{}
+	entered chan string
 }
 
 var (
@@ -46,7 +51,8 @@ var (
 
 func newUnclearOperator(name string) *unclearOperator {
 	return &unclearOperator{name: name, sends: map[string]int{}, reads: map[string]int{},
-		settled: map[string]gateway.OperationStatus{}, unreachable: map[string]bool{}}
+		settled: map[string]gateway.OperationStatus{}, unreachable: map[string]bool{},
+		paused: map[string]chan struct{}{}, entered: make(chan string, 16)}
 }
 
 func (g *unclearOperator) Name() string { return g.name }
@@ -85,7 +91,14 @@ func (g *unclearOperator) Disburse(_ context.Context, req gateway.DisburseReques
 }
 
 // DisbursementStatus answers NOT_FOUND, or what the test settled, or fails when unreachable.
-func (g *unclearOperator) DisbursementStatus(_ context.Context, reference string) (gateway.OperationStatus, error) {
+func (g *unclearOperator) DisbursementStatus(ctx context.Context, reference string) (gateway.OperationStatus, error) {
+	g.mu.Lock()
+	gate := g.paused[reference]
+	g.mu.Unlock()
+	if gate != nil && !activity.IsActivity(ctx) {
+		g.entered <- reference
+		<-gate
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.reads[reference]++
@@ -102,6 +115,16 @@ func (g *unclearOperator) settle(reference string, st gateway.Status) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.settled[reference] = gateway.OperationStatus{Reference: reference, GatewayReference: "UNCLEAR-" + reference[:8], Status: st}
+}
+
+// pauseReads holds support's status reads of reference until release is called.
+func (g *unclearOperator) pauseReads(reference string) (release func()) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	gate := make(chan struct{})
+	g.paused[reference] = gate
+	var once sync.Once
+	return func() { once.Do(func() { close(gate) }) }
 }
 
 func (g *unclearOperator) cutOff(reference string) {
@@ -279,6 +302,76 @@ func (ms *moneyStack) resolve(t *testing.T, id uuid.UUID, body any, headers []st
 }
 
 func amountOf(a sika.Amount) string { return sika.FormatAmount(a.Decimal) }
+
+// TestResolutionApprovalRacesARejection: a rejection by another approver that comes while an
+// approval is being applied (its status read at the operator under way) waits for that approval
+// and is refused; the decision recorded is the one applied, and the payout's money moved once.
+func TestResolutionApprovalRacesARejection(t *testing.T) {
+	ms := newMoneyStack(t)
+	_, agent := ms.staffAs(t, sika.StaffSupportAgent)
+	_, approver := ms.staffAs(t, sika.StaffMoneyApprover)
+	_, rejecter := ms.staffAs(t, sika.StaffMoneyApprover)
+	acct := ms.newAccount(t, true)
+	fund(t, acct, "BJ", "MTN_BJ", "5000")
+	p := ms.payout(t, acct)
+	ref := activities.AttemptID(p.ID, 1, 1).String()
+	ms.unclear(t, agent, p.ID)
+
+	r := ms.resolve(t, p.ID, map[string]string{"status": "FAILED", "reason": "The operator has no trace of it (ticket 5120)."}, agent)
+	require.Equal(t, 202, r.Status, "%s", r.Body)
+	var proposal store.MoneyDecision
+	r.data(t, &proposal)
+	path := "/api/v1/admin/money-decisions/" + proposal.ID.String()
+
+	release := ms.op.pauseReads(ref)
+	defer release()
+	approved, rejected := make(chan *response, 1), make(chan *response, 1)
+	go func() { approved <- ms.call(t, "POST", path+"/approve/", nil, approver...) }()
+	select {
+	case <-ms.op.entered: // the approval is reading the payout's status at the operator
+	case r := <-approved:
+		t.Fatalf("the approval answered before its status read: %d %s", r.Status, r.Body)
+	case <-time.After(60 * time.Second):
+		t.Fatal("the approval never read the payout's status")
+	}
+	go func() {
+		rejected <- ms.call(t, "POST", path+"/reject/", map[string]string{"note": "Wait for the operator's answer."}, rejecter...)
+	}()
+	select {
+	case r := <-rejected:
+		// Answered while the approval is still being applied: it must not have been recorded.
+		assert.Equal(t, 409, r.Status, "a rejection during an approval: %s", r.Body)
+		rejected <- r
+	case <-time.After(300 * time.Millisecond): // waiting for the approval, as it should
+	}
+	release()
+	var ra, rr *response
+	for ra == nil || rr == nil {
+		select {
+		case ra = <-approved:
+		case rr = <-rejected:
+		case <-time.After(90 * time.Second):
+			t.Fatal("the approval or the rejection never answered")
+		}
+	}
+
+	require.Equal(t, 200, ra.Status, "%s", ra.Body)
+	var a Approval
+	ra.data(t, &a)
+	assert.Equal(t, store.DecisionApproved, a.Decision.Status, "the approval answers the decision it applied")
+	require.NotNil(t, a.Resolution)
+	assert.Equal(t, sika.StatusFailed, a.Resolution.Transaction.Status)
+	assert.Equal(t, 409, rr.Status, "%s", rr.Body)
+	assert.Equal(t, "not_awaiting_approval", rr.code())
+
+	stored, err := testStore.MoneyDecision(t.Context(), proposal.ID)
+	require.NoError(t, err)
+	assert.Equal(t, store.DecisionApproved, stored.Status, "what is recorded is what was applied")
+	assert.Equal(t, sika.StatusFailed, ms.transaction(t, acct, p.ID).Status)
+	w, _ := ms.money(t, acct)
+	assert.Equal(t, "5000.00", amountOf(w.AvailableAmount), "the hold released once")
+	assert.Equal(t, "0.00", amountOf(w.PendingAmount))
+}
 
 // TestUnclearPayoutSupport: a payout whose operator keeps answering NOT_FOUND within its settle
 // window, and whose re-sends are unavailable, stays PENDING with its hold and shows up in

@@ -120,11 +120,14 @@ type Approval struct {
 //
 //   - RESOLVE_UNCLEAR_PAYOUT: applyResolution. When the resolution cannot be applied now (the
 //     operator's answer is being recorded, the workflow did not take it), the proposal keeps
-//     waiting and the error says so. Two approvers at once: the payout's workflow applies one
-//     resolution; the second finds the decision already approved.
+//     waiting and the error says so.
 //   - REFUND_FLAG: the refund is issued (IssueRefund, with the decision's id for idempotency
-//     key: approved twice, or by two approvers at once, it is issued once), then the approval
-//     recorded; the flag closes when the refund succeeds.
+//     key: approved twice, it is issued once), then the approval recorded; the flag closes when
+//     the refund succeeds.
+//
+// Both are applied while the proposal's row is locked (store.ApproveMoneyDecision): a second
+// approver, or another approver's rejection, that comes meanwhile waits for the approval and is
+// answered not_awaiting_approval, so that a rejected proposal is never applied.
 //   - SETTLE_REHELD_PAYOUT: store.SettleReheldPayout, one Postgres transaction with the
 //     approval.
 func (s *Server) ApproveMoneyDecision(ctx context.Context, id uuid.UUID, approver sika.Member) (Approval, error) {
@@ -138,24 +141,28 @@ func (s *Server) ApproveMoneyDecision(ctx context.Context, id uuid.UUID, approve
 	if err := store.CheckDecider(d, approver.ID); err != nil {
 		return Approval{Decision: d}, err
 	}
-	var outcome any
 	a := Approval{Decision: d}
+	var apply func(store.MoneyDecision) (any, error)
 	switch d.Kind {
 	case store.DecisionResolveUnclearPayout:
-		res, err := applyResolution(ctx, s.cfg.Temporal, s.store, s.cfg.Gateways, d.Transaction, SupportDecision{Status: d.RequestedStatus, Reason: d.Reason}, approver)
-		res.WorkflowURL = s.workflowURL(res.WorkflowID)
-		a.Resolution = &res
-		if err != nil {
-			return a, err
+		apply = func(d store.MoneyDecision) (any, error) {
+			res, err := applyResolution(ctx, s.cfg.Temporal, s.store, s.cfg.Gateways, d.Transaction, SupportDecision{Status: d.RequestedStatus, Reason: d.Reason}, approver)
+			res.WorkflowURL = s.workflowURL(res.WorkflowID)
+			a.Resolution = &res
+			if err != nil {
+				return nil, err
+			}
+			return map[string]any{"status": res.Transaction.Status, "decided_by": res.DecidedBy, "operator_answer": res.OperatorAnswer}, nil
 		}
-		outcome = map[string]any{"status": res.Transaction.Status, "decided_by": res.DecidedBy, "operator_answer": res.OperatorAnswer}
 	case store.DecisionRefundFlag:
-		t, err := s.issueFlagRefund(ctx, d)
-		if err != nil {
-			return a, err
+		apply = func(d store.MoneyDecision) (any, error) {
+			t, err := s.issueFlagRefund(ctx, d)
+			if err != nil {
+				return nil, err
+			}
+			a.Refund = &t
+			return map[string]any{"refund": t.ID, "reference": t.Reference, "status": t.Status, "amount": t.RequestedAmount}, nil
 		}
-		a.Refund = &t
-		outcome = map[string]any{"refund": t.ID, "reference": t.Reference, "status": t.Status, "amount": t.RequestedAmount}
 	case store.DecisionSettleReheldPayout:
 		decided, out, err := s.store.SettleReheldPayout(ctx, id, approver.ID, approver.Email)
 		if sika.ErrorCode(err) == sika.CodeNotAwaitingApproval {
@@ -174,14 +181,14 @@ func (s *Server) ApproveMoneyDecision(ctx context.Context, id uuid.UUID, approve
 	default:
 		return a, fmt.Errorf("approve money decision %s: unknown kind %s", id, d.Kind)
 	}
-	decided, err := s.store.DecideMoneyDecision(ctx, id, approver.ID, store.DecisionApproved, "", outcome)
-	if sika.ErrorCode(err) == sika.CodeNotAwaitingApproval {
-		// Another approver's approval was recorded meanwhile; what it applied was applied once
-		// (the payout's workflow, the refund's idempotency key).
-		decided, err = s.store.MoneyDecision(ctx, id)
+	// Applied under the proposal's lock: a rejection or a second approval meanwhile waits, then
+	// finds it decided, and what is recorded is what was applied.
+	decided, err := s.store.ApproveMoneyDecision(ctx, id, approver.ID, apply)
+	if err != nil {
+		return a, err
 	}
 	a.Decision = decided
-	return a, err
+	return a, nil
 }
 
 // issueFlagRefund issues the refund of an approved REFUND_FLAG decision: the flag's collection,

@@ -224,3 +224,75 @@ func TestARefundRacingALatePaidAnswerOfAnEarlierOne(t *testing.T) {
 	}
 	ledgerBalances(t)
 }
+
+// TestApprovalHoldsTheProposalWhileApplied: an approval applies its proposal while holding the
+// proposal's row; a rejection by another approver that comes meanwhile waits for it and finds the
+// proposal approved, so that a rejected proposal is never applied. An apply that fails records
+// nothing: the proposal still waits, and may then be rejected.
+func TestApprovalHoldsTheProposalWhileApplied(t *testing.T) {
+	ctx := t.Context()
+	agent := newStaff(t, sika.StaffSupportAgent)
+	approver, rejecter := newStaff(t, sika.StaffMoneyApprover), newStaff(t, sika.StaffMoneyApprover)
+	m := fundedMerchant(t, "5000")
+	p := newPayout(t, m, "1000")
+	d, err := st.ProposeMoneyDecision(ctx, store.Proposal{Kind: store.DecisionResolveUnclearPayout, Transaction: p.ID,
+		RequestedStatus: sika.StatusFailed, Reason: "The operator has no trace of it.", Staff: agent.ID})
+	require.NoError(t, err)
+
+	applying, applied := make(chan struct{}), make(chan struct{})
+	rejected := make(chan error, 1)
+	var approved store.MoneyDecision
+	var approveErr error
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		approved, approveErr = st.ApproveMoneyDecision(ctx, d.ID, approver.ID, func(got store.MoneyDecision) (any, error) {
+			close(applying)
+			<-applied // what an approval applies outside Postgres: a status read, a workflow update
+			return map[string]string{"status": "FAILED"}, nil
+		})
+	})
+	<-applying
+	wg.Go(func() {
+		_, err := st.DecideMoneyDecision(ctx, d.ID, rejecter.ID, store.DecisionRejected, "Wait for the operator.", nil)
+		rejected <- err
+	})
+	select {
+	case err := <-rejected:
+		t.Errorf("the rejection was answered while the approval was applied: %v", err)
+		rejected <- err
+	case <-time.After(300 * time.Millisecond): // it waits for the approval
+	}
+	close(applied)
+	wg.Wait()
+	require.NoError(t, approveErr)
+	assert.Equal(t, store.DecisionApproved, approved.Status)
+	assert.JSONEq(t, `{"status":"FAILED"}`, string(approved.Outcome))
+	err = <-rejected
+	assert.Equal(t, sika.CodeNotAwaitingApproval, sika.ErrorCode(err), "%v", err)
+	got, err := st.MoneyDecision(ctx, d.ID)
+	require.NoError(t, err)
+	assert.Equal(t, store.DecisionApproved, got.Status)
+	require.NotNil(t, got.DecidedBy)
+	assert.Equal(t, approver.ID, *got.DecidedBy)
+
+	// An apply that fails records nothing.
+	q := newPayout(t, m, "1000")
+	d, err = st.ProposeMoneyDecision(ctx, store.Proposal{Kind: store.DecisionResolveUnclearPayout, Transaction: q.ID,
+		RequestedStatus: sika.StatusFailed, Reason: "The operator has no trace of it.", Staff: agent.ID})
+	require.NoError(t, err)
+	_, err = st.ApproveMoneyDecision(ctx, d.ID, approver.ID, func(store.MoneyDecision) (any, error) {
+		return nil, sika.Errorf(sika.CodeServiceUnavailable, "The operator did not answer.")
+	})
+	assert.Equal(t, sika.CodeServiceUnavailable, sika.ErrorCode(err))
+	got, err = st.MoneyDecision(ctx, d.ID)
+	require.NoError(t, err)
+	assert.Equal(t, store.DecisionPending, got.Status, "still waiting")
+	_, err = st.ApproveMoneyDecision(ctx, d.ID, agent.ID, func(store.MoneyDecision) (any, error) {
+		t.Error("applied for the one who proposed it")
+		return nil, nil
+	})
+	assert.Equal(t, sika.CodeSelfApprovalForbidden, sika.ErrorCode(err))
+	got, err = st.DecideMoneyDecision(ctx, d.ID, rejecter.ID, store.DecisionRejected, "Wait for the operator.", nil)
+	require.NoError(t, err)
+	assert.Equal(t, store.DecisionRejected, got.Status)
+}

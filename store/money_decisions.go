@@ -188,6 +188,17 @@ func (s *Store) DecideMoneyDecision(ctx context.Context, id, decider uuid.UUID, 
 	return s.decide(ctx, id, decider, status, note, func(pgx.Tx, MoneyDecision) (any, error) { return outcome, nil })
 }
 
+// ApproveMoneyDecision records a second staff member's approval of a waiting proposal with what
+// applying it gave (apply's answer), apply running while the proposal's row is locked: a
+// rejection or another approval that comes meanwhile waits for it, then finds the proposal
+// decided (not_awaiting_approval), so that what is recorded is what was applied. apply works
+// outside this Postgres transaction (a status read at the operator, the payout's workflow, a
+// refund's own transaction) and must not lock the proposal itself; when it fails, nothing is
+// recorded and the proposal keeps waiting.
+func (s *Store) ApproveMoneyDecision(ctx context.Context, id, approver uuid.UUID, apply func(MoneyDecision) (any, error)) (MoneyDecision, error) {
+	return s.decide(ctx, id, approver, DecisionApproved, "", func(_ pgx.Tx, d MoneyDecision) (any, error) { return apply(d) })
+}
+
 // decide locks a waiting decision, checks its decider (CheckDecider), runs apply (which changes
 // what the decision decides and answers its outcome) and records the decision with its staff
 // action, all in one Postgres transaction.
