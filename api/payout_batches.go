@@ -43,7 +43,6 @@ type PayoutBatchRow struct {
 // cannot cover it, fees included) and its workflow sends the items.
 func (s *Server) createPayoutBatch(w http.ResponseWriter, r *http.Request, req payoutBatchRequest) error {
 	var v sika.Validation
-	maxLength(&v, "description", req.Description, 500)
 	switch {
 	case req.Items == nil:
 		v.Add("items", sika.MsgRequired)
@@ -52,8 +51,9 @@ func (s *Server) createPayoutBatch(w http.ResponseWriter, r *http.Request, req p
 	case len(req.Items) > sika.MaxPayoutBatchItems:
 		v.Add("items", fmt.Sprintf("Ensure this field has no more than %d items.", sika.MaxPayoutBatchItems))
 	}
-	if err := v.Err(); err != nil {
-		return err
+	if v.Has("items") {
+		maxLength(&v, "description", req.Description, 500) // named in the same 400
+		return v.Err()
 	}
 	rows := make([]PayoutBatchRow, len(req.Items))
 	rowErrs := make([]error, len(req.Items))
@@ -105,10 +105,12 @@ func (o PayoutBatchOrder) rowField(i int, field string) string {
 var rowFieldNames = map[string]string{"method": "network", "recipient": "phone"}
 
 // PriceBatchRows validates and prices every row of a batch by the payout's rule (pricePayout)
-// and answers the items, or one validation error holding the errors of every invalid row (a
-// business refusal of a row, such as amount_out_of_range, is reported as that row's error).
+// and answers the items, or one validation error holding the errors of every invalid row and of
+// the batch's description (a business refusal of a row, such as amount_out_of_range, is reported
+// as that row's error).
 func (s *Server) PriceBatchRows(ctx context.Context, merchant uuid.UUID, env sika.Environment, o PayoutBatchOrder) ([]sika.PayoutBatchItem, error) {
 	var v sika.Validation
+	maxLength(&v, "description", o.Description, 500)
 	items := make([]sika.PayoutBatchItem, 0, len(o.Rows))
 	seen := make(map[string]int, len(o.Rows))
 	for i, row := range o.Rows {

@@ -5,7 +5,9 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -191,6 +193,18 @@ func TestPayoutBatchRowErrorsNameTheItems(t *testing.T) {
 		require.Equal(t, http.StatusBadRequest, r.Status, "%s", r.Body)
 		assert.Contains(t, r.fields(), "items")
 	}
+
+	// A description too long is named with the items' errors, in the same 400.
+	body = batchOf(3, "1000", "123")
+	body["description"] = strings.Repeat("d", 501)
+	body["items"].([]map[string]any)[2]["amount"] = "12.345"
+	r = ps.createBatch(t, acct, body)
+	require.Equal(t, http.StatusBadRequest, r.Status, "%s", r.Body)
+	assert.Equal(t, []string{"description", "items[2].amount"}, slices.Sorted(maps.Keys(r.fields())), "%s", r.Body)
+	delete(body, "items")
+	r = ps.createBatch(t, acct, body)
+	require.Equal(t, http.StatusBadRequest, r.Status, "%s", r.Body)
+	assert.Equal(t, []string{"description", "items"}, slices.Sorted(maps.Keys(r.fields())), "%s", r.Body)
 }
 
 func TestPayoutBatchHoldsItsTotalAndCompletes(t *testing.T) {
