@@ -110,6 +110,15 @@ func phoneDigits(input string) (digits string, international, ok bool) {
 	return b.String(), international, b.Len() > 0
 }
 
+// PhoneLike reports whether input can be a phone number of some country, as people type it
+// (phoneDigits): 6 to 15 digits, at most a leading "+" and separators. It checks a number whose
+// country is not known yet (a checkout session without country, read in the country the
+// customer picks); NormalizePhone checks it once the country is.
+func PhoneLike(input string) bool {
+	digits, _, ok := phoneDigits(input)
+	return ok && len(digits) >= 6 && len(digits) <= 15
+}
+
 // isDigits reports whether s is non-empty and made of ASCII digits only.
 func isDigits(s string) bool {
 	if s == "" {

@@ -128,6 +128,10 @@ func (s *Server) newCheckoutSession(ctx context.Context, req checkoutSessionRequ
 	}
 	if c.CustomerPhone = strings.TrimSpace(req.CustomerPhone); country.ID != uuid.Nil {
 		c.CustomerPhone = readPhone(&v, country, "customer_phone", c.CustomerPhone, false)
+	} else if c.CustomerPhone != "" && !sika.PhoneLike(c.CustomerPhone) {
+		// Kept as typed, read in the country the customer picks; one no country can read would
+		// be offered on the page ("leave empty to pay with ***") and refused when paid.
+		v.Add("customer_phone", "Enter a valid phone number: digits, optionally + and the calling code.")
 	}
 	if c.ReturnURL = strings.TrimSpace(req.ReturnURL); c.ReturnURL != "" {
 		if u, err := url.Parse(c.ReturnURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

@@ -105,6 +105,10 @@ func TestCheckoutSessionCreate(t *testing.T) {
 	assert.Equal(t, "+22997000123", full.CustomerPhone)
 	assert.Equal(t, "https://shop.example.com/done", full.ReturnURL)
 	assert.JSONEq(t, `{"order":7}`, string(full.Metadata))
+	for _, phone := range []string{"+229 97 00 01 23", "97000123"} {
+		noCountry := ps.newSession(t, acct, map[string]any{"customer_phone": phone})
+		assert.Equal(t, phone, noCountry.CustomerPhone, "without a country the number is kept as typed, read in the country the customer picks")
+	}
 
 	// Detail and list never show fee_charge_mode.
 	r = ps.call(t, "GET", "/api/v1/checkout-sessions/"+full.ID.String()+"/", nil, key...)
@@ -122,6 +126,10 @@ func TestCheckoutSessionCreate(t *testing.T) {
 		{"bad values", map[string]any{"amount": "-1", "currency": "XO", "customer_email": "nope", "customer_name": "A",
 			"country": "BEN", "return_url": "not a url", "fee_charge_mode": "HALF", "metadata": []int{1}},
 			[]string{"amount", "currency", "customer_email", "country", "return_url", "fee_charge_mode", "metadata"}},
+		{"a number no country reads", map[string]any{"amount": "1", "currency": "XOF", "customer_email": "a@example.com", "customer_name": "A",
+			"customer_phone": "<b>abc</b>"}, []string{"customer_phone"}},
+		{"a number too short for any country", map[string]any{"amount": "1", "currency": "XOF", "customer_email": "a@example.com", "customer_name": "A",
+			"customer_phone": "123"}, []string{"customer_phone"}},
 		{"expires too soon", map[string]any{"amount": "1", "currency": "XOF", "customer_email": "a@example.com", "customer_name": "A",
 			"expires_at": time.Now().Add(-time.Minute).UTC().Format(time.RFC3339)}, []string{"expires_at"}},
 		{"expires too late", map[string]any{"amount": "1", "currency": "XOF", "customer_email": "a@example.com", "customer_name": "A",
