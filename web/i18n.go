@@ -32,7 +32,7 @@ var translations = map[string]map[string]string{
 		"failure_help":               "Aucun montant n'a été débité. Vous pouvez réessayer, avec un autre numéro ou un autre réseau si besoin.",
 		"retry":                      "Réessayer",
 		"closed_PAID":                "Cette commande est déjà payée.",
-		"closed_EXPIRED":             "Ce lien de paiement a expiré.",
+		"closed_EXPIRED":             "Cette page de paiement a expiré.",
 		"closed_CANCELLED":           "Ce paiement a été annulé par le marchand.",
 		"closed_INACTIVE":            "Ce lien de paiement est désactivé.",
 		"closed_USED_UP":             "Ce lien de paiement a atteint son nombre maximal de paiements.",

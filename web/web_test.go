@@ -68,6 +68,15 @@ func TestRenderEscapesAndTranslates(t *testing.T) {
 	if html := buf.String(); !strings.Contains(html, "This payment page has expired.") || strings.Contains(html, `id="pay-form"`) {
 		t.Errorf("a closed page shows why and no form:\n%s", html)
 	}
+	// An expired session's page is no payment link: French says what English says.
+	p.Lang = "fr"
+	buf.Reset()
+	if err := Render(&buf, p); err != nil {
+		t.Fatal(err)
+	}
+	if html := buf.String(); !strings.Contains(html, "Cette page de paiement a expiré.") {
+		t.Errorf("an expired page says so in French:\n%s", html)
+	}
 }
 
 func TestEveryKeyIsTranslated(t *testing.T) {
