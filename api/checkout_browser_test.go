@@ -182,11 +182,15 @@ func TestHostedCheckoutPageInBrowser(t *testing.T) {
 		assert.Contains(t, textOf(t, ctx, "#form-error"), "Le montant doit être d'au moins 500\u00a0FCFA.")
 		screenshot(t, ctx, dir, "min-amount")
 		require.NoError(t, chromedp.Do(ctx,
-			chromedp.SetValue(chromedp.CSS("#amount"), "750"),
+			chromedp.SetValue(chromedp.CSS("#amount"), "1 000"), // as people here write it
 			press("#pay-button"),
 			chromedp.WaitVisible(chromedp.CSS("#success-screen")),
 		))
 		screenshot(t, ctx, dir, "link-success")
+		var pg struct{ Results []sika.Transaction }
+		ps.call(t, "GET", "/api/v1/payment-links/"+l.ID.String()+"/transactions/", nil, acct.key(sika.EnvironmentTest, sika.ScopePayin)...).data(t, &pg)
+		require.Len(t, pg.Results, 1)
+		assert.Equal(t, "1000.00", pg.Results[0].Amount.StringFixed(2))
 	})
 
 	t.Run("a FIXED link whose price changed while the page was open names the new price", func(t *testing.T) {

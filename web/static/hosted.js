@@ -97,7 +97,8 @@
     if (n) data.network = n.value;
     if (n && n.dataset.otp) { data.otp = $("otp").value.trim(); missing = missing || !data.otp; }
     if ($("amount")) {
-      data.amount = $("amount").value.trim().replace(",", ".");
+      // as people here write it: "1 000" (spaces, no-break spaces between thousands), "12,50"
+      data.amount = $("amount").value.replace(/[\s\u00a0\u202f]/g, "").replace(",", ".");
       missing = missing || !data.amount;
       var min = parseFloat(page.dataset.minAmount);
       if (data.amount && !isNaN(min) && parseFloat(data.amount) < min) {
