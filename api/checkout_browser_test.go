@@ -235,6 +235,21 @@ func TestHostedCheckoutPageInBrowser(t *testing.T) {
 		assert.Equal(t, sika.CheckoutPending, ps.session(t, acct, c.ID).Status)
 	})
 
+	t.Run("a session cancelled while its page is open says so in the page's language", func(t *testing.T) {
+		ctx := browserTab(t)
+		c := ps.newSession(t, acct, map[string]any{"country": "BJ"})
+		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(c.CheckoutURL), chromedp.WaitVisible(chromedp.CSS("#pay-form"))))
+		r := ps.call(t, "POST", "/api/v1/checkout-sessions/"+c.ID.String()+"/cancel/", nil, acct.key(sika.EnvironmentTest, sika.ScopePayin)...)
+		require.Equal(t, 200, r.Status, "%s", r.Body)
+		require.NoError(t, chromedp.Do(ctx,
+			press(`input[name=network][value=MTN_BJ]`),
+			chromedp.SetValue(chromedp.CSS("#customer_phone"), "97000123"),
+			press("#pay-button"),
+			chromedp.WaitVisible(chromedp.CSS("#closed")),
+		))
+		assert.Equal(t, "Ce paiement a été annulé par le marchand.", textOf(t, ctx, "#closed-message"))
+	})
+
 	t.Run("a closed session shows why and no form", func(t *testing.T) {
 		ctx := browserTab(t)
 		c := ps.newSession(t, acct, nil)

@@ -123,6 +123,7 @@
     setBusy(button, true);
     post(payURL, data).then(function (res) {
       setBusy(button, false);
+      if (res.status === 409 && res.body && res.body.error && res.body.error.code === "session_not_payable") { closeSession(); return; }
       if (res.status !== 201) { sayError(err, res.body); return; }
       follow(res.body.data);
     }).catch(function () { setBusy(button, false); say(err, msg.error_network); });
@@ -154,6 +155,19 @@
       else show("waiting-screen");
     }).catch(function () { setBusy(button, false); say($("otp-error"), msg.error_network); });
   });
+
+  // closeSession shows why a session's page no longer takes a payment (the merchant cancelled
+  // it, it expired or was paid while the page was open), in the page's language.
+  function closeSession() {
+    var close = function (status) {
+      $("closed-message").textContent = msg["closed_" + status] || msg.closed_EXPIRED;
+      show("closed");
+    };
+    fetch(pollURL, { headers: { "Accept": "application/json" }, credentials: "omit" })
+      .then(function (r) { return r.json(); })
+      .then(function (body) { close(body && body.data && body.data.status); }) // PENDING: past expires_at
+      .catch(function () { close("EXPIRED"); });
+  }
 
   function poll() {
     clearTimeout(pollTimer);
