@@ -48,7 +48,10 @@ func TestRenderEscapesAndTranslates(t *testing.T) {
 	}
 	html := buf.String()
 	for _, want := range []string{"&lt;script&gt;alert(1)&lt;/script&gt;", `lang="fr"`, "Payer 1\u00a0000\u00a0FCFA", `<option value="BJ" selected>Bénin</option>`,
-		`data-otp="1"`, `for="customer_phone"`} {
+		`data-otp="1"`, `for="customer_phone"`,
+		// Without the script a submit posts: the customer's name, number and code stay out of the URL.
+		`<form id="pay-form" method="post"`, `<form id="otp-form" method="post"`,
+		"<noscript><p class=\"notice\">Cette page de paiement a besoin de JavaScript"} {
 		if !strings.Contains(html, want) {
 			t.Errorf("page lacks %q", want)
 		}
