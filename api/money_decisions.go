@@ -124,12 +124,12 @@ type Approval struct {
 //   - REFUND_FLAG: the refund is issued (IssueRefund, with the decision's id for idempotency
 //     key: approved twice, it is issued once), then the approval recorded; the flag closes when
 //     the refund succeeds.
-//
-// Both are applied while the proposal's row is locked (store.ApproveMoneyDecision): a second
-// approver, or another approver's rejection, that comes meanwhile waits for the approval and is
-// answered not_awaiting_approval, so that a rejected proposal is never applied.
 //   - SETTLE_REHELD_PAYOUT: store.SettleReheldPayout, one Postgres transaction with the
 //     approval.
+//
+// The first two are applied while the proposal's row is locked (store.ApproveMoneyDecision): a
+// second approver, or another approver's rejection, that comes meanwhile waits for the approval
+// and is answered not_awaiting_approval, so that a rejected proposal is never applied.
 func (s *Server) ApproveMoneyDecision(ctx context.Context, id uuid.UUID, approver sika.Member) (Approval, error) {
 	if !approver.Can(sika.PermApproveMoneyDecision) {
 		return Approval{}, sika.ErrStaffRole(sika.PermApproveMoneyDecision)

@@ -52,7 +52,7 @@ func (s *Server) createPayoutBatch(w http.ResponseWriter, r *http.Request, req p
 		v.Add("items", fmt.Sprintf("Ensure this field has no more than %d items.", sika.MaxPayoutBatchItems))
 	}
 	if v.Has("items") {
-		maxLength(&v, "description", req.Description, 500) // named in the same 400
+		maxLength(&v, "description", req.Description, maxBatchDescription) // named in the same 400
 		return v.Err()
 	}
 	rows := make([]PayoutBatchRow, len(req.Items))
@@ -104,13 +104,16 @@ func (o PayoutBatchOrder) rowField(i int, field string) string {
 // rowFieldNames maps pricePayout's field names to a batch row's.
 var rowFieldNames = map[string]string{"method": "network", "recipient": "phone"}
 
+// maxBatchDescription is the longest description a payout batch takes, in characters.
+const maxBatchDescription = 500
+
 // PriceBatchRows validates and prices every row of a batch by the payout's rule (pricePayout)
 // and answers the items, or one validation error holding the errors of every invalid row and of
 // the batch's description (a business refusal of a row, such as amount_out_of_range, is reported
 // as that row's error).
 func (s *Server) PriceBatchRows(ctx context.Context, merchant uuid.UUID, env sika.Environment, o PayoutBatchOrder) ([]sika.PayoutBatchItem, error) {
 	var v sika.Validation
-	maxLength(&v, "description", o.Description, 500)
+	maxLength(&v, "description", o.Description, maxBatchDescription)
 	items := make([]sika.PayoutBatchItem, 0, len(o.Rows))
 	seen := make(map[string]int, len(o.Rows))
 	for i, row := range o.Rows {

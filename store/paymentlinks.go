@@ -149,19 +149,16 @@ func (s *Store) CreateLinkPayment(ctx context.Context, nt NewTransaction, start 
 		if err := setTransactionSlug(ctx, tx, t.ID, "payment_link_slug", slug); err != nil {
 			return err
 		}
-		if limit != nil {
-			var used int
-			if err := tx.QueryRow(ctx, `SELECT count(*) FROM transactions WHERE payment_link_id = $1`, *t.PaymentLink).Scan(&used); err != nil {
-				return fmt.Errorf("count link transactions: %w", err)
-			}
-			if used > *limit {
-				return sika.Errorf(sika.CodeUsageLimitReached, "This payment link has reached its limit of %d payments.", *limit)
-			}
-		}
+		// One read of the link's transactions answers both: how many it generated (this one
+		// included) and whether this number has another still PENDING.
+		var used int
 		var inFlight bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM transactions WHERE payment_link_id = $1 AND customer_phone = $2
-			AND status = 'PENDING' AND id <> $3)`, *t.PaymentLink, t.CustomerPhone, t.ID).Scan(&inFlight); err != nil {
-			return fmt.Errorf("read link payments in flight: %w", err)
+		if err := tx.QueryRow(ctx, `SELECT count(*), coalesce(bool_or(customer_phone = $2 AND status = 'PENDING' AND id <> $3), false)
+			FROM transactions WHERE payment_link_id = $1`, *t.PaymentLink, t.CustomerPhone, t.ID).Scan(&used, &inFlight); err != nil {
+			return fmt.Errorf("read link transactions: %w", err)
+		}
+		if limit != nil && used > *limit {
+			return sika.Errorf(sika.CodeUsageLimitReached, "This payment link has reached its limit of %d payments.", *limit)
 		}
 		if inFlight {
 			return sika.Errorf(sika.CodePaymentInProgress, "A payment of this payment link from this number is already in progress; wait for its outcome.")

@@ -2,11 +2,9 @@ package store
 
 import (
 	"context"
-	"errors"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // lazyTx is the transaction InTx hands out. Its BEGIN is not a round trip of its own: it goes
@@ -90,11 +88,8 @@ func (tx *lazyTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 		}
 		return tx.tx.QueryRow(ctx, sql, args...)
 	}
-	rows, err := tx.Query(ctx, sql, args...)
-	if err != nil {
-		return errRow{err}
-	}
-	return rowOf{rows}
+	br := tx.first(ctx, func(b *pgx.Batch) { b.Queue(sql, args...) })
+	return batchRow{Row: br.QueryRow(), batch: br}
 }
 
 func (tx *lazyTx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
@@ -194,31 +189,19 @@ func (r *batchRows) Close() {
 	}
 }
 
-// rowOf is QueryRow's answer over rows, as pgx's: the first row scanned, pgx.ErrNoRows
-// without one.
-type rowOf struct{ rows pgx.Rows }
+// batchRow is the row of a transaction's first statement, pgx's own (it closes its rows once
+// scanned); the batch that began the transaction is closed after it.
+type batchRow struct {
+	pgx.Row
+	batch pgx.BatchResults
+}
 
-func (r rowOf) Scan(dest ...any) error {
-	defer r.rows.Close()
-	if err := r.rows.Err(); err != nil {
-		return err
+func (r batchRow) Scan(dest ...any) error {
+	err := r.Row.Scan(dest...)
+	if cerr := r.batch.Close(); err == nil {
+		err = cerr
 	}
-	for _, d := range dest {
-		if _, ok := d.(*pgtype.DriverBytes); ok {
-			return errors.New("cannot scan into *pgtype.DriverBytes from QueryRow")
-		}
-	}
-	if !r.rows.Next() {
-		if err := r.rows.Err(); err != nil {
-			return err
-		}
-		return pgx.ErrNoRows
-	}
-	if err := r.rows.Scan(dest...); err != nil {
-		return err
-	}
-	r.rows.Close()
-	return r.rows.Err()
+	return err
 }
 
 // errRow and errBatch answer what could not be sent.
